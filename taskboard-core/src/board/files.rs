@@ -1,0 +1,185 @@
+//! Project files (REST-INTERFACE Project files; DECISIONS 6.4–6.6).
+
+use serde_json::json;
+use tokio::io::AsyncRead;
+use uuid::Uuid;
+
+use super::messages::guess_mime;
+use super::{Actor, Board};
+use crate::api::{FilePatch, Page};
+use crate::error::{Error, Result};
+use crate::model::ProjectFile;
+use crate::records::{ProjectFileRecord, RecordWrites, Records};
+use crate::storage::tables::PROJECT_FILE_NAME;
+use crate::validate::check_file_name;
+
+/// An opened file content, with what a download response needs.
+#[derive(Debug)]
+pub struct Download {
+    pub filename: String,
+    pub mime_type: String,
+    pub size: u64,
+    pub file: tokio::fs::File,
+}
+
+impl Download {
+    /// `inline` for images other than SVG, `attachment` otherwise
+    /// (DECISIONS 6.5).
+    pub fn disposition(&self) -> &'static str {
+        if self.mime_type.starts_with("image/") && !self.mime_type.starts_with("image/svg") {
+            "inline"
+        } else {
+            "attachment"
+        }
+    }
+}
+
+fn file_in_project(r: &(impl Records + ?Sized), project: Uuid, id: Uuid) -> Result<ProjectFileRecord> {
+    r.project_required(project)?;
+    r.project_file(id)?
+        .filter(|f| f.project_id == project)
+        .ok_or_else(|| Error::not_found(format!("file {id} not found in project {project}")))
+}
+
+impl Board {
+    /// `GET /projects/{id}/files`, by file name; `search` is a
+    /// case-insensitive substring of the name.
+    pub async fn list_files(
+        &self,
+        _actor: &Actor,
+        project: Uuid,
+        search: Option<String>,
+        page: Page,
+    ) -> Result<Vec<ProjectFile>> {
+        page.check()?;
+        self.read(move |r| {
+            r.project_required(project)?;
+            let needle = search.map(|s| s.to_lowercase());
+            let mut out = Vec::new();
+            for id in r.id_values_with_prefix(PROJECT_FILE_NAME, project.as_bytes())? {
+                if let Some(f) = r.project_file(id)?
+                    && needle.as_ref().is_none_or(|n| f.filename.to_lowercase().contains(n.as_str()))
+                {
+                    out.push(f);
+                }
+            }
+            page.apply(out).iter().map(|f| r.render_project_file(f)).collect()
+        })
+        .await
+    }
+
+    /// `POST /projects/{id}/files`: a new name adds a file; an existing
+    /// name replaces its content, size, type and `updated_at` and keeps
+    /// its id (DECISIONS 6.6). A description given replaces the old one.
+    pub async fn upload_file<R: AsyncRead + Unpin>(
+        &self,
+        actor: &Actor,
+        project: Uuid,
+        filename: &str,
+        description: Option<String>,
+        mime_type: Option<&str>,
+        content: R,
+    ) -> Result<ProjectFile> {
+        check_file_name(filename)?;
+        if let Some(d) = &description {
+            crate::validate::LongText::new(d.clone()).map_err(|e| e.at("description"))?;
+        }
+        self.read(move |r| r.project_required(project).map(|_| ())).await?;
+        let blob = self.blobs().write(content, self.options().max_upload_bytes).await?;
+        let filename = filename.to_string();
+        let mime_type = mime_type
+            .filter(|m| !m.is_empty() && *m != "application/octet-stream")
+            .map_or_else(|| guess_mime(&filename), str::to_string);
+        let uploader = actor.id();
+        let storage_name = blob.storage_name.clone();
+        let result = self
+            .write(move |tx| {
+                tx.w.project_required(project)?;
+                let now = tx.now;
+                let existing = tx.w.project_file_by_name(project, &filename)?;
+                let f = match &existing {
+                    Some(old) => {
+                        tx.dead_blobs.push(old.storage_name.clone());
+                        ProjectFileRecord {
+                            description: description.or_else(|| old.description.clone()),
+                            mime_type,
+                            size: blob.size,
+                            storage_name: blob.storage_name,
+                            uploaded_by: uploader,
+                            updated_at: now,
+                            ..old.clone()
+                        }
+                    }
+                    None => ProjectFileRecord {
+                        id: Uuid::now_v7(),
+                        project_id: project,
+                        filename,
+                        description,
+                        mime_type,
+                        size: blob.size,
+                        storage_name: blob.storage_name,
+                        uploaded_by: uploader,
+                        created_at: now,
+                        updated_at: now,
+                    },
+                };
+                tx.w.put_project_file(existing.as_ref(), &f)?;
+                let file = tx.w.render_project_file(&f)?;
+                tx.emit_all(
+                    if existing.is_some() { "file.replaced" } else { "file.uploaded" },
+                    json!({"project_id": project, "file": file}),
+                )?;
+                Ok(file)
+            })
+            .await;
+        if result.is_err() {
+            self.blobs().remove(&[storage_name]);
+        }
+        result
+    }
+
+    pub async fn get_file(&self, _actor: &Actor, project: Uuid, id: Uuid) -> Result<ProjectFile> {
+        self.read(move |r| r.render_project_file(&file_in_project(r, project, id)?)).await
+    }
+
+    /// `GET /projects/{id}/files/{file_id}/download`.
+    pub async fn open_file(&self, _actor: &Actor, project: Uuid, id: Uuid) -> Result<Download> {
+        let f = self.read(move |r| file_in_project(r, project, id)).await?;
+        let file = self.blobs().open_blob(&f.storage_name).await?;
+        Ok(Download { filename: f.filename, mime_type: f.mime_type, size: f.size, file })
+    }
+
+    /// `PATCH /projects/{id}/files/{file_id}`.
+    pub async fn update_file(
+        &self,
+        _actor: &Actor,
+        project: Uuid,
+        id: Uuid,
+        patch: FilePatch,
+    ) -> Result<ProjectFile> {
+        self.write(move |tx| {
+            let old = file_in_project(tx.w, project, id)?;
+            let mut f = old.clone();
+            if let Some(d) = patch.description.change() {
+                f.description = d.map(String::from);
+            }
+            f.updated_at = tx.now;
+            tx.w.put_project_file(Some(&old), &f)?;
+            let file = tx.w.render_project_file(&f)?;
+            tx.emit_all("file.updated", json!({"project_id": project, "file": file}))?;
+            Ok(file)
+        })
+        .await
+    }
+
+    /// `DELETE /projects/{id}/files/{file_id}`: the record and its content.
+    pub async fn delete_file(&self, _actor: &Actor, project: Uuid, id: Uuid) -> Result<()> {
+        self.write(move |tx| {
+            let f = file_in_project(tx.w, project, id)?;
+            tx.w.delete_project_file(&f)?;
+            tx.dead_blobs.push(f.storage_name);
+            tx.emit_all("file.deleted", json!({"project_id": project, "id": id, "filename": f.filename}))
+        })
+        .await
+    }
+}

@@ -1,0 +1,323 @@
+//! Chat messages, task comments and uploads (REST-INTERFACE Messages and
+//! Attachments; DECISIONS 6.1–6.4).
+
+use jiff::Timestamp;
+use tokio::io::AsyncRead;
+use uuid::Uuid;
+
+use super::{Actor, Board, Download, Tx};
+use crate::api::{MessageFilter, NewMessage};
+use crate::error::{Error, Result};
+use crate::events::Audience;
+use crate::model::*;
+use crate::records::*;
+use crate::storage::codec::{Key, uuid_suffix};
+use crate::storage::tables::*;
+use crate::storage::{Direction, KeyRange, Scan};
+use crate::validate::check_content;
+
+/// Largest page of `GET /messages`.
+pub const MAX_MESSAGE_PAGE: u32 = 200;
+
+/// `@slug` words of a text.
+fn slug_mentions(content: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, _) in content.match_indices('@') {
+        if i > 0 && content[..i].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let slug: String = content[i + 1..]
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_' || *c == '-')
+            .collect();
+        let slug = slug.trim_end_matches('-').to_string();
+        if !slug.is_empty() && !out.contains(&slug) {
+            out.push(slug);
+        }
+    }
+    out
+}
+
+/// A guessed content type for a file name.
+pub(crate) fn guess_mime(filename: &str) -> String {
+    mime_guess::from_path(filename).first_or_octet_stream().essence_str().to_string()
+}
+
+impl Board {
+    /// Emits `message.new` with the audience of DECISIONS 7.3, computed
+    /// from the state inside the message's transaction.
+    pub(crate) fn emit_message(tx: &mut Tx<'_>, m: &MessageRecord) -> Result<()> {
+        let audience = if let Some(task_id) = m.task_id {
+            let t = tx.w.task_required(task_id)?;
+            let mut involved = t.watcher_ids.clone();
+            involved.extend(t.assignee_id);
+            involved.extend(t.reviewer_id);
+            Audience::TaskComment { involved, mentions: m.mention_ids.clone() }
+        } else {
+            let chat_id = m.chat_id.ok_or_else(|| Error::internal("message without chat or task"))?;
+            let chat =
+                tx.w.chat(chat_id)?.ok_or_else(|| Error::not_found(format!("chat {chat_id} not found")))?;
+            Audience::Chat {
+                project_members: tx.w.project_member_ids(chat.project_id)?,
+                mentions: m.mention_ids.clone(),
+            }
+        };
+        let message = tx.w.render_message(m)?;
+        tx.emit("message.new", message, audience)
+    }
+
+    /// `GET /messages`: the last `limit` messages (after skipping the
+    /// newest `offset`) of a chat, a task or a thread, in chronological
+    /// order; of all messages without a filter (DECISIONS 6.3).
+    pub async fn list_messages(&self, _actor: &Actor, filter: MessageFilter) -> Result<Vec<Message>> {
+        let limit = filter.limit.unwrap_or(50);
+        if !(1..=MAX_MESSAGE_PAGE).contains(&limit) {
+            return Err(Error::invalid("limit", format!("must be 1-{MAX_MESSAGE_PAGE}, got {limit}")));
+        }
+        let offset = filter.offset.unwrap_or(0) as usize;
+        self.read(move |r| {
+            let (table, prefix) = if let Some(p) = filter.parent_id {
+                (REPLIES, p.as_bytes().to_vec())
+            } else if let Some(t) = filter.task_id {
+                (TASK_MESSAGES, t.as_bytes().to_vec())
+            } else if let Some(c) = filter.chat_id {
+                (CHAT_MESSAGES, c.as_bytes().to_vec())
+            } else {
+                (MESSAGES, Vec::new())
+            };
+            let mut skipped = 0;
+            let mut out: Vec<MessageRecord> = Vec::with_capacity(limit as usize);
+            let mut failure = None;
+            r.scan(table, KeyRange::prefix(&prefix), Direction::Reverse, &mut |k, _| {
+                let id = uuid_suffix(if table == MESSAGES { &k[..16] } else { k })?;
+                let m = match r.message(id) {
+                    Ok(Some(m)) => m,
+                    Ok(None) => return Ok(Scan::Continue),
+                    Err(e) => {
+                        failure = Some(e);
+                        return Ok(Scan::Stop);
+                    }
+                };
+                let keep = filter.chat_id.is_none_or(|c| m.chat_id == Some(c))
+                    && filter.task_id.is_none_or(|t| m.task_id == Some(t))
+                    && filter.parent_id.is_none_or(|p| m.parent_id == Some(p));
+                if keep {
+                    if skipped < offset {
+                        skipped += 1;
+                    } else {
+                        out.push(m);
+                    }
+                }
+                Ok(if out.len() >= limit as usize { Scan::Stop } else { Scan::Continue })
+            })?;
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            out.reverse();
+            out.iter().map(|m| r.render_message(m)).collect()
+        })
+        .await
+    }
+
+    /// `GET /messages/{id}/replies`, by creation time (404 for an unknown
+    /// message).
+    pub async fn replies(&self, _actor: &Actor, id: Uuid) -> Result<Vec<Message>> {
+        self.read(move |r| {
+            r.message(id)?.ok_or_else(|| Error::not_found(format!("message {id} not found")))?;
+            let ids = r.ids_with_prefix(REPLIES, id.as_bytes(), Direction::Forward)?;
+            let mut out = Vec::with_capacity(ids.len());
+            for mid in ids {
+                if let Some(m) = r.message(mid)? {
+                    out.push(r.render_message(&m)?);
+                }
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    /// `POST /messages` (DECISIONS 6.1, 6.2): the author comes from the
+    /// actor; `@slug` words add mentions; attachments bind unbound uploads.
+    pub async fn post_message(&self, actor: &Actor, new: NewMessage) -> Result<Message> {
+        if new.chat_id.is_none() && new.task_id.is_none() {
+            return Err(Error::bad_request("a message needs chat_id or task_id"));
+        }
+        if new.chat_id.is_some() && new.task_id.is_some() {
+            return Err(Error::invalid("task_id", "give chat_id or task_id, not both"));
+        }
+        check_content(&new.content).map_err(|e| e.at("content"))?;
+        if new.content.trim().is_empty() && new.attachments.is_empty() {
+            return Err(Error::invalid("content", "must not be empty unless attachments are given"));
+        }
+        let author = actor.member.clone();
+        self.write(move |tx| {
+            if let Some(c) = new.chat_id {
+                tx.w.chat(c)?.ok_or_else(|| Error::not_found(format!("chat {c} not found")))?;
+            }
+            if let Some(t) = new.task_id {
+                tx.w.task_required(t)?;
+            }
+            if let Some(p) = new.parent_id {
+                let parent =
+                    tx.w.message(p)?
+                        .ok_or_else(|| Error::not_found(format!("parent message {p} not found")))?;
+                if parent.chat_id != new.chat_id || parent.task_id != new.task_id {
+                    return Err(Error::invalid("parent_id", "the parent message is in another chat or task"));
+                }
+            }
+            let mut mentions = Vec::new();
+            for &id in &new.mentions {
+                match tx.w.member(id)? {
+                    Some(_) => {
+                        if !mentions.contains(&id) {
+                            mentions.push(id)
+                        }
+                    }
+                    None => return Err(Error::invalid("mentions", format!("unknown member {id}"))),
+                }
+            }
+            for slug in slug_mentions(&new.content) {
+                if let Some(m) = tx.w.member_by_slug(&slug)?
+                    && m.is_active
+                    && !mentions.contains(&m.id)
+                {
+                    mentions.push(m.id);
+                }
+            }
+            let id = Uuid::now_v7();
+            let mut attachment_ids = Vec::new();
+            for (i, a) in new.attachments.iter().enumerate() {
+                let field = format!("attachments[{i}]");
+                let mut u =
+                    tx.w.upload(a.file_id)?
+                        .ok_or_else(|| Error::invalid(&field, format!("unknown upload {}", a.file_id)))?;
+                if u.message_id.is_some() {
+                    return Err(Error::invalid(
+                        &field,
+                        format!("upload {} is already attached to a message", a.file_id),
+                    ));
+                }
+                u.message_id = Some(id);
+                tx.w.put_upload(&u)?;
+                attachment_ids.push(u.file_id);
+            }
+            let m = MessageRecord {
+                id,
+                chat_id: new.chat_id,
+                task_id: new.task_id,
+                parent_id: new.parent_id,
+                author_type: match author.kind {
+                    MemberType::Agent => AuthorType::Agent,
+                    MemberType::Human | MemberType::Bridge => AuthorType::Human,
+                },
+                author_id: Some(author.id),
+                actor_id: None,
+                content: new.content,
+                thinking: new.thinking.map(String::from),
+                mention_ids: mentions,
+                voice_url: new.voice_url,
+                attachment_ids,
+                created_at: tx.now,
+            };
+            tx.w.put_message(&m)?;
+            Board::emit_message(tx, &m)?;
+            tx.w.render_message(&m)
+        })
+        .await
+    }
+
+    /// `POST /upload`: streams the content to the blob store (413 over
+    /// the limit, nothing kept), then records the unbound upload.
+    pub async fn upload<R: AsyncRead + Unpin>(
+        &self,
+        actor: &Actor,
+        filename: &str,
+        mime_type: Option<&str>,
+        content: R,
+    ) -> Result<UploadedFile> {
+        let filename = filename.trim();
+        if filename.is_empty() || filename.len() > 255 {
+            return Err(Error::invalid("file", "the file name must be 1-255 bytes"));
+        }
+        let blob = self.blobs().write(content, self.options().max_upload_bytes).await?;
+        let u = UploadRecord {
+            file_id: Uuid::now_v7(),
+            filename: filename.to_string(),
+            mime_type: mime_type
+                .filter(|m| !m.is_empty())
+                .map_or_else(|| guess_mime(filename), str::to_string),
+            size: blob.size,
+            storage_name: blob.storage_name.clone(),
+            uploaded_by: actor.id(),
+            created_at: Timestamp::now(),
+            message_id: None,
+        };
+        let record = u.clone();
+        let result = self
+            .write(move |tx| {
+                tx.w.put_upload(&record)?;
+                Ok(record.to_wire())
+            })
+            .await;
+        if result.is_err() {
+            self.blobs().remove(&[blob.storage_name]);
+        }
+        result
+    }
+
+    /// `GET /attachments/{id}/download`.
+    pub async fn open_attachment(&self, _actor: &Actor, id: Uuid) -> Result<Download> {
+        let u = self
+            .read(move |r| {
+                r.upload(id)?.ok_or_else(|| Error::not_found(format!("attachment {id} not found")))
+            })
+            .await?;
+        let file = self.blobs().open_blob(&u.storage_name).await?;
+        Ok(Download { filename: u.filename, mime_type: u.mime_type, size: u.size, file })
+    }
+
+    /// Deletes uploads older than the configured age that were never
+    /// attached to a message; returns how many.
+    pub async fn reclaim_unbound_uploads(&self, now: Timestamp) -> Result<usize> {
+        let ttl = self.options().unbound_upload_ttl.as_millis() as i64;
+        let cutoff = (now.as_millisecond() - ttl).max(0) as u64;
+        self.write(move |tx| {
+            let mut stale = Vec::new();
+            tx.w.scan(
+                UNBOUND_UPLOADS,
+                KeyRange {
+                    start: std::ops::Bound::Unbounded,
+                    end: std::ops::Bound::Excluded(Key::new().u64(cutoff).build()),
+                },
+                Direction::Forward,
+                &mut |k, _| {
+                    stale.push((k.to_vec(), uuid_suffix(k)?));
+                    Ok(Scan::Continue)
+                },
+            )?;
+            for (key, id) in &stale {
+                tx.w.delete(UNBOUND_UPLOADS, key)?;
+                if let Some(u) = tx.w.upload(*id)?
+                    && u.message_id.is_none()
+                {
+                    tx.w.delete(UPLOADS, id.as_bytes())?;
+                    tx.dead_blobs.push(u.storage_name);
+                }
+            }
+            Ok(stale.len())
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slug_mentions;
+
+    #[test]
+    fn slug_mentions_are_words_after_an_at_sign() {
+        assert_eq!(slug_mentions("hi @ana and @bot-1, see a@b"), vec!["ana", "bot-1"]);
+        assert_eq!(slug_mentions("@ana @ana"), vec!["ana"]);
+        assert!(slug_mentions("mail me@example.com").is_empty());
+    }
+}

@@ -1,0 +1,389 @@
+//! The board: every operation of the specification, performed as an
+//! acting member, with all its rules.
+//!
+//! Reads run on tokio's blocking pool over a storage snapshot; writes are
+//! closures submitted to the storage writer (one transaction each, group
+//! committed). The events an operation makes are numbered and stored in
+//! its transaction and published once it is durable.
+
+mod files;
+mod members;
+mod messages;
+mod projects;
+mod tasks;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::blobs::BlobStore;
+use crate::credentials::JwtKeys;
+use crate::error::{Error, Result};
+use crate::events::{Audience, Event, EventDraft, Hub, RETAINED_EVENTS, Subscription, Viewer};
+use crate::model::Role;
+use crate::records::{MemberRecord, RecordWrites, Records};
+use crate::storage::codec::{Key, decode, encode};
+use crate::storage::redb::RedbStore;
+use crate::storage::tables::{EVENTS, META};
+use crate::storage::{Direction, KeyRange, Scan, Storage, WriteOp, WriteTxn};
+
+pub use files::Download;
+pub use members::Bootstrap;
+
+/// Default limit of an uploaded file: 50 MB (REST-INTERFACE, Limits).
+pub const DEFAULT_MAX_UPLOAD_BYTES: u64 = 50 * 1000 * 1000;
+
+/// How a board is opened.
+#[derive(Debug, Clone)]
+pub struct BoardOptions {
+    /// Largest accepted upload, for attachments and project files.
+    pub max_upload_bytes: u64,
+    /// JWT signing secret; generated and kept in the data directory when
+    /// not given.
+    pub jwt_secret: Option<String>,
+    /// How far a live subscriber may fall behind before it is cut off.
+    pub event_buffer: usize,
+    /// Age after which uploads never bound to a message are reclaimed.
+    pub unbound_upload_ttl: Duration,
+}
+
+impl Default for BoardOptions {
+    fn default() -> BoardOptions {
+        BoardOptions {
+            max_upload_bytes: DEFAULT_MAX_UPLOAD_BYTES,
+            jwt_secret: None,
+            event_buffer: 4096,
+            unbound_upload_ttl: Duration::from_secs(24 * 3600),
+        }
+    }
+}
+
+/// The acting member of an operation, resolved from credentials.
+#[derive(Debug, Clone)]
+pub struct Actor {
+    pub member: MemberRecord,
+}
+
+impl Actor {
+    pub fn id(&self) -> Uuid {
+        self.member.id
+    }
+    pub fn role(&self) -> Role {
+        self.member.role
+    }
+    fn require_admin(&self, what: &str) -> Result<()> {
+        if self.member.role.is_admin() {
+            Ok(())
+        } else {
+            Err(Error::forbidden(format!("only an admin or owner may {what}")))
+        }
+    }
+    fn require_owner(&self, what: &str) -> Result<()> {
+        if self.member.role == Role::Owner {
+            Ok(())
+        } else {
+            Err(Error::forbidden(format!("only an owner may {what}")))
+        }
+    }
+}
+
+/// A Taskboard board. Cheap to clone; all clones share one store.
+#[derive(Clone)]
+pub struct Board {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Board {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Board").field("data_dir", &self.inner.data_dir).finish()
+    }
+}
+
+struct Inner {
+    store: Arc<dyn Storage>,
+    hub: Hub,
+    blobs: BlobStore,
+    jwt: JwtKeys,
+    options: BoardOptions,
+    data_dir: Option<PathBuf>,
+    /// Blob directory of an in-memory board, removed on drop.
+    scratch: Option<PathBuf>,
+    last_seen: Mutex<HashMap<Uuid, Instant>>,
+    connections: Mutex<HashMap<Uuid, usize>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.scratch {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// The context of a write operation: the transaction, the time of the
+/// operation and the events it makes.
+pub(crate) struct Tx<'a> {
+    pub w: &'a mut dyn WriteTxn,
+    pub now: Timestamp,
+    events: Vec<Event>,
+    /// Blobs to delete once the transaction is durable.
+    pub dead_blobs: Vec<String>,
+}
+
+impl Tx<'_> {
+    /// Records an event of this operation; it is numbered now and
+    /// published after commit.
+    pub fn emit(&mut self, kind: &'static str, data: impl Serialize, audience: Audience) -> Result<()> {
+        let draft = EventDraft { kind, data: serde_json::to_value(data).map_err(Error::internal)?, audience };
+        let seq = next_seq(self.w)?;
+        let event = Event {
+            seq,
+            ts: self.now,
+            kind: draft.kind.to_string(),
+            data: draft.data,
+            audience: draft.audience,
+        };
+        self.w.put(EVENTS, &Key::new().u64(seq).build(), &encode(&event))?;
+        if seq > RETAINED_EVENTS as u64 {
+            self.w.delete(EVENTS, &Key::new().u64(seq - RETAINED_EVENTS as u64).build())?;
+        }
+        self.events.push(event);
+        Ok(())
+    }
+
+    /// An event for every connection.
+    pub fn emit_all(&mut self, kind: &'static str, data: impl Serialize) -> Result<()> {
+        self.emit(kind, data, Audience::All)
+    }
+}
+
+const SEQ_KEY: &[u8] = b"event_seq";
+const SCHEMA_KEY: &[u8] = b"schema";
+const SCHEMA_VERSION: u32 = 1;
+
+fn next_seq(w: &mut dyn WriteTxn) -> Result<u64> {
+    let seq = w.record::<u64>(META, SEQ_KEY)?.unwrap_or(0) + 1;
+    w.put_record(META, SEQ_KEY, &seq)?;
+    Ok(seq)
+}
+
+impl Board {
+    /// Opens the board kept in `data_dir` (created if missing): the
+    /// database `board.redb`, the blob store `blobs/` and the JWT secret.
+    pub async fn open(data_dir: impl AsRef<Path>, options: BoardOptions) -> Result<Board> {
+        let dir = data_dir.as_ref().to_path_buf();
+        tokio::task::spawn_blocking(move || {
+            std::fs::create_dir_all(&dir)?;
+            let store = RedbStore::open(&dir.join("board.redb"))?;
+            let blobs = BlobStore::open(dir.join("blobs"))?;
+            let jwt = match &options.jwt_secret {
+                Some(secret) => JwtKeys::new(secret.as_bytes()),
+                None => JwtKeys::load_or_create(&dir)?,
+            };
+            Board::assemble(Arc::new(store), blobs, jwt, options, Some(dir), None)
+        })
+        .await
+        .map_err(Error::internal)?
+    }
+
+    /// A board that lives in memory (redb's in-memory backend), with its
+    /// blobs in a temporary directory removed when the board is dropped.
+    pub async fn open_in_memory(options: BoardOptions) -> Result<Board> {
+        tokio::task::spawn_blocking(move || {
+            let store = RedbStore::in_memory()?;
+            let scratch = std::env::temp_dir().join(format!("taskboard-mem-{}", Uuid::new_v4().simple()));
+            let blobs = BlobStore::open(scratch.clone())?;
+            let secret = options.jwt_secret.clone().unwrap_or_else(crate::credentials::new_password);
+            let jwt = JwtKeys::new(secret.as_bytes());
+            Board::assemble(Arc::new(store), blobs, jwt, options, None, Some(scratch))
+        })
+        .await
+        .map_err(Error::internal)?
+    }
+
+    /// A board over any storage backend.
+    pub async fn with_storage(
+        store: Arc<dyn Storage>,
+        blob_dir: PathBuf,
+        options: BoardOptions,
+    ) -> Result<Board> {
+        tokio::task::spawn_blocking(move || {
+            let blobs = BlobStore::open(blob_dir)?;
+            let secret = options.jwt_secret.clone().unwrap_or_else(crate::credentials::new_password);
+            let jwt = JwtKeys::new(secret.as_bytes());
+            Board::assemble(store, blobs, jwt, options, None, None)
+        })
+        .await
+        .map_err(Error::internal)?
+    }
+
+    fn assemble(
+        store: Arc<dyn Storage>,
+        blobs: BlobStore,
+        jwt: JwtKeys,
+        options: BoardOptions,
+        data_dir: Option<PathBuf>,
+        scratch: Option<PathBuf>,
+    ) -> Result<Board> {
+        let (recent, latest) = {
+            let r = store.read()?;
+            if let Some(v) = r.record::<u32>(META, SCHEMA_KEY)?
+                && v > SCHEMA_VERSION
+            {
+                return Err(Error::internal(format!(
+                    "the data directory was written by a newer Taskboard (schema {v})"
+                )));
+            }
+            let latest = r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0);
+            let mut recent = Vec::new();
+            r.scan(EVENTS, KeyRange::all(), Direction::Forward, &mut |_, v| {
+                recent.push(decode::<Event>(v)?);
+                Ok(Scan::Continue)
+            })?;
+            (recent, latest)
+        };
+        let hub = Hub::new(recent, latest, options.event_buffer);
+        let board = Board {
+            inner: Arc::new(Inner {
+                store,
+                hub,
+                blobs,
+                jwt,
+                options,
+                data_dir,
+                scratch,
+                last_seen: Mutex::new(HashMap::new()),
+                connections: Mutex::new(HashMap::new()),
+            }),
+        };
+        Ok(board)
+    }
+
+    /// The data directory, for a board opened from one.
+    pub fn data_dir(&self) -> Option<&Path> {
+        self.inner.data_dir.as_deref()
+    }
+
+    pub fn options(&self) -> &BoardOptions {
+        &self.inner.options
+    }
+
+    pub(crate) fn blobs(&self) -> &BlobStore {
+        &self.inner.blobs
+    }
+
+    /// Runs a read over a snapshot, on the blocking pool.
+    pub(crate) async fn read<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&dyn crate::storage::ReadTxn) -> Result<T> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let r = inner.store.read()?;
+            f(&*r)
+        })
+        .await
+        .map_err(Error::internal)?
+    }
+
+    /// Runs a write operation in its own transaction; returns once it is
+    /// durable and its events are published.
+    pub(crate) async fn write<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Tx<'_>) -> Result<T> + Send + 'static,
+    {
+        let (tx, rx) = tokio::sync::oneshot::channel::<Result<T>>();
+        let inner = self.inner.clone();
+        let op = WriteOp {
+            run: Box::new(move |w: &mut dyn WriteTxn| {
+                let mut ctx = Tx { w, now: Timestamp::now(), events: Vec::new(), dead_blobs: Vec::new() };
+                let value = f(&mut ctx)?;
+                let out: (T, Vec<Event>, Vec<String>) = (value, ctx.events, ctx.dead_blobs);
+                Ok(Box::new(out) as crate::storage::Output)
+            }),
+            done: Box::new(move |result| {
+                let result = result.map(|out| {
+                    let (value, events, dead_blobs) = *out
+                        .downcast::<(T, Vec<Event>, Vec<String>)>()
+                        .expect("the output type of this operation");
+                    if !events.is_empty() {
+                        inner.hub.publish(events);
+                    }
+                    if !dead_blobs.is_empty() {
+                        inner.blobs.remove(&dead_blobs);
+                    }
+                    value
+                });
+                let _ = tx.send(result);
+            }),
+        };
+        self.inner.store.submit(op);
+        rx.await.map_err(|_| Error::internal("the storage writer stopped"))?
+    }
+
+    // ---- events ---------------------------------------------------------
+
+    /// The seq of the newest event.
+    pub fn latest_seq(&self) -> u64 {
+        self.inner.hub.latest()
+    }
+
+    /// Subscribes to the event stream: replay of retained events after
+    /// `since`, then live events, with no gap and no duplicate. Filter
+    /// with [`Event::visible_to`].
+    pub fn subscribe(&self, since: Option<u64>) -> Subscription {
+        self.inner.hub.subscribe(since)
+    }
+
+    /// The viewer of an actor, for the recipient rule.
+    pub fn viewer(&self, actor: &Actor) -> Viewer {
+        Viewer::of(&actor.member)
+    }
+
+    // ---- maintenance ----------------------------------------------------
+
+    /// Copies a consistent snapshot of the database to `path` (a new redb
+    /// file). Blobs are not copied; see [`Board::blob_dir`].
+    pub async fn backup_database(&self, path: PathBuf) -> Result<()> {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || inner.store.backup_to(&path)).await.map_err(Error::internal)?
+    }
+
+    /// The directory holding file contents.
+    pub fn blob_dir(&self) -> &Path {
+        self.inner.blobs.dir()
+    }
+
+    /// Makes sure everything submitted so far is durable.
+    pub async fn flush(&self) -> Result<()> {
+        self.write(|_| Ok(())).await
+    }
+
+    /// Starts the background work of a running board: reclaiming unbound
+    /// uploads every hour. Returns the task's handle.
+    pub fn spawn_maintenance(&self) -> tokio::task::JoinHandle<()> {
+        let board = self.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(3600));
+            loop {
+                tick.tick().await;
+                match board.reclaim_unbound_uploads(Timestamp::now()).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(reclaimed = n, "reclaimed unbound uploads"),
+                    Err(e) => tracing::warn!(%e, "reclaiming unbound uploads failed"),
+                }
+            }
+        })
+    }
+
+    pub(crate) fn mark_schema(w: &mut dyn WriteTxn) -> Result<()> {
+        w.put_record(META, SCHEMA_KEY, &SCHEMA_VERSION)
+    }
+}

@@ -1,0 +1,262 @@
+//! Projects and project membership (REST-INTERFACE Projects; DECISIONS 4).
+
+use serde_json::json;
+use uuid::Uuid;
+
+use super::{Actor, Board, Tx};
+use crate::api::{NewProject, Page, ProjectPatch};
+use crate::error::{Error, Result};
+use crate::model::*;
+use crate::records::{ChatRecord, MessageRecord, ProjectRecord, RecordWrites, Records};
+use crate::storage::codec::{Key, decode};
+use crate::storage::tables::*;
+use crate::storage::{Direction, KeyRange, Scan};
+
+fn slug_free(r: &(impl Records + ?Sized), slug: &str, except: Option<Uuid>) -> Result<()> {
+    match r.project_by_slug(slug)? {
+        Some(p) if Some(p.id) != except => {
+            Err(Error::conflict(format!("project slug {slug:?} is already taken")))
+        }
+        _ => Ok(()),
+    }
+}
+
+impl Board {
+    /// `GET /projects`: active projects by creation time; archived ones
+    /// too with `include_archived` (DECISIONS 2.3).
+    pub async fn list_projects(
+        &self,
+        _actor: &Actor,
+        include_archived: bool,
+        page: Page,
+    ) -> Result<Vec<Project>> {
+        page.check()?;
+        self.read(move |r| {
+            let all: Vec<ProjectRecord> = r.all_records(PROJECTS)?;
+            let list = all
+                .into_iter()
+                .filter(|p| include_archived || p.status == ProjectStatus::Active)
+                .map(|p| p.to_wire())
+                .collect();
+            Ok(page.apply(list))
+        })
+        .await
+    }
+
+    pub async fn get_project(&self, _actor: &Actor, id: Uuid) -> Result<Project> {
+        self.read(move |r| Ok(r.project_required(id)?.to_wire())).await
+    }
+
+    /// A project by id or slug.
+    pub async fn find_project(&self, _actor: &Actor, reference: &str) -> Result<Project> {
+        let reference = reference.to_string();
+        self.read(move |r| {
+            let found = match reference.parse::<Uuid>() {
+                Ok(id) => r.project(id)?,
+                Err(_) => r.project_by_slug(&reference)?,
+            };
+            found
+                .map(|p| p.to_wire())
+                .ok_or_else(|| Error::not_found(format!("project {reference} not found")))
+        })
+        .await
+    }
+
+    /// `POST /projects`: creates the project with its main chat; the
+    /// creator becomes a project owner (DECISIONS 4.1).
+    pub async fn create_project(&self, actor: &Actor, new: NewProject) -> Result<Project> {
+        let creator = actor.id();
+        self.write(move |tx| {
+            slug_free(tx.w, &new.slug, None)?;
+            let id = Uuid::now_v7();
+            let chat = ChatRecord { id: Uuid::now_v7(), project_id: id, created_at: tx.now };
+            let p = ProjectRecord {
+                id,
+                name: new.name.to_string(),
+                slug: new.slug.to_string(),
+                description: new.description.map(String::from),
+                repo_urls: new.repo_urls,
+                status: ProjectStatus::Active,
+                task_counter: 0,
+                chat_id: chat.id,
+                auto_assign: new.auto_assign,
+                created_by: creator,
+                created_at: tx.now,
+            };
+            tx.w.put_project(None, &p)?;
+            tx.w.put_record(CHATS, chat.id.as_bytes(), &chat)?;
+            tx.w.put_record(PROJECT_MEMBERS, &Key::new().uuid(id).uuid(creator), &ProjectRole::Owner)?;
+            tx.emit_all("project.created", p.to_wire())?;
+            Ok(p.to_wire())
+        })
+        .await
+    }
+
+    /// `PATCH /projects/{id}`.
+    pub async fn update_project(&self, _actor: &Actor, id: Uuid, patch: ProjectPatch) -> Result<Project> {
+        self.write(move |tx| {
+            let old = tx.w.project_required(id)?;
+            let mut p = old.clone();
+            if let Some(name) = patch.name.value() {
+                p.name = name.to_string();
+            }
+            if let Some(slug) = patch.slug.value() {
+                slug_free(tx.w, &slug, Some(id))?;
+                p.slug = slug.to_string();
+            }
+            if let Some(description) = patch.description.change() {
+                p.description = description.map(String::from);
+            }
+            if let Some(urls) = patch.repo_urls.value() {
+                p.repo_urls = urls;
+            }
+            if let Some(status) = patch.status.value() {
+                p.status = status;
+            }
+            if let Some(auto) = patch.auto_assign.value() {
+                p.auto_assign = auto;
+            }
+            tx.w.put_project(Some(&old), &p)?;
+            tx.emit_all("project.updated", p.to_wire())?;
+            Ok(p.to_wire())
+        })
+        .await
+    }
+
+    /// `DELETE /projects/{id}`: owners only; removes the project with its
+    /// tasks, steps, links, messages, chat and files, blobs included, in
+    /// one transaction (DECISIONS 4.3).
+    pub async fn delete_project(&self, actor: &Actor, id: Uuid) -> Result<()> {
+        actor.require_owner("delete projects")?;
+        self.write(move |tx| {
+            let p = tx.w.project_required(id)?;
+            let task_ids = tx.w.id_values_with_prefix(TASK_NUMBER, id.as_bytes())?;
+            for task_id in task_ids {
+                if let Some(t) = tx.w.task(task_id)? {
+                    Board::delete_task_in(tx, &t)?;
+                }
+            }
+            let chat_messages =
+                tx.w.ids_with_prefix(CHAT_MESSAGES, p.chat_id.as_bytes(), Direction::Forward)?;
+            for mid in chat_messages {
+                if let Some(m) = tx.w.message(mid)? {
+                    let blobs = tx.w.delete_message(&m)?;
+                    tx.dead_blobs.extend(blobs);
+                }
+            }
+            tx.w.delete(CHATS, p.chat_id.as_bytes())?;
+            let file_ids = tx.w.id_values_with_prefix(PROJECT_FILE_NAME, id.as_bytes())?;
+            for fid in file_ids {
+                if let Some(f) = tx.w.project_file(fid)? {
+                    tx.w.delete_project_file(&f)?;
+                    tx.dead_blobs.push(f.storage_name);
+                }
+            }
+            for member in tx.w.project_member_ids(id)? {
+                tx.w.delete(PROJECT_MEMBERS, &Key::new().uuid(id).uuid(member))?;
+            }
+            tx.w.delete(PROJECT_SLUG, p.slug.as_bytes())?;
+            tx.w.delete(PROJECTS, id.as_bytes())?;
+            tx.emit_all("project.deleted", json!({"id": id, "slug": p.slug}))?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// `GET /projects/{id}/members`, with project roles.
+    pub async fn project_members(&self, _actor: &Actor, id: Uuid) -> Result<Vec<ProjectMember>> {
+        self.read(move |r| {
+            r.project_required(id)?;
+            let mut out = Vec::new();
+            r.scan(PROJECT_MEMBERS, KeyRange::prefix(id.as_bytes()), Direction::Forward, &mut |k, v| {
+                let member_id = crate::storage::codec::uuid_suffix(k)?;
+                let role: ProjectRole = decode(v)?;
+                out.push((member_id, role));
+                Ok(Scan::Continue)
+            })?;
+            let mut members = Vec::with_capacity(out.len());
+            for (member_id, role) in out {
+                if let Some(m) = r.member(member_id)? {
+                    members.push((
+                        m.created_at,
+                        ProjectMember { id: m.id, name: m.name, slug: m.slug, kind: m.kind, role },
+                    ));
+                }
+            }
+            members.sort_by_key(|(created, m)| (*created, m.id));
+            Ok(members.into_iter().map(|(_, m)| m).collect())
+        })
+        .await
+    }
+
+    /// `POST /projects/{id}/members` (admin or owner; DECISIONS 4.2).
+    pub async fn add_project_member(&self, actor: &Actor, project: Uuid, member: Uuid) -> Result<()> {
+        actor.require_admin("add project members")?;
+        self.write(move |tx| {
+            tx.w.project_required(project)?;
+            tx.w.active_member(member)?;
+            if tx.w.project_role(project, member)?.is_some() {
+                return Err(Error::conflict("the member is already in the project"));
+            }
+            tx.w.put_record(PROJECT_MEMBERS, &Key::new().uuid(project).uuid(member), &ProjectRole::Member)?;
+            tx.emit_all(
+                "project.member_added",
+                json!({"project_id": project, "member_id": member, "role": ProjectRole::Member}),
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// `DELETE /projects/{id}/members/{member_id}` (admin or owner): a
+    /// project owner cannot be removed (400).
+    pub async fn remove_project_member(&self, actor: &Actor, project: Uuid, member: Uuid) -> Result<()> {
+        actor.require_admin("remove project members")?;
+        self.write(move |tx| {
+            tx.w.project_required(project)?;
+            match tx.w.project_role(project, member)? {
+                None => Err(Error::not_found("the member is not in the project")),
+                Some(ProjectRole::Owner) => {
+                    Err(Error::bad_request("the project owner cannot be removed from the project"))
+                }
+                Some(ProjectRole::Member) => {
+                    tx.w.delete(PROJECT_MEMBERS, &Key::new().uuid(project).uuid(member))?;
+                    tx.emit_all(
+                        "project.member_removed",
+                        json!({"project_id": project, "member_id": member}),
+                    )?;
+                    Ok(())
+                }
+            }
+        })
+        .await
+    }
+
+    /// Writes a system message (DECISIONS 5.9) to a chat or a task's
+    /// comments and emits its `message.new`.
+    pub(crate) fn system_message(
+        tx: &mut Tx<'_>,
+        chat_id: Option<uuid::Uuid>,
+        task_id: Option<uuid::Uuid>,
+        actor: uuid::Uuid,
+        content: String,
+    ) -> Result<()> {
+        let m = MessageRecord {
+            id: Uuid::now_v7(),
+            chat_id,
+            task_id,
+            parent_id: None,
+            author_type: AuthorType::System,
+            author_id: None,
+            actor_id: Some(actor),
+            content,
+            thinking: None,
+            mention_ids: Vec::new(),
+            voice_url: None,
+            attachment_ids: Vec::new(),
+            created_at: tx.now,
+        };
+        tx.w.put_message(&m)?;
+        Board::emit_message(tx, &m)
+    }
+}

@@ -1,0 +1,151 @@
+//! The one error type of the board. Each [`ErrorKind`] maps to exactly one
+//! HTTP status and one machine-readable code (DECISIONS 1.1), so the server
+//! renders errors without deciding anything.
+
+use std::fmt;
+
+/// What went wrong, in the terms of the specification's error table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    BadRequest,
+    Unauthorized,
+    Forbidden,
+    NotFound,
+    Conflict,
+    PayloadTooLarge,
+    Validation,
+    MethodNotAllowed,
+    Internal,
+}
+
+impl ErrorKind {
+    /// The HTTP status of this kind.
+    pub fn status(self) -> u16 {
+        match self {
+            ErrorKind::BadRequest => 400,
+            ErrorKind::Unauthorized => 401,
+            ErrorKind::Forbidden => 403,
+            ErrorKind::NotFound => 404,
+            ErrorKind::MethodNotAllowed => 405,
+            ErrorKind::Conflict => 409,
+            ErrorKind::PayloadTooLarge => 413,
+            ErrorKind::Validation => 422,
+            ErrorKind::Internal => 500,
+        }
+    }
+
+    /// The snake_case code carried in error bodies.
+    pub fn code(self) -> &'static str {
+        match self {
+            ErrorKind::BadRequest => "bad_request",
+            ErrorKind::Unauthorized => "unauthorized",
+            ErrorKind::Forbidden => "forbidden",
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::Conflict => "conflict",
+            ErrorKind::PayloadTooLarge => "payload_too_large",
+            ErrorKind::Validation => "validation_error",
+            ErrorKind::MethodNotAllowed => "method_not_allowed",
+            ErrorKind::Internal => "internal",
+        }
+    }
+
+    /// The kind for an HTTP status, used by clients to turn responses back
+    /// into errors.
+    pub fn from_status(status: u16) -> ErrorKind {
+        match status {
+            400 => ErrorKind::BadRequest,
+            401 => ErrorKind::Unauthorized,
+            403 => ErrorKind::Forbidden,
+            404 => ErrorKind::NotFound,
+            405 => ErrorKind::MethodNotAllowed,
+            409 => ErrorKind::Conflict,
+            413 => ErrorKind::PayloadTooLarge,
+            422 => ErrorKind::Validation,
+            _ => ErrorKind::Internal,
+        }
+    }
+}
+
+/// An error with its kind and a human readable detail. Details never carry
+/// internals: storage and I/O failures are logged and reported as
+/// `internal` with a generic text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    kind: ErrorKind,
+    detail: String,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn new(kind: ErrorKind, detail: impl Into<String>) -> Error {
+        Error { kind, detail: detail.into() }
+    }
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+    pub fn detail(&self) -> &str {
+        &self.detail
+    }
+    pub fn bad_request(detail: impl Into<String>) -> Error {
+        Error::new(ErrorKind::BadRequest, detail)
+    }
+    pub fn unauthorized(detail: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Unauthorized, detail)
+    }
+    pub fn forbidden(detail: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Forbidden, detail)
+    }
+    pub fn not_found(detail: impl Into<String>) -> Error {
+        Error::new(ErrorKind::NotFound, detail)
+    }
+    pub fn conflict(detail: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Conflict, detail)
+    }
+    pub fn too_large(detail: impl Into<String>) -> Error {
+        Error::new(ErrorKind::PayloadTooLarge, detail)
+    }
+    /// A request that does not fit the schema; `field` names the culprit.
+    pub fn invalid(field: &str, problem: impl fmt::Display) -> Error {
+        Error::new(ErrorKind::Validation, format!("{field}: {problem}"))
+    }
+    /// A failure of the machinery (storage, disk). The cause is logged, the
+    /// caller sees a generic detail.
+    pub fn internal(cause: impl fmt::Display) -> Error {
+        tracing::error!(%cause, "internal error");
+        Error::new(ErrorKind::Internal, "internal error")
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.detail, self.kind.code())
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<crate::storage::StorageError> for Error {
+    fn from(e: crate::storage::StorageError) -> Error {
+        Error::internal(e)
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Error {
+        Error::internal(e)
+    }
+}
+
+/// The JSON body of an error response (DECISIONS 1.1).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct ErrorBody {
+    pub detail: String,
+    pub code: String,
+}
+
+impl From<&Error> for ErrorBody {
+    fn from(e: &Error) -> ErrorBody {
+        ErrorBody { detail: e.detail.clone(), code: e.kind.code().to_string() }
+    }
+}

@@ -1,0 +1,127 @@
+//! Storage behind a trait: an ordered key-value store with named tables,
+//! snapshot reads and write transactions run as closures.
+//!
+//! The board keeps every rule; a backend only stores bytes in the tables of
+//! [`tables`] and scans them in key order. Nothing here names redb, so a
+//! PostgreSQL backend (one `(key bytea primary key, value bytea)` table per
+//! [`Table`]) can implement it without touching the rules.
+//!
+//! Writes are submitted, not called: a backend may run queued write
+//! operations together and make them durable with one sync (group commit),
+//! but each operation is still its own transaction — an operation that
+//! fails leaves nothing behind, and `done` is called only once the
+//! operation's changes are durable.
+
+use std::any::Any;
+use std::ops::Bound;
+
+use crate::error::Error;
+
+pub mod codec;
+pub mod redb;
+pub mod tables;
+
+pub use tables::Table;
+
+/// A failure of the storage machinery itself (I/O, corruption).
+#[derive(Debug, thiserror::Error)]
+#[error("storage: {0}")]
+pub struct StorageError(pub String);
+
+impl StorageError {
+    pub fn new(e: impl std::fmt::Display) -> StorageError {
+        StorageError(e.to_string())
+    }
+}
+
+/// Order of a scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Forward,
+    Reverse,
+}
+
+/// Bounds of a scan over encoded keys.
+#[derive(Debug, Clone)]
+pub struct KeyRange {
+    pub start: Bound<Vec<u8>>,
+    pub end: Bound<Vec<u8>>,
+}
+
+impl KeyRange {
+    /// Every key of the table.
+    pub fn all() -> KeyRange {
+        KeyRange { start: Bound::Unbounded, end: Bound::Unbounded }
+    }
+
+    /// Every key that starts with `prefix`.
+    pub fn prefix(prefix: &[u8]) -> KeyRange {
+        let start = Bound::Included(prefix.to_vec());
+        let mut end = prefix.to_vec();
+        // The smallest key greater than every key with this prefix: drop
+        // trailing 0xff bytes and increment the last one.
+        while end.last() == Some(&0xff) {
+            end.pop();
+        }
+        let end = match end.last_mut() {
+            Some(last) => {
+                *last += 1;
+                Bound::Excluded(end)
+            }
+            None => Bound::Unbounded,
+        };
+        KeyRange { start, end }
+    }
+}
+
+/// Whether a scan goes on after the current entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scan {
+    Continue,
+    Stop,
+}
+
+/// The visitor of a scan; it may fail with a board error (a record that
+/// does not decode, for instance), which ends the scan.
+pub type Visitor<'a> = dyn FnMut(&[u8], &[u8]) -> Result<Scan, Error> + 'a;
+
+/// A consistent snapshot of the store.
+pub trait ReadTxn {
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, Error>;
+    fn scan(
+        &self,
+        table: Table,
+        range: KeyRange,
+        direction: Direction,
+        visit: &mut Visitor<'_>,
+    ) -> Result<(), Error>;
+}
+
+/// A write transaction. Reads see the transaction's own writes.
+pub trait WriteTxn: ReadTxn {
+    fn put(&mut self, table: Table, key: &[u8], value: &[u8]) -> Result<(), Error>;
+    /// Removes a key; true when it existed.
+    fn delete(&mut self, table: Table, key: &[u8]) -> Result<bool, Error>;
+}
+
+/// The output of a write operation, handed back to whoever submitted it.
+pub type Output = Box<dyn Any + Send>;
+
+/// One write operation: `run` inside a transaction, then `done` with its
+/// outcome once that transaction is durable (or failed).
+pub struct WriteOp {
+    pub run: Box<dyn FnOnce(&mut dyn WriteTxn) -> Result<Output, Error> + Send>,
+    pub done: Box<dyn FnOnce(Result<Output, Error>) + Send>,
+}
+
+/// A storage backend.
+pub trait Storage: Send + Sync + 'static {
+    /// A snapshot for reading. Blocking: call it off the async threads.
+    fn read(&self) -> Result<Box<dyn ReadTxn + '_>, Error>;
+    /// Queues a write operation. Never blocks; `done` is called from the
+    /// backend's writer, in commit order.
+    fn submit(&self, op: WriteOp);
+    /// Copies a consistent snapshot of the whole store into a new file at
+    /// `path` (used by backups).
+    fn backup_to(&self, path: &std::path::Path) -> Result<(), Error>;
+}

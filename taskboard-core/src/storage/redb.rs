@@ -1,0 +1,332 @@
+//! The redb backend: a file, or redb's in-memory backend for tests.
+//!
+//! One writer thread owns all write transactions. It takes every queued
+//! operation at once (up to [`MAX_BATCH`]) and runs each in its own
+//! transaction committed without sync, except the batch's last commit,
+//! which syncs: redb makes the earlier unsynced commits durable with it.
+//! So a batch costs one fsync however many writers queued into it, and an
+//! operation that fails is aborted alone.
+
+use std::cell::RefCell;
+use std::ops::Bound;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use redb::{
+    Database, Durability, ReadOnlyTable, ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction,
+};
+
+use super::tables::{self, Table};
+use super::{Direction, KeyRange, Output, ReadTxn, Scan, Storage, Visitor, WriteOp, WriteTxn};
+use crate::error::Error;
+
+/// Most operations committed under one sync.
+pub const MAX_BATCH: usize = 1024;
+
+type Def = TableDefinition<'static, &'static [u8], &'static [u8]>;
+
+fn def(table: Table) -> Def {
+    TableDefinition::new(table.name)
+}
+
+fn storage_err(e: impl std::fmt::Display) -> Error {
+    Error::internal(format!("redb: {e}"))
+}
+
+/// A board store kept in redb.
+pub struct RedbStore {
+    db: Arc<Database>,
+    queue: Mutex<Option<mpsc::Sender<WriteOp>>>,
+    writer: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl RedbStore {
+    /// Opens (or creates) the database file at `path`.
+    pub fn open(path: &Path) -> Result<RedbStore, Error> {
+        let db = Database::builder().create(path).map_err(|e| match e {
+            redb::DatabaseError::DatabaseAlreadyOpen => Error::new(
+                crate::ErrorKind::Conflict,
+                format!(
+                    "the database {} is already open in another process (is a server running on this data directory?)",
+                    path.display()
+                ),
+            ),
+            e => storage_err(e),
+        })?;
+        RedbStore::start(db)
+    }
+
+    /// A database that lives in memory only.
+    pub fn in_memory() -> Result<RedbStore, Error> {
+        let db = Database::builder()
+            .create_with_backend(redb::backends::InMemoryBackend::new())
+            .map_err(storage_err)?;
+        RedbStore::start(db)
+    }
+
+    fn start(db: Database) -> Result<RedbStore, Error> {
+        // Create every table up front so read transactions never meet a
+        // missing one.
+        let txn = db.begin_write().map_err(storage_err)?;
+        for &table in tables::ALL {
+            txn.open_table(def(table)).map_err(storage_err)?;
+        }
+        txn.commit().map_err(storage_err)?;
+
+        let db = Arc::new(db);
+        let (tx, rx) = mpsc::channel::<WriteOp>();
+        let writer_db = db.clone();
+        let writer = std::thread::Builder::new()
+            .name("taskboard-writer".into())
+            .spawn(move || write_loop(&writer_db, rx))
+            .map_err(storage_err)?;
+        Ok(RedbStore { db, queue: Mutex::new(Some(tx)), writer: Mutex::new(Some(writer)) })
+    }
+
+    /// Stops the writer after the queued operations are committed.
+    pub fn close(&self) {
+        self.queue.lock().unwrap().take();
+        if let Some(handle) = self.writer.lock().unwrap().take() {
+            let _ = handle.join();
+        }
+    }
+}
+
+impl Drop for RedbStore {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+fn write_loop(db: &Database, rx: mpsc::Receiver<WriteOp>) {
+    let mut batch: Vec<WriteOp> = Vec::with_capacity(MAX_BATCH);
+    while let Ok(first) = rx.recv() {
+        batch.push(first);
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(op) => batch.push(op),
+                Err(_) => break,
+            }
+        }
+        let last = batch.len() - 1;
+        let mut outcomes: Vec<(Box<dyn FnOnce(Result<Output, Error>) + Send>, Result<Output, Error>)> =
+            Vec::with_capacity(batch.len());
+        let mut synced = false;
+        for (i, op) in batch.drain(..).enumerate() {
+            let durability = if i == last { Durability::Immediate } else { Durability::None };
+            let result = run_one(db, op.run, durability);
+            if i == last && result.is_ok() {
+                synced = true;
+            }
+            outcomes.push((op.done, result));
+        }
+        if !synced {
+            // The last operation failed: sync the earlier ones with an
+            // empty commit.
+            let sync = db.begin_write().and_then(|mut t| {
+                let _ = t.set_durability(Durability::Immediate);
+                Ok(t)
+            });
+            let result = sync.map_err(storage_err).and_then(|t| t.commit().map_err(storage_err));
+            if let Err(e) = result {
+                for (_, outcome) in outcomes.iter_mut() {
+                    if outcome.is_ok() {
+                        *outcome = Err(e.clone());
+                    }
+                }
+            }
+        }
+        for (done, outcome) in outcomes {
+            done(outcome);
+        }
+    }
+}
+
+type RunFn = Box<dyn FnOnce(&mut dyn WriteTxn) -> Result<Output, Error> + Send>;
+
+fn run_one(db: &Database, run: RunFn, durability: Durability) -> Result<Output, Error> {
+    let mut txn = db.begin_write().map_err(storage_err)?;
+    txn.set_durability(durability).map_err(storage_err)?;
+    let result = {
+        let mut w = RedbWrite { txn: &txn, open: RefCell::new(Vec::new()) };
+        catch_unwind(AssertUnwindSafe(|| run(&mut w)))
+            .unwrap_or_else(|_| Err(Error::internal("write operation panicked")))
+    };
+    match result {
+        Ok(out) => {
+            txn.commit().map_err(storage_err)?;
+            Ok(out)
+        }
+        Err(e) => {
+            let _ = txn.abort();
+            Err(e)
+        }
+    }
+}
+
+impl Storage for RedbStore {
+    fn read(&self) -> Result<Box<dyn ReadTxn + '_>, Error> {
+        let txn = self.db.begin_read().map_err(storage_err)?;
+        Ok(Box::new(RedbRead { txn, open: RefCell::new((0..tables::ALL.len()).map(|_| None).collect()) }))
+    }
+
+    fn submit(&self, op: WriteOp) {
+        let queue = self.queue.lock().unwrap();
+        match queue.as_ref() {
+            Some(tx) => {
+                if let Err(mpsc::SendError(op)) = tx.send(op) {
+                    (op.done)(Err(Error::internal("storage writer stopped")));
+                }
+            }
+            None => (op.done)(Err(Error::internal("storage is closed"))),
+        }
+    }
+
+    fn backup_to(&self, path: &Path) -> Result<(), Error> {
+        let target = Database::builder().create(path).map_err(storage_err)?;
+        let source = self.db.begin_read().map_err(storage_err)?;
+        let txn = target.begin_write().map_err(storage_err)?;
+        for &table in tables::ALL {
+            let from = source.open_table(def(table)).map_err(storage_err)?;
+            let mut to = txn.open_table(def(table)).map_err(storage_err)?;
+            for entry in from.iter().map_err(storage_err)? {
+                let (k, v) = entry.map_err(storage_err)?;
+                to.insert(k.value(), v.value()).map_err(storage_err)?;
+            }
+        }
+        txn.commit().map_err(storage_err)?;
+        Ok(())
+    }
+}
+
+struct RedbRead {
+    txn: redb::ReadTransaction,
+    open: RefCell<Vec<Option<ReadOnlyTable<&'static [u8], &'static [u8]>>>>,
+}
+
+impl RedbRead {
+    fn with_table<R>(
+        &self,
+        table: Table,
+        f: impl FnOnce(&ReadOnlyTable<&'static [u8], &'static [u8]>) -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        let mut open = self.open.borrow_mut();
+        if open[table.index].is_none() {
+            open[table.index] = Some(self.txn.open_table(def(table)).map_err(storage_err)?);
+        }
+        f(open[table.index].as_ref().expect("opened above"))
+    }
+}
+
+fn bounds(range: &KeyRange) -> (Bound<&[u8]>, Bound<&[u8]>) {
+    fn b(x: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+        match x {
+            Bound::Included(v) => Bound::Included(v.as_slice()),
+            Bound::Excluded(v) => Bound::Excluded(v.as_slice()),
+            Bound::Unbounded => Bound::Unbounded,
+        }
+    }
+    (b(&range.start), b(&range.end))
+}
+
+fn scan_table(
+    table: &impl ReadableTable<&'static [u8], &'static [u8]>,
+    range: KeyRange,
+    direction: Direction,
+    visit: &mut Visitor<'_>,
+) -> Result<(), Error> {
+    let iter = table.range::<&[u8]>(bounds(&range)).map_err(storage_err)?;
+    let mut step =
+        |entry: Result<(redb::AccessGuard<'_, &[u8]>, redb::AccessGuard<'_, &[u8]>), redb::StorageError>| {
+            let (k, v) = entry.map_err(storage_err)?;
+            visit(k.value(), v.value())
+        };
+    match direction {
+        Direction::Forward => {
+            for entry in iter {
+                if step(entry)? == Scan::Stop {
+                    break;
+                }
+            }
+        }
+        Direction::Reverse => {
+            for entry in iter.rev() {
+                if step(entry)? == Scan::Stop {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+impl ReadTxn for RedbRead {
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, Error> {
+        self.with_table(table, |t| Ok(t.get(key).map_err(storage_err)?.map(|v| v.value().to_vec())))
+    }
+
+    fn scan(
+        &self,
+        table: Table,
+        range: KeyRange,
+        direction: Direction,
+        visit: &mut Visitor<'_>,
+    ) -> Result<(), Error> {
+        self.with_table(table, |t| scan_table(t, range, direction, visit))
+    }
+}
+
+struct RedbWrite<'t> {
+    txn: &'t WriteTransaction,
+    open: RefCell<Vec<(usize, redb::Table<'t, &'static [u8], &'static [u8]>)>>,
+}
+
+impl<'t> RedbWrite<'t> {
+    fn with_table<R>(
+        &self,
+        table: Table,
+        f: impl FnOnce(&mut redb::Table<'t, &'static [u8], &'static [u8]>) -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        let mut open = self.open.borrow_mut();
+        let pos = match open.iter().position(|(i, _)| *i == table.index) {
+            Some(pos) => pos,
+            None => {
+                open.push((table.index, self.txn.open_table(def(table)).map_err(storage_err)?));
+                open.len() - 1
+            }
+        };
+        f(&mut open[pos].1)
+    }
+}
+
+impl ReadTxn for RedbWrite<'_> {
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, Error> {
+        self.with_table(table, |t| Ok(t.get(key).map_err(storage_err)?.map(|v| v.value().to_vec())))
+    }
+
+    fn scan(
+        &self,
+        table: Table,
+        range: KeyRange,
+        direction: Direction,
+        visit: &mut Visitor<'_>,
+    ) -> Result<(), Error> {
+        self.with_table(table, |t| scan_table(t, range, direction, visit))
+    }
+}
+
+impl WriteTxn for RedbWrite<'_> {
+    fn put(&mut self, table: Table, key: &[u8], value: &[u8]) -> Result<(), Error> {
+        self.with_table(table, |t| {
+            t.insert(key, value).map_err(storage_err)?;
+            Ok(())
+        })
+    }
+
+    fn delete(&mut self, table: Table, key: &[u8]) -> Result<bool, Error> {
+        self.with_table(table, |t| Ok(t.remove(key).map_err(storage_err)?.is_some()))
+    }
+}

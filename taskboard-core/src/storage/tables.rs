@@ -1,0 +1,101 @@
+//! Every table of the store, with its key layout. Keys are byte strings
+//! built by [`super::codec::Key`]: uuids as their 16 bytes, integers
+//! big-endian, positions as order-preserving f64 bits, strings as UTF-8
+//! (followed by a 0 byte where more fields follow). Values are records
+//! encoded by [`super::codec::encode`] unless noted; `()` means an empty
+//! value (the key is the information).
+
+/// A named table. `index` is its place in [`ALL`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Table {
+    pub name: &'static str,
+    pub index: usize,
+}
+
+macro_rules! tables {
+    ($($(#[$doc:meta])* $ident:ident = $name:literal;)+) => {
+        tables!(@each 0usize; $($(#[$doc])* $ident = $name;)+);
+        /// All tables, in declaration order.
+        pub const ALL: &[Table] = &[$($ident),+];
+    };
+    (@each $n:expr; $(#[$doc:meta])* $ident:ident = $name:literal; $($rest:tt)*) => {
+        $(#[$doc])*
+        pub const $ident: Table = Table { name: $name, index: $n };
+        tables!(@each $n + 1usize; $($rest)*);
+    };
+    (@each $n:expr;) => {};
+}
+
+tables! {
+    /// text key → value; `schema` (u32), `event_seq` (u64).
+    META = "meta";
+    /// member_id → MemberRecord
+    MEMBERS = "memberid_member";
+    /// slug → member_id
+    MEMBER_SLUG = "slug_memberid";
+    /// lower(name) 0 member_id → ()
+    MEMBER_NAME = "name_memberid";
+    /// member_id → Secret (password hash, token hash)
+    MEMBER_SECRET = "memberid_secret";
+    /// sha256(agent token) → member_id
+    TOKEN_MEMBER = "tokenhash_memberid";
+    /// project_id → ProjectRecord
+    PROJECTS = "projectid_project";
+    /// slug → project_id
+    PROJECT_SLUG = "slug_projectid";
+    /// project_id member_id → ProjectRole
+    PROJECT_MEMBERS = "projectid_memberid_role";
+    /// chat_id → ChatRecord
+    CHATS = "chatid_chat";
+    /// task_id → TaskRecord
+    TASKS = "taskid_task";
+    /// project_id number → task_id
+    TASK_NUMBER = "projectid_number_taskid";
+    /// project_id position number → task_id
+    PROJECT_TASKS = "projectid_position_number_taskid";
+    /// project_id status position number → task_id
+    PROJECT_STATUS_TASKS = "projectid_status_position_number_taskid";
+    /// status task_id → ()
+    STATUS_TASKS = "status_taskid";
+    /// assignee_id task_id → ()
+    ASSIGNEE_TASKS = "assigneeid_taskid";
+    /// reviewer_id task_id → ()
+    REVIEWER_TASKS = "reviewerid_taskid";
+    /// label_id task_id → ()
+    LABEL_TASKS = "labelid_taskid";
+    /// parent_id task_id → ()
+    SUBTASKS = "parentid_taskid";
+    /// task_id step_id → StepRecord
+    STEPS = "taskid_stepid_step";
+    /// link_id → LinkRecord
+    LINKS = "linkid_link";
+    /// source_id link_id → ()
+    LINKS_FROM = "sourceid_linkid";
+    /// target_id link_id → ()
+    LINKS_TO = "targetid_linkid";
+    /// task_id action_id → ActionRecord
+    ACTIONS = "taskid_actionid_action";
+    /// message_id → MessageRecord (ids are time-ordered, so this is also
+    /// the board-wide message order)
+    MESSAGES = "messageid_message";
+    /// chat_id message_id → ()
+    CHAT_MESSAGES = "chatid_messageid";
+    /// task_id message_id → ()
+    TASK_MESSAGES = "taskid_messageid";
+    /// parent_id message_id → ()
+    REPLIES = "parentid_messageid";
+    /// file_id → UploadRecord
+    UPLOADS = "fileid_upload";
+    /// created_at(ms) file_id → () for uploads not yet bound to a message
+    UNBOUND_UPLOADS = "createdms_fileid_unbound";
+    /// file_id → ProjectFileRecord
+    PROJECT_FILES = "fileid_projectfile";
+    /// project_id filename → file_id
+    PROJECT_FILE_NAME = "projectid_filename_fileid";
+    /// label_id → LabelRecord
+    LABELS = "labelid_label";
+    /// lower(name) → label_id
+    LABEL_NAME = "name_labelid";
+    /// seq → EventRecord
+    EVENTS = "seq_event";
+}
