@@ -35,6 +35,11 @@ impl BlobStore {
         Ok(BlobStore { dir })
     }
 
+    /// A handle on an existing store, without clearing its temporary files.
+    pub fn open_existing(dir: &Path) -> BlobStore {
+        BlobStore { dir: dir.to_path_buf() }
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }

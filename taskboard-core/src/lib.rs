@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 pub mod api;
+pub mod archive;
 pub mod blobs;
 pub mod board;
 pub mod credentials;
