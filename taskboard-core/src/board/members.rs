@@ -187,6 +187,35 @@ impl Board {
         Ok(Actor { member })
     }
 
+    /// The acting member of a trusted local tool (the CLI's local mode,
+    /// which has no credentials): the active member with this slug or id,
+    /// or without one the first active owner by creation time.
+    pub async fn local_actor(&self, reference: Option<&str>) -> Result<Actor> {
+        let reference = reference.map(str::to_string);
+        let member = self
+            .read(move |r| match reference {
+                Some(reference) => {
+                    let found = match reference.parse::<Uuid>() {
+                        Ok(id) => r.member(id)?,
+                        Err(_) => r.member_by_slug(&reference)?,
+                    };
+                    match found {
+                        Some(m) if m.is_active => Ok(m),
+                        Some(_) => Err(Error::unauthorized(format!("member {reference} is not active"))),
+                        None => Err(Error::not_found(format!("member {reference} not found"))),
+                    }
+                }
+                None => {
+                    let all: Vec<MemberRecord> = r.all_records(MEMBERS)?;
+                    all.into_iter()
+                        .find(|m| m.is_active && m.role == Role::Owner)
+                        .ok_or_else(|| Error::not_found("the board has no active owner"))
+                }
+            })
+            .await?;
+        Ok(Actor { member })
+    }
+
     /// Refreshes `last_seen_at`, at most once a minute per member.
     fn touch(&self, member: &MemberRecord) {
         let now = Instant::now();
