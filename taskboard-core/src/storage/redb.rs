@@ -90,7 +90,12 @@ impl RedbStore {
     pub fn close(&self) {
         self.queue.lock().unwrap().take();
         if let Some(handle) = self.writer.lock().unwrap().take() {
-            let _ = handle.join();
+            // The last handle on the store can be dropped by a completion
+            // callback, on the writer thread itself: it then ends on its
+            // own once the queue is closed.
+            if handle.thread().id() != std::thread::current().id() {
+                let _ = handle.join();
+            }
         }
     }
 }
