@@ -10,7 +10,7 @@
 //! from the state inside the same transaction.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -45,12 +45,49 @@ pub struct Event {
     pub kind: String,
     pub data: serde_json::Value,
     pub audience: Audience,
+    /// The frame, rendered on first use and then shared: a thousand
+    /// connections receiving one event serialize it once.
+    #[serde(skip)]
+    pub rendered: RenderedFrame,
+}
+
+/// The lazily rendered frame of an [`Event`]. It is a cache, so it takes
+/// no part in comparing events.
+#[derive(Clone, Default)]
+pub struct RenderedFrame(OnceLock<Arc<str>>);
+
+impl PartialEq for RenderedFrame {
+    fn eq(&self, _: &RenderedFrame) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for RenderedFrame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() { "RenderedFrame(cached)" } else { "RenderedFrame(empty)" })
+    }
 }
 
 impl Event {
+    pub fn new(seq: u64, ts: Timestamp, kind: impl Into<String>, data: serde_json::Value, audience: Audience) -> Event {
+        Event { seq, ts, kind: kind.into(), data, audience, rendered: RenderedFrame::default() }
+    }
+
     /// The frame sent to clients: `{"type", "seq", "ts", "data"}`.
     pub fn frame(&self) -> String {
-        serde_json::json!({"type": self.kind, "seq": self.seq, "ts": self.ts, "data": self.data}).to_string()
+        self.shared_frame().to_string()
+    }
+
+    /// The frame, rendered once per event and shared between connections.
+    pub fn shared_frame(&self) -> Arc<str> {
+        self.rendered
+            .0
+            .get_or_init(|| {
+                serde_json::json!({"type": self.kind, "seq": self.seq, "ts": self.ts, "data": self.data})
+                    .to_string()
+                    .into()
+            })
+            .clone()
     }
 
     /// The recipient rule of DECISIONS 7.3.
@@ -207,8 +244,11 @@ impl Hub {
             return Subscription { resync_required: false, latest, replay: Vec::new(), live };
         };
         let oldest = inner.recent.front().map_or(latest + 1, |e| e.seq);
-        // Events since+1 .. oldest-1 are gone when since + 1 < oldest.
-        let resync_required = since < latest && since + 1 < oldest;
+        // Events since+1 .. oldest-1 are gone when since + 1 < oldest. A
+        // `since` beyond the newest event comes from a state this board
+        // never had (a restored backup, another board): the client's view
+        // cannot be trusted either (docs/decisions.md 7.b).
+        let resync_required = (since < latest && since + 1 < oldest) || since > latest;
         let replay = if resync_required {
             Vec::new()
         } else {
@@ -227,13 +267,7 @@ mod tests {
     }
 
     fn event(audience: Audience) -> Event {
-        Event {
-            seq: 1,
-            ts: Timestamp::now(),
-            kind: "message.new".into(),
-            data: serde_json::Value::Null,
-            audience,
-        }
+        Event::new(1, Timestamp::now(), "message.new", serde_json::Value::Null, audience)
     }
 
     #[test]
@@ -260,13 +294,7 @@ mod tests {
 
     #[test]
     fn subscription_replays_after_since_then_goes_live() {
-        let mk = |seq| Event {
-            seq,
-            ts: Timestamp::now(),
-            kind: "x".into(),
-            data: serde_json::Value::Null,
-            audience: Audience::All,
-        };
+        let mk = |seq| Event::new(seq, Timestamp::now(), "x", serde_json::Value::Null, Audience::All);
         let hub = Hub::new((5..=9).map(mk).collect(), 9, 64);
         let sub = hub.subscribe(Some(6));
         assert!(!sub.resync_required);
@@ -277,5 +305,20 @@ mod tests {
         assert!(hub.subscribe(Some(2)).resync_required);
         assert!(!hub.subscribe(Some(4)).resync_required);
         assert!(!hub.subscribe(Some(9)).resync_required);
+        assert!(hub.subscribe(Some(11)).resync_required);
+    }
+
+    #[test]
+    fn the_frame_is_rendered_once_and_compares_as_no_data() {
+        let e = Event::new(3, Timestamp::now(), "task.updated", serde_json::json!({"id": 1}), Audience::All);
+        let fresh = e.clone();
+        let frame = e.shared_frame();
+        assert!(Arc::ptr_eq(&frame, &e.shared_frame()));
+        assert_eq!(e, fresh);
+        let v: serde_json::Value = serde_json::from_str(&frame).unwrap();
+        assert_eq!(v["type"], "task.updated");
+        assert_eq!(v["seq"], 3);
+        assert_eq!(v["data"]["id"], 1);
+        assert!(v.get("audience").is_none());
     }
 }

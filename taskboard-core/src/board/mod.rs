@@ -115,6 +115,27 @@ struct Inner {
     scratch: Option<PathBuf>,
     last_seen: Mutex<HashMap<Uuid, Instant>>,
     connections: Mutex<HashMap<Uuid, usize>>,
+    auth_cache: std::sync::RwLock<AuthCache>,
+}
+
+/// Credentials already resolved, so most requests authenticate without a
+/// storage read. Cleared whenever an event about members is published
+/// (their role, activity, configuration or token changed); `generation`
+/// lets a lookup that raced with such a change refrain from caching what
+/// it read.
+#[derive(Default)]
+pub(crate) struct AuthCache {
+    pub generation: u64,
+    pub tokens: HashMap<String, Uuid>,
+    pub members: HashMap<Uuid, MemberRecord>,
+}
+
+impl AuthCache {
+    pub(crate) const MAX_ENTRIES: usize = 10_000;
+
+    fn invalidated_by(kind: &str) -> bool {
+        kind.starts_with("member.") || kind == "config.updated" || kind == "agent.status"
+    }
 }
 
 impl Drop for Inner {
@@ -141,13 +162,7 @@ impl Tx<'_> {
     pub fn emit(&mut self, kind: &'static str, data: impl Serialize, audience: Audience) -> Result<()> {
         let draft = EventDraft { kind, data: serde_json::to_value(data).map_err(Error::internal)?, audience };
         let seq = next_seq(self.w)?;
-        let event = Event {
-            seq,
-            ts: self.now,
-            kind: draft.kind.to_string(),
-            data: draft.data,
-            audience: draft.audience,
-        };
+        let event = Event::new(seq, self.now, draft.kind, draft.data, draft.audience);
         self.w.put(EVENTS, &Key::new().u64(seq).build(), &encode(&event))?;
         if seq > RETAINED_EVENTS as u64 {
             self.w.delete(EVENTS, &Key::new().u64(seq - RETAINED_EVENTS as u64).build())?;
@@ -259,6 +274,7 @@ impl Board {
                 scratch,
                 last_seen: Mutex::new(HashMap::new()),
                 connections: Mutex::new(HashMap::new()),
+                auth_cache: Default::default(),
             }),
         };
         Ok(board)
@@ -313,6 +329,12 @@ impl Board {
                     let (value, events, dead_blobs) = *out
                         .downcast::<(T, Vec<Event>, Vec<String>)>()
                         .expect("the output type of this operation");
+                    if events.iter().any(|e| AuthCache::invalidated_by(&e.kind)) {
+                        let mut cache = inner.auth_cache.write().unwrap();
+                        cache.generation += 1;
+                        cache.tokens.clear();
+                        cache.members.clear();
+                    }
                     if !events.is_empty() {
                         inner.hub.publish(events);
                     }
