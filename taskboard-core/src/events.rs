@@ -69,7 +69,13 @@ impl std::fmt::Debug for RenderedFrame {
 }
 
 impl Event {
-    pub fn new(seq: u64, ts: Timestamp, kind: impl Into<String>, data: serde_json::Value, audience: Audience) -> Event {
+    pub fn new(
+        seq: u64,
+        ts: Timestamp,
+        kind: impl Into<String>,
+        data: serde_json::Value,
+        audience: Audience,
+    ) -> Event {
         Event { seq, ts, kind: kind.into(), data, audience, rendered: RenderedFrame::default() }
     }
 
