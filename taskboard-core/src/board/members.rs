@@ -164,18 +164,46 @@ impl Board {
     /// Inactive members and revoked tokens get 401.
     pub async fn authenticate(&self, token: &str) -> Result<Actor> {
         let missing = || Error::unauthorized("invalid or expired credentials");
-        let member = if token.starts_with(AGENT_TOKEN_PREFIX) {
-            let hash = credentials::token_hash(token);
-            self.read(move |r| match r.get(TOKEN_MEMBER, hash.as_bytes())? {
-                Some(id) => r.member(uuid_value(&id)?),
-                None => Ok(None),
-            })
-            .await?
-        } else {
-            let id = self.inner.jwt.verify(token)?;
-            self.read(move |r| r.member(id)).await?
+        let agent_token = token.starts_with(AGENT_TOKEN_PREFIX).then(|| credentials::token_hash(token));
+        let member_id = match &agent_token {
+            Some(hash) => self.inner.auth_cache.read().unwrap().tokens.get(hash).copied(),
+            None => Some(self.inner.jwt.verify(token)?),
         };
-        let member = member.filter(|m| m.is_active).ok_or_else(missing)?;
+        let cached = member_id.and_then(|id| self.inner.auth_cache.read().unwrap().members.get(&id).cloned());
+        let member = match cached {
+            Some(m) => m,
+            None => {
+                let generation = self.inner.auth_cache.read().unwrap().generation;
+                let hash = agent_token.clone();
+                let member = self
+                    .read(move |r| match (member_id, hash) {
+                        (Some(id), _) => r.member(id),
+                        (None, Some(hash)) => match r.get(TOKEN_MEMBER, hash.as_bytes())? {
+                            Some(id) => r.member(uuid_value(&id)?),
+                            None => Ok(None),
+                        },
+                        (None, None) => Ok(None),
+                    })
+                    .await?
+                    .filter(|m| m.is_active)
+                    .ok_or_else(missing)?;
+                let mut cache = self.inner.auth_cache.write().unwrap();
+                if cache.generation == generation {
+                    if cache.members.len() >= super::AuthCache::MAX_ENTRIES {
+                        cache.members.clear();
+                        cache.tokens.clear();
+                    }
+                    if let Some(hash) = agent_token {
+                        cache.tokens.insert(hash, member.id);
+                    }
+                    cache.members.insert(member.id, member.clone());
+                }
+                member
+            }
+        };
+        if !member.is_active {
+            return Err(missing());
+        }
         self.touch(&member);
         Ok(Actor { member })
     }
