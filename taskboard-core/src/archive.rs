@@ -8,7 +8,7 @@
 //! Export is deterministic, so export → import → export gives the same
 //! bytes.
 
-use std::io::{BufRead, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -282,13 +282,16 @@ impl Board {
         data_dir: PathBuf,
         progress: Option<ProgressFn>,
     ) -> Result<ArchiveSummary> {
-        let file = std::fs::File::open(archive.join("board.jsonl"))
-            .map_err(|e| Error::bad_request(format!("{}: {e}", archive.join("board.jsonl").display())))?;
-        let total_bytes = file.metadata()?.len();
-        let mut lines = std::io::BufReader::new(file).lines();
+        use tokio::io::AsyncBufReadExt;
+        let path = archive.join("board.jsonl");
+        let file = tokio::fs::File::open(&path)
+            .await
+            .map_err(|e| Error::bad_request(format!("{}: {e}", path.display())))?;
+        let total_bytes = file.metadata().await?.len();
+        let mut lines = tokio::io::BufReader::new(file).lines();
         let bad = |n: usize, e: &dyn std::fmt::Display| Error::bad_request(format!("archive line {n}: {e}"));
-        let header: Line = match lines.next() {
-            Some(l) => serde_json::from_str(&l?).map_err(|e| bad(1, &e))?,
+        let header: Line = match lines.next_line().await.map_err(|e| bad(1, &e))? {
+            Some(l) => serde_json::from_str(&l).map_err(|e| bad(1, &e))?,
             None => return Err(Error::bad_request("the archive is empty")),
         };
         match header {
@@ -302,9 +305,8 @@ impl Board {
         let mut batch: Vec<Line> = Vec::new();
         let mut blobs: Vec<String> = Vec::new();
         loop {
-            let next = lines.next();
+            let next = lines.next_line().await.map_err(|e| bad(line_no + 1, &e))?;
             if let Some(l) = &next {
-                let l = l.as_ref().map_err(|e| bad(line_no + 1, e))?;
                 line_no += 1;
                 read_bytes += l.len() as u64 + 1;
                 let line: Line = serde_json::from_str(l).map_err(|e| bad(line_no, &e))?;
