@@ -343,6 +343,11 @@ impl Board {
                     }
                     value
                 });
+                // Let go of the board before waking the caller: once the
+                // caller has its answer and drops the last `Board`, the
+                // database must close on its thread, not later on the
+                // writer's, or an immediate reopen finds the file locked.
+                drop(inner);
                 let _ = tx.send(result);
             }),
         };

@@ -1,0 +1,7 @@
+//! Every rule of REST-INTERFACE.md and DECISIONS.md, tested against real
+//! redb databases (in memory, or a file when storage is what is tested).
+//! One test binary; one module per section of the specification.
+
+mod support;
+
+mod members;
