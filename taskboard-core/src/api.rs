@@ -535,7 +535,7 @@ endpoints! {
     create_label: Post "/api/v1/labels", auth=true, body=Json, status=201, "Create a label";
     update_label: Patch "/api/v1/labels/{label_id}", auth=true, body=Json, status=200, "Update a label";
     delete_label: Delete "/api/v1/labels/{label_id}", auth=true, body=None, status=200, "Delete a label";
-    backup: Post "/api/v1/admin/backup", auth=true, body=None, status=200, "[ext] Consistent backup of the board as an archive (owners only)";
+    backup: Post "/api/v1/admin/backup", auth=true, body=Json, status=200, "[ext] Consistent backup of the board as an archive (owners only)";
     websocket: Get "/api/v1/ws", auth=true, body=None, status=101, "Event stream (WebSocket)";
 }
 

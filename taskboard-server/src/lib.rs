@@ -1,1 +1,291 @@
+//! # taskboard-server
+//!
+//! The HTTP and WebSocket face of a Taskboard board, on hyper 1.x. Every
+//! request is parsed, authenticated, handed to [`taskboard_core::Board`]
+//! and rendered; no rule of the board lives here.
+//!
+//! The server can run in-process (tests, embedding programs):
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), taskboard_server::StartError> {
+//! let server = taskboard_server::Server::bind(taskboard_server::Config::new("./data")).await?;
+//! println!("listening on http://{}", server.local_addr());
+//! let handle = server.spawn();
+//! // …
+//! handle.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+#![forbid(unsafe_code)]
 
+mod cors;
+mod dispatch;
+mod files;
+mod http;
+mod openapi;
+mod parse;
+mod router;
+pub mod ws;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use taskboard_core::board::Bootstrap;
+use taskboard_core::validate::{Password, Slug};
+use taskboard_core::{Board, BoardOptions};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+pub use openapi::openapi_document;
+
+/// Error of starting the server.
+pub type StartError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The origin of the web client in development (DECISIONS 8.3).
+pub const LOCAL_DEV_ORIGIN: &str = "http://localhost:3100";
+
+/// Everything the server needs to start.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub data_dir: PathBuf,
+    /// JWT signing secret; generated and kept in the data directory when
+    /// not given.
+    pub jwt_secret: Option<String>,
+    pub max_upload_bytes: u64,
+    /// Serves `/docs` and `/openapi.json`.
+    pub dev: bool,
+    pub web_origin: Option<String>,
+    pub dev_web_origin: Option<String>,
+    /// Slug of the owner created on an empty board.
+    pub owner_login: String,
+    /// Password of that owner; generated when absent.
+    pub owner_password: Option<String>,
+    pub limits: Limits,
+    /// Adds `GET /__panic`, a handler that panics, so tests can prove a
+    /// panic becomes a 500 and the server keeps serving.
+    #[doc(hidden)]
+    pub panic_route: bool,
+}
+
+/// Protections against large or slow clients.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Largest request head (request line and headers).
+    pub max_header_bytes: usize,
+    /// Time a client has to send a request head.
+    pub header_read_timeout: Duration,
+    /// Time a client has to send a whole JSON body, and the longest pause
+    /// between two chunks of an upload.
+    pub body_read_timeout: Duration,
+    /// Largest JSON request body (DECISIONS 1.5).
+    pub max_json_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_header_bytes: 64 * 1024,
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            max_json_bytes: 1024 * 1024,
+        }
+    }
+}
+
+impl Config {
+    /// The defaults of DECISIONS 8.4 with the given data directory.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Config {
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            data_dir: data_dir.into(),
+            jwt_secret: None,
+            max_upload_bytes: taskboard_core::board::DEFAULT_MAX_UPLOAD_BYTES,
+            dev: false,
+            web_origin: None,
+            dev_web_origin: None,
+            owner_login: "owner".to_string(),
+            owner_password: None,
+            limits: Limits::default(),
+            panic_route: false,
+        }
+    }
+}
+
+/// Shared by every connection.
+pub(crate) struct State {
+    pub board: Board,
+    pub router: router::Router,
+    pub cors: cors::Cors,
+    pub limits: Limits,
+    pub ws: ws::WsContext,
+}
+
+/// A bound server that is not yet serving: the listener already accepts
+/// connections (they wait in the backlog), so its address can be handed
+/// out before [`Server::spawn`] or [`Server::run`].
+pub struct Server {
+    listener: TcpListener,
+    addr: SocketAddr,
+    state: Arc<State>,
+    bootstrap: Option<Bootstrap>,
+    maintenance: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("addr", &self.addr).finish()
+    }
+}
+
+impl Server {
+    /// Opens the board, creates the first owner on an empty board
+    /// (DECISIONS 3.1) and binds the listening socket.
+    pub async fn bind(config: Config) -> Result<Server, StartError> {
+        let options = BoardOptions {
+            max_upload_bytes: config.max_upload_bytes,
+            jwt_secret: config.jwt_secret.clone(),
+            ..BoardOptions::default()
+        };
+        let board = Board::open(&config.data_dir, options).await?;
+        let slug = Slug::new(config.owner_login.clone()).map_err(|e| format!("owner login: {e}"))?;
+        let password = match &config.owner_password {
+            Some(p) => Some(Password::new(p.clone()).map_err(|e| format!("owner password: {e}"))?),
+            None => None,
+        };
+        let bootstrap = board.bootstrap_owner(slug, password).await?;
+        let listener = TcpListener::bind(config.listen).await?;
+        let addr = listener.local_addr()?;
+        let shutdown = CancellationToken::new();
+        let state = Arc::new(State {
+            router: router::Router::new(config.dev, config.panic_route),
+            cors: cors::Cors::new(&config),
+            limits: config.limits,
+            ws: ws::WsContext { board: board.clone(), shutdown, tracker: TaskTracker::new() },
+            board,
+        });
+        let maintenance = state.board.spawn_maintenance();
+        Ok(Server { listener, addr, state, bootstrap, maintenance })
+    }
+
+    /// The bound address, with the real port when port 0 was asked for.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn board(&self) -> &Board {
+        &self.state.board
+    }
+
+    /// What the start did to an empty board, if it was empty.
+    pub fn bootstrap(&self) -> Option<&Bootstrap> {
+        self.bootstrap.as_ref()
+    }
+
+    /// Serves in a background task.
+    pub fn spawn(self) -> ServerHandle {
+        let addr = self.addr;
+        let board = self.state.board.clone();
+        let shutdown = self.state.ws.shutdown.clone();
+        let token = shutdown.clone();
+        let task = tokio::spawn(self.run(async move { token.cancelled().await }));
+        ServerHandle { addr, board, shutdown, task }
+    }
+
+    /// Serves until `signal` completes, then shuts down gracefully: stops
+    /// accepting, lets requests in flight finish, closes WebSockets (1001)
+    /// and flushes the board.
+    pub async fn run(self, signal: impl Future<Output = ()> + Send) -> Result<(), StartError> {
+        let Server { listener, state, maintenance, .. } = self;
+        let shutdown = state.ws.shutdown.clone();
+        let connections = TaskTracker::new();
+        let mut http = http1::Builder::new();
+        http.timer(TokioTimer::new())
+            .keep_alive(true)
+            .max_buf_size(state.limits.max_header_bytes.max(8192))
+            .header_read_timeout(state.limits.header_read_timeout);
+        let mut signal = pin!(signal);
+        loop {
+            tokio::select! {
+                _ = &mut signal => break,
+                _ = shutdown.cancelled() => break,
+                accepted = listener.accept() => {
+                    let stream = match accepted {
+                        Ok((stream, _)) => stream,
+                        Err(e) => {
+                            // Out of descriptors and the like: back off
+                            // rather than spin.
+                            tracing::warn!(%e, "accept failed");
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                            continue;
+                        }
+                    };
+                    let _ = stream.set_nodelay(true);
+                    let state = state.clone();
+                    let shutdown = shutdown.clone();
+                    let http = http.clone();
+                    connections.spawn(async move {
+                        let service = hyper::service::service_fn(move |req| {
+                            let state = state.clone();
+                            async move { http::handle(state, req).await }
+                        });
+                        let conn = http.serve_connection(TokioIo::new(stream), service).with_upgrades();
+                        let mut conn = pin!(conn);
+                        tokio::select! {
+                            _ = conn.as_mut() => {}
+                            _ = shutdown.cancelled() => {
+                                conn.as_mut().graceful_shutdown();
+                                let _ = conn.await;
+                            }
+                        }
+                    });
+                }
+            }
+        }
+        drop(listener);
+        shutdown.cancel();
+        connections.close();
+        connections.wait().await;
+        state.ws.tracker.close();
+        state.ws.tracker.wait().await;
+        maintenance.abort();
+        let _ = maintenance.await;
+        state.board.flush().await?;
+        Ok(())
+    }
+}
+
+/// A server serving in the background.
+#[derive(Debug)]
+pub struct ServerHandle {
+    addr: SocketAddr,
+    board: Board,
+    shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<Result<(), StartError>>,
+}
+
+impl ServerHandle {
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn board(&self) -> &Board {
+        &self.board
+    }
+
+    /// Shuts down gracefully and waits until the board is flushed.
+    pub async fn shutdown(self) {
+        self.shutdown.cancel();
+        match self.task.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::error!(%e, "shutdown failed"),
+            Err(e) => tracing::error!(%e, "the server task failed"),
+        }
+    }
+}

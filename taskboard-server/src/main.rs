@@ -1,1 +1,137 @@
-fn main() {}
+//! `taskboard-server`: serves a board over HTTP and WebSocket.
+#![forbid(unsafe_code)]
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use taskboard_server::{Config, Server};
+
+/// Serves a Taskboard board (DECISIONS 8.4).
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Args {
+    /// Address to listen on; port 0 picks a free port.
+    #[arg(long, env = "TASKBOARD_LISTEN", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// Directory of the board's database and files.
+    #[arg(long, env = "TASKBOARD_DATA_DIR", default_value = "./taskboard-data")]
+    data_dir: PathBuf,
+    /// JWT signing secret; generated and kept in the data directory when absent.
+    #[arg(long, env = "TASKBOARD_JWT_SECRET", hide_env_values = true)]
+    jwt_secret: Option<String>,
+    /// Largest accepted upload in bytes.
+    #[arg(long, env = "TASKBOARD_MAX_UPLOAD_BYTES", default_value_t = taskboard_core::board::DEFAULT_MAX_UPLOAD_BYTES)]
+    max_upload_bytes: u64,
+    /// Development mode: serves /docs and /openapi.json.
+    #[arg(long, env = "TASKBOARD_DEV")]
+    dev: bool,
+    /// Origin of the web client, allowed by CORS.
+    #[arg(long, env = "TASKBOARD_WEB_ORIGIN")]
+    web_origin: Option<String>,
+    /// Origin of the web client in development, allowed by CORS.
+    #[arg(long, env = "TASKBOARD_DEV_WEB_ORIGIN")]
+    dev_web_origin: Option<String>,
+    /// Log filter (`info`, `warn`, `taskboard_server=debug` …); RUST_LOG wins when set.
+    #[arg(long, env = "TASKBOARD_LOG_LEVEL", default_value = "info")]
+    log_level: String,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let filter =
+        std::env::var("RUST_LOG").ok().filter(|v| !v.is_empty()).unwrap_or_else(|| args.log_level.clone());
+    let filter = match tracing_subscriber::EnvFilter::try_new(&filter) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: bad log level {filter:?}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> Result<(), taskboard_server::StartError> {
+    let mut config = Config::new(args.data_dir);
+    config.listen = args.listen;
+    config.jwt_secret = args.jwt_secret;
+    config.max_upload_bytes = args.max_upload_bytes;
+    config.dev = args.dev;
+    config.web_origin = args.web_origin;
+    config.dev_web_origin = args.dev_web_origin;
+    if let Ok(login) = std::env::var("TASKBOARD_OWNER_LOGIN") {
+        config.owner_login = login;
+    }
+    config.owner_password = std::env::var("TASKBOARD_OWNER_PASSWORD").ok().filter(|p| !p.is_empty());
+    let data_dir = config.data_dir.clone();
+    let dev = config.dev;
+
+    let server = Server::bind(config).await?;
+    let addr = server.local_addr();
+    if let Some(boot) = server.bootstrap() {
+        let slug = &boot.owner.slug;
+        println!("created the owner {slug:?} on the empty board in {}", data_dir.display());
+        match &boot.generated_password {
+            Some(password) => {
+                println!("  password: {password}   (shown once; set TASKBOARD_OWNER_PASSWORD to choose it)");
+                println!(
+                    "  log in:   curl -s -X POST http://{addr}/api/v1/auth/login -H 'content-type: application/json' \
+                     -d '{{\"login\":\"{slug}\",\"password\":\"{password}\"}}'"
+                );
+            }
+            None => println!("  password: from TASKBOARD_OWNER_PASSWORD"),
+        }
+        println!("  then send the token as 'Authorization: Bearer <token>'");
+    }
+    if dev {
+        println!("development mode: API reference at http://{addr}/docs");
+    }
+    // The listener is bound and accepting into its backlog; serving starts
+    // with the next await.
+    println!("listening on http://{addr}");
+    server.run(shutdown_signal()).await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+    tracing::info!("shutting down");
+}

@@ -1,0 +1,200 @@
+//! The request cycle around dispatch: CORS, routing, panics, logging, and
+//! the rendering of bodies and errors.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use futures_util::FutureExt;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{Either, Full};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderValue};
+use hyper::{Request, Response, StatusCode};
+use serde::Serialize;
+use taskboard_core::error::ErrorBody;
+use taskboard_core::{Error, ErrorKind};
+use tracing::Instrument;
+
+use crate::State;
+use crate::router::{Routed, Target};
+
+/// A response body: a buffer, or a stream (downloads).
+pub(crate) type ResBody = Either<Full<Bytes>, BoxBody<Bytes, std::io::Error>>;
+
+/// Why a request got no answer from the board.
+#[derive(Debug)]
+pub(crate) enum Reject {
+    /// An error to render.
+    Api(Error),
+    /// Drop the connection without an answer (a client too slow or gone).
+    Abort(&'static str),
+}
+
+impl From<Error> for Reject {
+    fn from(e: Error) -> Reject {
+        Reject::Api(e)
+    }
+}
+
+/// The error of the service: hyper closes the connection on it.
+#[derive(Debug)]
+pub(crate) struct Aborted(&'static str);
+
+impl std::fmt::Display for Aborted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for Aborted {}
+
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
+
+pub(crate) fn full(
+    status: StatusCode,
+    content_type: HeaderValue,
+    body: impl Into<Bytes>,
+) -> Response<ResBody> {
+    let mut res = Response::new(Either::Left(Full::new(body.into())));
+    *res.status_mut() = status;
+    res.headers_mut().insert(header::CONTENT_TYPE, content_type);
+    res
+}
+
+/// A JSON response.
+pub(crate) fn json<T: Serialize>(status: StatusCode, value: &T) -> Response<ResBody> {
+    match serde_json::to_vec(value) {
+        Ok(body) => full(status, JSON, body),
+        Err(e) => error(&Error::internal(e)),
+    }
+}
+
+/// The error body of DECISIONS 1.1 with the status of its kind.
+pub(crate) fn error(e: &Error) -> Response<ResBody> {
+    let status = StatusCode::from_u16(e.kind().status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let body = serde_json::to_vec(&ErrorBody::from(e)).unwrap_or_default();
+    full(status, JSON, body)
+}
+
+/// The query string with the value of `token` hidden, for logs.
+fn redacted_query(query: &str) -> String {
+    query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some(("token", _)) => "token=REDACTED",
+            _ => pair,
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// Serves one request.
+pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<ResBody>, Aborted> {
+    let started = Instant::now();
+    let method = req.method().clone();
+    let origin = state.cors.allowed_origin(req.headers());
+    let has_origin = req.headers().contains_key(header::ORIGIN);
+
+    if method == hyper::Method::OPTIONS && req.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD) {
+        let mut res = Response::new(Either::Left(Full::new(Bytes::new())));
+        *res.status_mut() = StatusCode::NO_CONTENT;
+        if let Some(origin) = origin {
+            state.cors.preflight(res.headers_mut(), origin, req.headers());
+        }
+        log(&req, "preflight", res.status(), started);
+        return Ok(res);
+    }
+
+    let (target, mut res) = match state.router.route(&method, req.uri().path()) {
+        Routed::Found(target, ids) => {
+            let path_and_query = tracing::enabled!(tracing::Level::INFO).then(|| LogLine::of(&req));
+            let span = tracing::info_span!("request", endpoint = target.name());
+            let result = AssertUnwindSafe(crate::dispatch::dispatch(&state, target, ids, req))
+                .catch_unwind()
+                .instrument(span)
+                .await;
+            let mut res = match result {
+                Ok(Ok(res)) => res,
+                Ok(Err(Reject::Api(e))) => error(&e),
+                Ok(Err(Reject::Abort(why))) => {
+                    tracing::info!(endpoint = target.name(), why, "request aborted");
+                    return Err(Aborted(why));
+                }
+                Err(panic) => {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    tracing::error!(endpoint = target.name(), panic = %what, "handler panicked");
+                    error(&Error::new(ErrorKind::Internal, "internal error"))
+                }
+            };
+            if let Some(line) = path_and_query {
+                line.emit(target.name(), &method, res.status(), started);
+            }
+            if let Some(origin) = origin {
+                state.cors.simple(res.headers_mut(), origin);
+            } else if has_origin {
+                res.headers_mut().insert(header::VARY, HeaderValue::from_static("origin"));
+            }
+            return Ok(res);
+        }
+        Routed::NotFound => (None, error(&Error::not_found(format!("no such path: {}", req.uri().path())))),
+        Routed::MethodNotAllowed(allow) => {
+            let mut res = error(&Error::new(
+                ErrorKind::MethodNotAllowed,
+                format!("{method} is not allowed here; allowed: {}", allow.to_str().unwrap_or("")),
+            ));
+            res.headers_mut().insert(header::ALLOW, allow);
+            (None::<Target>, res)
+        }
+        Routed::BadParam(e) => (None, error(&e)),
+    };
+    log(&req, target.map_or("-", Target::name), res.status(), started);
+    if let Some(origin) = origin {
+        state.cors.simple(res.headers_mut(), origin);
+    }
+    Ok(res)
+}
+
+/// What the access log needs of a request, taken before the request is
+/// consumed.
+struct LogLine {
+    path: String,
+    query: Option<String>,
+}
+
+impl LogLine {
+    fn of(req: &Request<Incoming>) -> LogLine {
+        LogLine { path: req.uri().path().to_string(), query: req.uri().query().map(redacted_query) }
+    }
+
+    fn emit(&self, endpoint: &str, method: &hyper::Method, status: StatusCode, started: Instant) {
+        tracing::info!(
+            endpoint,
+            %method,
+            path = %self.path,
+            query = self.query.as_deref().unwrap_or(""),
+            status = status.as_u16(),
+            latency_us = started.elapsed().as_micros() as u64,
+            "request"
+        );
+    }
+}
+
+fn log(req: &Request<Incoming>, endpoint: &str, status: StatusCode, started: Instant) {
+    if tracing::enabled!(tracing::Level::INFO) {
+        LogLine::of(req).emit(endpoint, req.method(), status, started);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn tokens_are_hidden_in_logged_queries() {
+        assert_eq!(super::redacted_query("a=1&token=tbk-xyz&b=2"), "a=1&token=REDACTED&b=2");
+    }
+}

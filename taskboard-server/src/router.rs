@@ -1,0 +1,140 @@
+//! Paths to endpoints: a matchit router keyed by path, each path holding
+//! its method table, so an unknown path is a 404 and a known path with
+//! another method a 405 with `Allow` (DECISIONS 1.4).
+
+use hyper::Method;
+use hyper::header::HeaderValue;
+use taskboard_core::api::{ENDPOINTS, EndpointName, Method as ApiMethod};
+use taskboard_core::{Error, Result};
+use uuid::Uuid;
+
+/// What a request reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Target {
+    Api(EndpointName),
+    Docs,
+    OpenApi,
+    Panic,
+}
+
+impl Target {
+    /// The endpoint name used in logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Api(name) => name.endpoint().name,
+            Target::Docs => "docs",
+            Target::OpenApi => "openapi",
+            Target::Panic => "panic",
+        }
+    }
+}
+
+struct PathEntry {
+    methods: Vec<(Method, Target)>,
+    allow: HeaderValue,
+}
+
+pub(crate) struct Router {
+    inner: matchit::Router<PathEntry>,
+}
+
+/// The outcome of routing a request.
+pub(crate) enum Routed {
+    Found(Target, PathIds),
+    NotFound,
+    MethodNotAllowed(HeaderValue),
+    BadParam(Error),
+}
+
+/// The path parameters, in path order. Every parameter of the API is a
+/// uuid, so they are parsed here, once.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct PathIds {
+    ids: [Uuid; 2],
+}
+
+impl PathIds {
+    pub fn first(&self) -> Uuid {
+        self.ids[0]
+    }
+    pub fn second(&self) -> Uuid {
+        self.ids[1]
+    }
+}
+
+fn method(m: ApiMethod) -> Method {
+    match m {
+        ApiMethod::Get => Method::GET,
+        ApiMethod::Post => Method::POST,
+        ApiMethod::Put => Method::PUT,
+        ApiMethod::Patch => Method::PATCH,
+        ApiMethod::Delete => Method::DELETE,
+    }
+}
+
+impl Router {
+    pub fn new(dev: bool, panic_route: bool) -> Router {
+        let mut routes: Vec<(&'static str, Method, Target)> =
+            ENDPOINTS.iter().map(|(name, e)| (e.path, method(e.method), Target::Api(*name))).collect();
+        if dev {
+            routes.push(("/docs", Method::GET, Target::Docs));
+            routes.push(("/openapi.json", Method::GET, Target::OpenApi));
+        }
+        if panic_route {
+            routes.push(("/__panic", Method::GET, Target::Panic));
+        }
+        let mut paths: Vec<(&'static str, Vec<(Method, Target)>)> = Vec::new();
+        for (path, m, target) in routes {
+            match paths.iter_mut().find(|(p, _)| *p == path) {
+                Some((_, methods)) => methods.push((m, target)),
+                None => paths.push((path, vec![(m, target)])),
+            }
+        }
+        let mut inner = matchit::Router::new();
+        for (path, methods) in paths {
+            let allow = methods.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>().join(", ");
+            let allow = HeaderValue::from_str(&allow).expect("method names are valid header text");
+            inner.insert(path, PathEntry { methods, allow }).expect("the endpoint paths do not conflict");
+        }
+        Router { inner }
+    }
+
+    pub fn route(&self, method: &Method, path: &str) -> Routed {
+        let Ok(matched) = self.inner.at(path) else {
+            return Routed::NotFound;
+        };
+        let Some(&(_, target)) = matched.value.methods.iter().find(|(m, _)| m == method) else {
+            return Routed::MethodNotAllowed(matched.value.allow.clone());
+        };
+        let mut ids = PathIds::default();
+        for (i, (name, value)) in matched.params.iter().enumerate().take(2) {
+            match parse_id(name, value) {
+                Ok(id) => ids.ids[i] = id,
+                Err(e) => return Routed::BadParam(e),
+            }
+        }
+        Routed::Found(target, ids)
+    }
+}
+
+fn parse_id(name: &str, value: &str) -> Result<Uuid> {
+    Uuid::try_parse(value).map_err(|_| Error::invalid(name, format!("{value:?} is not a valid uuid")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_me_wins_over_a_member_id() {
+        let r = Router::new(false, false);
+        assert!(matches!(
+            r.route(&Method::GET, "/api/v1/members/me"),
+            Routed::Found(Target::Api(EndpointName::get_me), _)
+        ));
+        assert!(matches!(r.route(&Method::GET, "/api/v1/members/nope"), Routed::BadParam(_)));
+        assert!(matches!(r.route(&Method::PUT, "/api/v1/tasks"), Routed::MethodNotAllowed(_)));
+        assert!(matches!(r.route(&Method::GET, "/api/v2/tasks"), Routed::NotFound));
+        assert!(matches!(r.route(&Method::GET, "/docs"), Routed::NotFound));
+    }
+}
