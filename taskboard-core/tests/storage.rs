@@ -171,7 +171,18 @@ mod suite {
         let store = b.open();
         put_all(
             &*store,
-            &[b"a", b"ab", b"ab\x00", b"ab\xff", b"ab\xff\xff", b"ac", b"b", b"\x01\xff", b"\x02", b"\xff\xff"],
+            &[
+                b"a",
+                b"ab",
+                b"ab\x00",
+                b"ab\xff",
+                b"ab\xff\xff",
+                b"ac",
+                b"b",
+                b"\x01\xff",
+                b"\x02",
+                b"\xff\xff",
+            ],
         );
         let r = store.read().unwrap();
         assert_eq!(
@@ -246,6 +257,33 @@ mod suite {
         assert_eq!(seen.1, k(&[b"b", b"c"]));
     }
 
+    /// A scan's callback may read the store again (list_messages looks up
+    /// each message an index yields), in snapshots and in transactions.
+    pub fn a_scan_callback_may_read(b: &dyn Backend) {
+        let store = b.open();
+        put_all(&*store, &[b"a", b"b"]);
+        write(&*store, |w| w.put(META, b"a", b"meta of a")).unwrap();
+        let nested = |r: &dyn ReadTxn| {
+            let mut seen = Vec::new();
+            r.scan(LABELS, KeyRange::all(), Direction::Forward, &mut |k, _| {
+                seen.push((r.get(LABELS, k)?.is_some(), r.get(META, k)?));
+                let mut inner = 0;
+                r.scan(LABELS, KeyRange::all(), Direction::Reverse, &mut |_, _| {
+                    inner += 1;
+                    Ok(Scan::Continue)
+                })?;
+                assert_eq!(inner, 2);
+                Ok(Scan::Continue)
+            })
+            .unwrap();
+            seen
+        };
+        let expected = vec![(true, Some(b"meta of a".to_vec())), (true, None)];
+        assert_eq!(nested(&*store.read().unwrap()), expected);
+        let in_txn = write(&*store, move |w| Ok(nested(&*w))).unwrap();
+        assert_eq!(in_txn, expected);
+    }
+
     pub fn a_failing_operation_leaves_nothing_behind(b: &dyn Backend) {
         let store = b.open();
         put_all(&*store, &[b"keep"]);
@@ -308,9 +346,9 @@ mod suite {
                         return Err(Error::conflict(format!("op {i} refused")));
                     }
                     // Each operation sees the earlier ones of its batch.
-                    let earlier = (0..i).filter(|j| j % 3 != 1).all(|j| {
-                        w.get(LABELS, &[b'k', j]).map(|v| v.is_some()).unwrap_or(false)
-                    });
+                    let earlier = (0..i)
+                        .filter(|j| j % 3 != 1)
+                        .all(|j| w.get(LABELS, &[b'k', j]).map(|v| v.is_some()).unwrap_or(false));
                     Ok(Box::new(earlier) as Output)
                 }),
                 done: Box::new(move |r| {
@@ -344,9 +382,8 @@ mod suite {
     /// Whatever is acknowledged survives closing and reopening.
     pub fn acknowledged_writes_survive_a_reopen(b: &dyn Backend) {
         let store = b.open();
-        let pending: Vec<_> = (0u32..200)
-            .map(|i| submit(&*store, move |w| w.put(LABELS, &i.to_be_bytes(), b"v")))
-            .collect();
+        let pending: Vec<_> =
+            (0u32..200).map(|i| submit(&*store, move |w| w.put(LABELS, &i.to_be_bytes(), b"v"))).collect();
         for rx in pending {
             rx.recv().unwrap().unwrap();
         }
@@ -410,6 +447,10 @@ macro_rules! conformance {
             #[test]
             fn a_transaction_reads_its_own_writes() {
                 suite::a_transaction_reads_its_own_writes(&*backend());
+            }
+            #[test]
+            fn a_scan_callback_may_read() {
+                suite::a_scan_callback_may_read(&*backend());
             }
             #[test]
             fn a_failing_operation_leaves_nothing_behind() {

@@ -352,8 +352,10 @@ impl Board {
             if let Some(p) = patch.priority.value() {
                 t.priority = p;
             }
-            if let Some(names) = patch.labels.change() {
-                t.label_ids = label_ids(tx, &names.unwrap_or_default())?;
+            // `labels` is not nullable: null leaves it unchanged (DECISIONS
+            // 1.3); an empty array clears it.
+            if let Some(names) = patch.labels.value() {
+                t.label_ids = label_ids(tx, &names)?;
             }
             if let Some(a) = patch.assignee_id.change() {
                 if let Some(a) = a {

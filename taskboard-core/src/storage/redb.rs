@@ -11,6 +11,7 @@ use std::cell::RefCell;
 use std::ops::Bound;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
+use std::rc::Rc;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -284,32 +285,33 @@ impl ReadTxn for RedbRead {
     }
 }
 
+/// A table of a write transaction, shared so that a read made from inside
+/// a scan callback (which holds the table) can use it too. Writes take
+/// `&mut self`, so they never meet a borrow held by a scan.
+type WriteTable<'t> = Rc<RefCell<redb::Table<'t, &'static [u8], &'static [u8]>>>;
+
 struct RedbWrite<'t> {
     txn: &'t WriteTransaction,
-    open: RefCell<Vec<(usize, redb::Table<'t, &'static [u8], &'static [u8]>)>>,
+    open: RefCell<Vec<(usize, WriteTable<'t>)>>,
 }
 
 impl<'t> RedbWrite<'t> {
-    fn with_table<R>(
-        &self,
-        table: Table,
-        f: impl FnOnce(&mut redb::Table<'t, &'static [u8], &'static [u8]>) -> Result<R, Error>,
-    ) -> Result<R, Error> {
+    fn table(&self, table: Table) -> Result<WriteTable<'t>, Error> {
         let mut open = self.open.borrow_mut();
-        let pos = match open.iter().position(|(i, _)| *i == table.index) {
-            Some(pos) => pos,
-            None => {
-                open.push((table.index, self.txn.open_table(def(table)).map_err(storage_err)?));
-                open.len() - 1
-            }
-        };
-        f(&mut open[pos].1)
+        if let Some((_, t)) = open.iter().find(|(i, _)| *i == table.index) {
+            return Ok(t.clone());
+        }
+        let t = Rc::new(RefCell::new(self.txn.open_table(def(table)).map_err(storage_err)?));
+        open.push((table.index, t.clone()));
+        Ok(t)
     }
 }
 
 impl ReadTxn for RedbWrite<'_> {
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, Error> {
-        self.with_table(table, |t| Ok(t.get(key).map_err(storage_err)?.map(|v| v.value().to_vec())))
+        let t = self.table(table)?;
+        let t = t.borrow();
+        Ok(t.get(key).map_err(storage_err)?.map(|v| v.value().to_vec()))
     }
 
     fn scan(
@@ -319,19 +321,19 @@ impl ReadTxn for RedbWrite<'_> {
         direction: Direction,
         visit: &mut Visitor<'_>,
     ) -> Result<(), Error> {
-        self.with_table(table, |t| scan_table(t, range, direction, visit))
+        let t = self.table(table)?;
+        let t = t.borrow();
+        scan_table(&*t, range, direction, visit)
     }
 }
 
 impl WriteTxn for RedbWrite<'_> {
     fn put(&mut self, table: Table, key: &[u8], value: &[u8]) -> Result<(), Error> {
-        self.with_table(table, |t| {
-            t.insert(key, value).map_err(storage_err)?;
-            Ok(())
-        })
+        self.table(table)?.borrow_mut().insert(key, value).map_err(storage_err)?;
+        Ok(())
     }
 
     fn delete(&mut self, table: Table, key: &[u8]) -> Result<bool, Error> {
-        self.with_table(table, |t| Ok(t.remove(key).map_err(storage_err)?.is_some()))
+        Ok(self.table(table)?.borrow_mut().remove(key).map_err(storage_err)?.is_some())
     }
 }

@@ -5,3 +5,5 @@
 mod support;
 
 mod members;
+mod projects;
+mod tasks;

@@ -131,11 +131,8 @@ async fn agent_tokens_are_tbk_and_at_least_40_url_safe_characters() {
 #[tokio::test]
 async fn only_a_hash_of_an_agent_token_is_stored() {
     let fx = board_on_disk().await;
-    let created = fx
-        .board
-        .create_member(&fx.owner, new_member("bot", MemberType::Agent, Role::Member))
-        .await
-        .unwrap();
+    let created =
+        fx.board.create_member(&fx.owner, new_member("bot", MemberType::Agent, Role::Member)).await.unwrap();
     let token = created.token.unwrap();
     let path = fx.path().join("board.redb");
     let Fx { board, dir, .. } = fx;
@@ -213,7 +210,10 @@ async fn a_deleted_member_gets_401_everywhere_and_cannot_log_in() {
     assert_eq!(kind(fx.board.actor(ana.id()).await), ErrorKind::NotFound);
     // An actor resolved before the deletion cannot act either.
     let p = fx.project("web").await;
-    assert_eq!(kind(fx.board.update_member(&ana, ana.id(), MemberPatch::default()).await), ErrorKind::Unauthorized);
+    assert_eq!(
+        kind(fx.board.update_member(&ana, ana.id(), MemberPatch::default()).await),
+        ErrorKind::Unauthorized
+    );
     let _ = p;
 }
 
@@ -279,8 +279,10 @@ async fn the_jwt_secret_is_kept_in_the_data_directory_readable_by_the_owner_only
 
 #[tokio::test]
 async fn a_configured_jwt_secret_is_used_instead_of_a_generated_one() {
-    let options =
-        BoardOptions { jwt_secret: Some("a configured secret of enough length".into()), ..Default::default() };
+    let options = BoardOptions {
+        jwt_secret: Some("a configured secret of enough length".into()),
+        ..Default::default()
+    };
     let fx = board_on_disk_with(options).await;
     assert!(!fx.path().join("jwt_secret").exists(), "nothing is generated");
     let token = fx.board.login("owner", OWNER_PASSWORD).await.unwrap().token;
@@ -318,7 +320,8 @@ async fn member_creation_defaults_and_conflicts() {
     let m = fx.board.create_member(&fx.owner, created.clone()).await.unwrap();
     assert_eq!(m.kind, MemberType::Agent);
     assert_eq!(kind(fx.board.create_member(&fx.owner, created).await), ErrorKind::Conflict);
-    let bridge = NewMember { kind: MemberType::Bridge, ..new_member("bridge", MemberType::Human, Role::Member) };
+    let bridge =
+        NewMember { kind: MemberType::Bridge, ..new_member("bridge", MemberType::Human, Role::Member) };
     assert_eq!(kind(fx.board.create_member(&fx.owner, bridge).await), ErrorKind::Validation);
     let human_with_config = NewMember {
         agent_config: Some(AgentConfig::default()),
@@ -393,7 +396,8 @@ async fn only_owners_delete_members() {
 async fn a_member_changes_its_own_name_avatar_status_and_agent_config() {
     let fx = board().await;
     let (bot, _) = fx.agent_with("bot", AgentConfig::default()).await;
-    let config = AgentConfig { labels: vec!["backend".into()], model: Some("m1".into()), ..Default::default() };
+    let config =
+        AgentConfig { labels: vec!["backend".into()], model: Some("m1".into()), ..Default::default() };
     let patch = MemberPatch {
         name: Patch::Value(name("Robot")),
         avatar_url: Patch::Value("https://example.com/a.png".into()),

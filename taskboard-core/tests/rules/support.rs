@@ -46,7 +46,10 @@ pub async fn board_on_disk_with(options: BoardOptions) -> Fx {
 
 async fn bootstrap(board: &Board) -> Actor {
     let boot = board
-        .bootstrap_owner(slug("owner"), Some(taskboard_core::validate::Password::new(OWNER_PASSWORD).unwrap()))
+        .bootstrap_owner(
+            slug("owner"),
+            Some(taskboard_core::validate::Password::new(OWNER_PASSWORD).unwrap()),
+        )
         .await
         .unwrap()
         .expect("a fresh board is empty");
