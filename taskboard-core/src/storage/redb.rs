@@ -219,7 +219,11 @@ impl RedbRead {
         table: Table,
         f: impl FnOnce(&ReadOnlyTable<&'static [u8], &'static [u8]>) -> Result<R, Error>,
     ) -> Result<R, Error> {
-        let mut open = self.open.borrow_mut();
+        // A read made from inside a scan callback finds the cache borrowed
+        // by the scan; it opens its own handle rather than panic.
+        let Ok(mut open) = self.open.try_borrow_mut() else {
+            return f(&self.txn.open_table(def(table)).map_err(storage_err)?);
+        };
         if open[table.index].is_none() {
             open[table.index] = Some(self.txn.open_table(def(table)).map_err(storage_err)?);
         }
