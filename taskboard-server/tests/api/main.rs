@@ -1,0 +1,12 @@
+//! Integration tests of the HTTP server: one binary, one real server per
+//! test on port 0 with its own data directory.
+
+mod auth;
+mod files;
+mod http;
+mod members;
+mod messages;
+mod projects;
+pub mod support;
+mod tasks;
+mod ws;
