@@ -68,6 +68,9 @@ pub struct Config {
     /// Password of that owner; generated when absent.
     pub owner_password: Option<String>,
     pub limits: Limits,
+    /// How many events a WebSocket client may fall behind before it is
+    /// closed with 4008 (DECISIONS 7.5); see `BoardOptions::event_buffer`.
+    pub event_buffer: usize,
     /// Adds `GET /__panic`, a handler that panics, so tests can prove a
     /// panic becomes a 500 and the server keeps serving.
     #[doc(hidden)]
@@ -113,6 +116,7 @@ impl Config {
             owner_login: "owner".to_string(),
             owner_password: None,
             limits: Limits::default(),
+            event_buffer: BoardOptions::default().event_buffer,
             panic_route: false,
         }
     }
@@ -150,6 +154,7 @@ impl Server {
     pub async fn bind(config: Config) -> Result<Server, StartError> {
         let options = BoardOptions {
             max_upload_bytes: config.max_upload_bytes,
+            event_buffer: config.event_buffer,
             jwt_secret: config.jwt_secret.clone(),
             ..BoardOptions::default()
         };
