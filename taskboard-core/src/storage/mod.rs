@@ -110,9 +110,14 @@ pub type Output = Box<dyn Any + Send>;
 /// One write operation: `run` inside a transaction, then `done` with its
 /// outcome once that transaction is durable (or failed).
 pub struct WriteOp {
-    pub run: Box<dyn FnOnce(&mut dyn WriteTxn) -> Result<Output, Error> + Send>,
-    pub done: Box<dyn FnOnce(Result<Output, Error>) + Send>,
+    pub run: RunFn,
+    pub done: DoneFn,
 }
+
+/// The body of a write operation.
+pub type RunFn = Box<dyn FnOnce(&mut dyn WriteTxn) -> Result<Output, Error> + Send>;
+/// The completion of a write operation, called once it is durable or failed.
+pub type DoneFn = Box<dyn FnOnce(Result<Output, Error>) + Send>;
 
 /// A storage backend.
 pub trait Storage: Send + Sync + 'static {

@@ -21,7 +21,7 @@ use redb::{
 };
 
 use super::tables::{self, Table};
-use super::{Direction, KeyRange, Output, ReadTxn, Scan, Storage, Visitor, WriteOp, WriteTxn};
+use super::{Direction, DoneFn, KeyRange, Output, ReadTxn, RunFn, Scan, Storage, Visitor, WriteOp, WriteTxn};
 use crate::error::Error;
 
 /// Most operations committed under one sync.
@@ -118,8 +118,7 @@ fn write_loop(db: &Database, rx: mpsc::Receiver<WriteOp>) {
             }
         }
         let last = batch.len() - 1;
-        let mut outcomes: Vec<(Box<dyn FnOnce(Result<Output, Error>) + Send>, Result<Output, Error>)> =
-            Vec::with_capacity(batch.len());
+        let mut outcomes: Vec<(DoneFn, Result<Output, Error>)> = Vec::with_capacity(batch.len());
         let mut synced = false;
         for (i, op) in batch.drain(..).enumerate() {
             let durability = if i == last { Durability::Immediate } else { Durability::None };
@@ -132,9 +131,9 @@ fn write_loop(db: &Database, rx: mpsc::Receiver<WriteOp>) {
         if !synced {
             // The last operation failed: sync the earlier ones with an
             // empty commit.
-            let sync = db.begin_write().and_then(|mut t| {
+            let sync = db.begin_write().map(|mut t| {
                 let _ = t.set_durability(Durability::Immediate);
-                Ok(t)
+                t
             });
             let result = sync.map_err(storage_err).and_then(|t| t.commit().map_err(storage_err));
             if let Err(e) = result {
@@ -150,8 +149,6 @@ fn write_loop(db: &Database, rx: mpsc::Receiver<WriteOp>) {
         }
     }
 }
-
-type RunFn = Box<dyn FnOnce(&mut dyn WriteTxn) -> Result<Output, Error> + Send>;
 
 fn run_one(db: &Database, run: RunFn, durability: Durability) -> Result<Output, Error> {
     let mut txn = db.begin_write().map_err(storage_err)?;
@@ -208,9 +205,15 @@ impl Storage for RedbStore {
     }
 }
 
+type ReadTable = ReadOnlyTable<&'static [u8], &'static [u8]>;
+
+/// One entry of a range over a table.
+type Entry<'a> =
+    Result<(redb::AccessGuard<'a, &'static [u8]>, redb::AccessGuard<'a, &'static [u8]>), redb::StorageError>;
+
 struct RedbRead {
     txn: redb::ReadTransaction,
-    open: RefCell<Vec<Option<ReadOnlyTable<&'static [u8], &'static [u8]>>>>,
+    open: RefCell<Vec<Option<ReadTable>>>,
 }
 
 impl RedbRead {
@@ -249,11 +252,10 @@ fn scan_table(
     visit: &mut Visitor<'_>,
 ) -> Result<(), Error> {
     let iter = table.range::<&[u8]>(bounds(&range)).map_err(storage_err)?;
-    let mut step =
-        |entry: Result<(redb::AccessGuard<'_, &[u8]>, redb::AccessGuard<'_, &[u8]>), redb::StorageError>| {
-            let (k, v) = entry.map_err(storage_err)?;
-            visit(k.value(), v.value())
-        };
+    let mut step = |entry: Entry<'_>| {
+        let (k, v) = entry.map_err(storage_err)?;
+        visit(k.value(), v.value())
+    };
     match direction {
         Direction::Forward => {
             for entry in iter {

@@ -4,6 +4,10 @@
 
 mod support;
 
+mod concurrency;
+mod events;
+mod files;
 mod members;
+mod messages;
 mod projects;
 mod tasks;

@@ -136,11 +136,6 @@ impl Fx {
     pub async fn get(&self, task: Uuid) -> Task {
         self.board.get_task(&self.owner, task).await.unwrap()
     }
-
-    /// The actor again, read fresh (its role or activity may have changed).
-    pub async fn refresh(&self, actor: &Actor) -> Actor {
-        self.board.actor(actor.id()).await.unwrap()
-    }
 }
 
 pub fn new_project(s: &str) -> NewProject {

@@ -1,0 +1,316 @@
+//! Events (REST-INTERFACE Events; DECISIONS 7.1–7.4; docs/decisions.md
+//! 7.a): every change yields events numbered by a board-wide seq, who sees
+//! them, replay and resume, retention across restarts.
+
+use std::sync::Arc;
+
+use taskboard_core::api::{MemberPatch, NewMessage, NewTask, Patch, TaskPatch};
+use taskboard_core::model::*;
+use taskboard_core::{BoardOptions, Event};
+
+use crate::support::*;
+
+fn seqs(events: &[Arc<Event>]) -> Vec<u64> {
+    events.iter().map(|e| e.seq).collect()
+}
+
+#[track_caller]
+fn assert_contiguous(events: &[Arc<Event>], from: u64, to: u64) {
+    assert_eq!(seqs(events), (from..=to).collect::<Vec<_>>(), "no gap, no duplicate, in order");
+}
+
+#[tokio::test]
+async fn every_change_yields_events_with_increasing_seq() {
+    let fx = board().await;
+    let start = fx.board.latest_seq();
+    assert!(start >= 1, "the bootstrap owner's member.created");
+    let mut sub = fx.board.subscribe(Some(start));
+    let p = fx.project("web").await;
+    let bot = fx.agent("bot").await;
+    let t = fx.task_with(&p, NewTask { labels: labels(&["new-label"]), ..new_task("a") }).await;
+    fx.board.take(&bot, t.id).await.unwrap();
+    fx.board.create_step(&fx.owner, t.id, title("s")).await.unwrap();
+    fx.board
+        .post_message(&bot, NewMessage { chat_id: p.chat_id, content: "hi".into(), ..Default::default() })
+        .await
+        .unwrap();
+    fx.board.delete_task(&fx.owner, t.id).await.unwrap();
+    let events = drain(&mut sub);
+    assert_contiguous(&events, start + 1, fx.board.latest_seq());
+    assert_eq!(
+        kinds(&events),
+        [
+            "project.created",
+            "member.created",
+            "label.created",
+            "task.created",
+            "message.new", // creation, to the task's comments
+            "message.new", // and to the project chat
+            "message.new", // take: the system message, then the task
+            "task.updated",
+            "step.created",
+            "message.new",
+            "task.deleted",
+        ]
+    );
+    assert!(events.windows(2).all(|w| w[0].ts <= w[1].ts));
+}
+
+#[tokio::test]
+async fn event_payloads_have_the_specified_shapes() {
+    let fx = board().await;
+    let mut sub = fx.board.subscribe(None);
+    let p = fx.project("web").await;
+    let (bot, _) = fx.agent_with("bot", AgentConfig::default()).await;
+    let t = fx.task(&p, "a").await;
+    let updated = fx
+        .board
+        .update_task(
+            &fx.owner,
+            t.id,
+            TaskPatch { status: Patch::Value(TaskStatus::Todo), ..Default::default() },
+        )
+        .await
+        .unwrap();
+    fx.board.set_status(&bot, MemberStatus::Busy).await.unwrap();
+    let config = AgentConfig { labels: vec!["x".into()], ..Default::default() };
+    let patch = MemberPatch { agent_config: Patch::Value(config.clone()), ..Default::default() };
+    fx.board.update_member(&fx.owner, bot.id(), patch).await.unwrap();
+    fx.board.delete_task(&fx.owner, t.id).await.unwrap();
+    let events = drain(&mut sub);
+    let find = |kind: &str| events.iter().find(|e| e.kind == kind).unwrap_or_else(|| panic!("no {kind}"));
+    let project: Project = serde_json::from_value(find("project.created").data.clone()).unwrap();
+    assert_eq!(project, p);
+    let created: Task = serde_json::from_value(find("task.created").data.clone()).unwrap();
+    assert_eq!(created, t);
+    let task_updated: Task = serde_json::from_value(find("task.updated").data.clone()).unwrap();
+    assert_eq!(task_updated, updated);
+    let message: Message = serde_json::from_value(find("message.new").data.clone()).unwrap();
+    assert_eq!(message.author_type, AuthorType::System);
+    assert_eq!(find("agent.status").data, serde_json::json!({"member_id": bot.id(), "status": "busy"}));
+    assert_eq!(
+        find("config.updated").data,
+        serde_json::json!({"member_id": bot.id(), "agent_config": serde_json::to_value(&config).unwrap()})
+    );
+    assert_eq!(
+        find("task.deleted").data,
+        serde_json::json!({"id": t.id, "key": "WEB-1", "project_id": p.id})
+    );
+    // The frame: {"type", "seq", "ts", "data"}.
+    let e = find("task.deleted");
+    let frame: serde_json::Value = serde_json::from_str(&e.frame()).unwrap();
+    assert_eq!(frame["type"], "task.deleted");
+    assert_eq!(frame["seq"], e.seq);
+    assert_eq!(frame["data"], e.data);
+    assert!(frame["ts"].as_str().unwrap().ends_with('Z'));
+    let mut keys: Vec<&str> = frame.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort();
+    assert_eq!(keys, ["data", "seq", "ts", "type"]);
+}
+
+/// DECISIONS 7.3, through `Event::visible_to`, the rule the server applies.
+#[tokio::test]
+async fn recipients_follow_the_recipient_rule() {
+    let fx = board().await;
+    let p = fx.project("web").await;
+    let member = fx.human("member", Role::Member).await;
+    let outsider = fx.human("outsider", Role::Member).await;
+    let (all_bot, _) = fx.agent_with("all-bot", AgentConfig::default()).await;
+    let quiet =
+        AgentConfig { chat_listen: Listen::Mentions, task_listen: Listen::Mentions, ..Default::default() };
+    let (quiet_bot, _) = fx.agent_with("quiet-bot", quiet).await;
+    for m in [&member, &all_bot, &quiet_bot] {
+        fx.board.add_project_member(&fx.owner, p.id, m.id()).await.unwrap();
+    }
+    let viewers = [&fx.owner, &member, &outsider, &all_bot, &quiet_bot].map(|a| fx.board.viewer(a));
+    let mut sub = fx.board.subscribe(None);
+    let mut seen_by = || {
+        let events = drain(&mut sub);
+        events
+            .into_iter()
+            .map(|e| (e.kind.clone(), viewers.each_ref().map(|v| e.visible_to(v))))
+            .collect::<Vec<_>>()
+    };
+
+    // A chat message: the project's members; a mentions-only agent only when mentioned.
+    let chat = |content: &str, mentions: Vec<uuid::Uuid>| NewMessage {
+        chat_id: p.chat_id,
+        content: content.into(),
+        mentions,
+        ..Default::default()
+    };
+    fx.board.post_message(&member, chat("hello", vec![])).await.unwrap();
+    assert_eq!(seen_by(), [("message.new".to_string(), [true, true, false, true, false])]);
+    fx.board.post_message(&member, chat("@quiet-bot look", vec![])).await.unwrap();
+    assert_eq!(seen_by(), [("message.new".to_string(), [true, true, false, true, true])]);
+    fx.board.post_message(&member, chat("hey outsider", vec![outsider.id()])).await.unwrap();
+    assert_eq!(
+        seen_by(),
+        [("message.new".to_string(), [true, true, false, true, false])],
+        "a mention does not open a chat to a non-member"
+    );
+
+    // A task comment: watchers, assignee, reviewer and the mentioned.
+    let t = fx
+        .board
+        .create_task(&member, p.id, NewTask { reviewer_id: Some(quiet_bot.id()), ..new_task("t") })
+        .await
+        .unwrap();
+    let created = seen_by();
+    let comment_on_task = &created.iter().filter(|(k, _)| k == "message.new").collect::<Vec<_>>()[0].1;
+    assert_eq!(
+        *comment_on_task,
+        [false, true, false, false, false],
+        "the creator watches; quiet-bot only on mention"
+    );
+    let comment = |content: &str, mentions: Vec<uuid::Uuid>| NewMessage {
+        task_id: Some(t.id),
+        content: content.into(),
+        mentions,
+        ..Default::default()
+    };
+    fx.board.assign(&fx.owner, t.id, all_bot.id()).await.unwrap();
+    seen_by();
+    fx.board.post_message(&member, comment("progress?", vec![outsider.id()])).await.unwrap();
+    assert_eq!(seen_by(), [("message.new".to_string(), [false, true, true, true, false])]);
+    fx.board.post_message(&member, comment("@quiet-bot please review", vec![])).await.unwrap();
+    assert_eq!(seen_by(), [("message.new".to_string(), [false, true, false, true, true])]);
+
+    // config.updated only to that agent; everything else to everyone.
+    let patch = MemberPatch { agent_config: Patch::Value(AgentConfig::default()), ..Default::default() };
+    fx.board.update_member(&fx.owner, quiet_bot.id(), patch).await.unwrap();
+    let got = seen_by();
+    assert_eq!(
+        got.iter().find(|(k, _)| k == "config.updated").unwrap().1,
+        [false, false, false, false, true]
+    );
+    assert_eq!(got.iter().find(|(k, _)| k == "member.updated").unwrap().1, [true; 5]);
+}
+
+#[tokio::test]
+async fn a_viewer_applies_its_new_configuration_at_once() {
+    let fx = board().await;
+    let p = fx.project("web").await;
+    let (bot, _) = fx.agent_with("bot", AgentConfig::default()).await;
+    fx.board.add_project_member(&fx.owner, p.id, bot.id()).await.unwrap();
+    let mut viewer = fx.board.viewer(&bot);
+    let mut sub = fx.board.subscribe(None);
+    let quiet = AgentConfig { chat_listen: Listen::Mentions, ..Default::default() };
+    fx.board
+        .update_member(
+            &fx.owner,
+            bot.id(),
+            MemberPatch { agent_config: Patch::Value(quiet), ..Default::default() },
+        )
+        .await
+        .unwrap();
+    fx.board
+        .post_message(&fx.owner, NewMessage { chat_id: p.chat_id, content: "x".into(), ..Default::default() })
+        .await
+        .unwrap();
+    let mut visible = Vec::new();
+    for e in drain(&mut sub) {
+        viewer.observe(&e);
+        if e.visible_to(&viewer) {
+            visible.push(e.kind.clone());
+        }
+    }
+    assert_eq!(visible, ["member.updated", "config.updated"], "the chat message is filtered already");
+}
+
+/// Subscribing while writers run: the replay from `since` and the live
+/// stream together hold every later event exactly once, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_replays_from_since_then_continues_live_with_no_gap_and_no_duplicate() {
+    let fx = board().await;
+    let bot = fx.agent("bot").await;
+    let since = fx.board.latest_seq();
+    let writer = {
+        let (board, bot) = (fx.board.clone(), bot.clone());
+        tokio::spawn(async move {
+            for i in 0..400 {
+                let s = if i % 2 == 0 { MemberStatus::Busy } else { MemberStatus::Online };
+                board.set_status(&bot, s).await.unwrap();
+            }
+        })
+    };
+    // Subscribe somewhere in the middle of the writes.
+    while fx.board.latest_seq() < since + 100 {
+        tokio::task::yield_now().await;
+    }
+    let mut sub = fx.board.subscribe(Some(since));
+    assert!(!sub.resync_required);
+    assert!(sub.latest >= since + 100);
+    writer.await.unwrap();
+    let last = fx.board.latest_seq();
+    assert_eq!(last, since + 400);
+    let mut events: Vec<Arc<Event>> = std::mem::take(&mut sub.replay);
+    while events.last().is_none_or(|e| e.seq < last) {
+        events.push(sub.live.recv().await.unwrap());
+    }
+    assert_contiguous(&events, since + 1, last);
+}
+
+#[tokio::test]
+async fn subscribing_without_since_gets_only_live_events_and_since_now_replays_nothing() {
+    let fx = board().await;
+    let latest = fx.board.latest_seq();
+    let mut now = fx.board.subscribe(Some(latest));
+    let mut live = fx.board.subscribe(None);
+    assert!(now.replay.is_empty() && !now.resync_required);
+    assert_eq!(live.latest, latest);
+    fx.project("web").await;
+    assert_eq!(seqs(&drain(&mut now)), [latest + 1]);
+    assert_eq!(seqs(&drain(&mut live)), [latest + 1]);
+}
+
+#[tokio::test]
+async fn events_after_reopen_continue_the_seq() {
+    let fx = board_on_disk().await;
+    let p = fx.project("web").await;
+    fx.task(&p, "a").await;
+    let before = fx.board.latest_seq();
+    let fx = fx.reopen().await;
+    assert_eq!(fx.board.latest_seq(), before);
+    let mut sub = fx.board.subscribe(Some(0));
+    assert!(!sub.resync_required);
+    let replayed = drain(&mut sub);
+    assert_contiguous(&replayed, 1, before);
+    fx.task(&p, "b").await;
+    let after = drain(&mut sub);
+    assert_eq!(after[0].seq, before + 1, "numbering continues where it stopped");
+    assert_contiguous(&after, before + 1, fx.board.latest_seq());
+    assert_eq!(fx.get(after[0].data["id"].as_str().unwrap().parse().unwrap()).await.number, 2);
+}
+
+/// DECISIONS 7.4: at least the last 10,000 events are retained across
+/// restarts; older ones call for a resync.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_events_are_retained_across_a_restart() {
+    let options = BoardOptions { event_buffer: 32, ..Default::default() };
+    let fx = board_on_disk_with(options).await;
+    let bot = fx.agent("bot").await;
+    // One agent.status event per write; concurrent writers so that group
+    // commit batches them.
+    let mut writers = tokio::task::JoinSet::new();
+    for w in 0..32 {
+        let (board, bot) = (fx.board.clone(), bot.clone());
+        writers.spawn(async move {
+            for i in 0..330 {
+                let s = if (w + i) % 2 == 0 { MemberStatus::Busy } else { MemberStatus::Online };
+                board.set_status(&bot, s).await.unwrap();
+            }
+        });
+    }
+    writers.join_all().await;
+    let latest = fx.board.latest_seq();
+    assert!(latest > 10_560, "{latest}");
+    let fx = fx.reopen().await;
+    assert_eq!(fx.board.latest_seq(), latest);
+    let sub = fx.board.subscribe(Some(latest - 10_000));
+    assert!(!sub.resync_required);
+    assert_contiguous(&sub.replay, latest - 9_999, latest);
+    let old = fx.board.subscribe(Some(1));
+    assert!(old.resync_required, "events after 1 are no longer retained");
+    assert!(old.replay.is_empty(), "no replay after a resync (7.a)");
+}
