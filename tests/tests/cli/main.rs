@@ -1,0 +1,5 @@
+//! End-to-end tests of the `taskboard` binary, in one test binary.
+
+mod admin;
+mod modes;
+mod remote;
