@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# WebSocket benchmark (issue 4): a release server in its own process and
+# the load client `taskboard-server/examples/ws_load.rs`.
+#
+#   bench/ws.sh                 both scenarios
+#   bench/ws.sh fanout          1,000 clients, one task update at a time
+#   bench/ws.sh sustained       10,000 events/s to 100 clients for 10 s
+#
+# Knobs (environment): CLIENTS, ROUNDS (fanout); RATE, DURATION (seconds), EVENT
+# (status|task), SUSTAINED_CLIENTS (sustained).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# 1,000 sockets on each side, plus the HTTP pool.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt 4096 ]; then
+    echo "the open-file limit is $(ulimit -n); the benchmark needs 4096" >&2
+    exit 1
+fi
+
+cargo build --release --quiet -p taskboard-server --bin taskboard-server --example ws_load
+bin=target/release/taskboard-server
+load=target/release/examples/ws_load
+
+data=$(mktemp -d)
+log="$data/server.log"
+export TASKBOARD_OWNER_PASSWORD="bench-password-$$"
+server=""
+cleanup() {
+    if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+    rm -rf "$data"
+}
+trap cleanup EXIT
+
+TASKBOARD_LOG_LEVEL=warn "$bin" --listen 127.0.0.1:0 --data-dir "$data/board" >"$log" 2>&1 &
+server=$!
+url=""
+for _ in $(seq 1 200); do
+    url=$(grep -o 'listening on http://[0-9.:]*' "$log" | head -1 | sed 's/listening on //') || true
+    [ -n "$url" ] && break
+    kill -0 "$server" 2>/dev/null || { cat "$log" >&2; exit 1; }
+    sleep 0.05
+done
+[ -n "$url" ] || { echo "the server did not start" >&2; cat "$log" >&2; exit 1; }
+echo "server $url (release), $(nproc) cores"
+
+what=${1:-all}
+if [ "$what" = all ] || [ "$what" = fanout ]; then
+    "$load" --url "$url" fanout --clients "${CLIENTS:-1000}" --rounds "${ROUNDS:-30}"
+fi
+if [ "$what" = all ] || [ "$what" = sustained ]; then
+    "$load" --url "$url" sustained --clients "${SUSTAINED_CLIENTS:-100}" --rate "${RATE:-10000}" \
+        --seconds "${DURATION:-10}" --event "${EVENT:-status}"
+fi
