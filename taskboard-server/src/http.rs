@@ -65,7 +65,8 @@ pub(crate) fn full(
 
 /// A JSON response.
 pub(crate) fn json<T: Serialize>(status: StatusCode, value: &T) -> Response<ResBody> {
-    match serde_json::to_vec(value) {
+    let mut body = Vec::with_capacity(1024);
+    match serde_json::to_writer(&mut body, value).map(|()| body) {
         Ok(body) => full(status, JSON, body),
         Err(e) => error(&Error::internal(e)),
     }
