@@ -253,7 +253,7 @@ impl Hub {
         // Events since+1 .. oldest-1 are gone when since + 1 < oldest. A
         // `since` beyond the newest event comes from a state this board
         // never had (a restored backup, another board): the client's view
-        // cannot be trusted either (docs/decisions.md 7.b).
+        // cannot be trusted either (docs/decisions.md 7.c).
         let resync_required = (since < latest && since + 1 < oldest) || since > latest;
         let replay = if resync_required {
             Vec::new()
