@@ -7,6 +7,31 @@
 //!
 //! Every rule of the specification lives here, so a program that embeds
 //! this crate gets the same board as a user of the HTTP server.
+//!
+//! ```
+//! use taskboard_core::api::{NewProject, NewTask};
+//! use taskboard_core::validate::{Name, Slug, Title};
+//! use taskboard_core::{Board, BoardOptions};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // `Board::open(dir, options)` keeps the board in a data directory.
+//! let board = Board::open_in_memory(BoardOptions::default()).await?;
+//! let boot = board.bootstrap_owner(Slug::new("owner")?, None).await?.expect("the board is empty");
+//! let owner = board.actor(boot.owner.id).await?;
+//! let project = NewProject {
+//!     name: Name::new("Web app")?,
+//!     slug: Slug::new("web-app")?,
+//!     description: None,
+//!     repo_urls: vec![],
+//!     auto_assign: false,
+//! };
+//! let project = board.create_project(&owner, project).await?;
+//! let task = board.create_task(&owner, project.id, NewTask::titled(Title::new("Fix login")?)).await?;
+//! assert_eq!(task.key, "WEB-APP-1");
+//! # Ok(())
+//! # }
+//! ```
 #![forbid(unsafe_code)]
 
 pub mod api;

@@ -394,6 +394,10 @@ pub struct Health {
 }
 
 /// Builds a task key from a project slug and a number (DECISIONS 5.1).
+///
+/// ```
+/// assert_eq!(taskboard_core::model::task_key("web-app", 12), "WEB-APP-12");
+/// ```
 pub fn task_key(project_slug: &str, number: u64) -> String {
     format!("{}-{number}", project_slug.to_uppercase())
 }

@@ -119,6 +119,13 @@ text_type!(
 );
 
 /// A slug: 1–64 characters of `a-z`, `0-9`, `_` and `-`.
+///
+/// ```
+/// use taskboard_core::validate::Slug;
+/// assert_eq!(Slug::new("web-app_2").unwrap().as_str(), "web-app_2");
+/// assert!(Slug::new("Web App").is_err());
+/// assert!(Slug::new("").is_err());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct Slug(String);
@@ -175,6 +182,13 @@ impl schemars::JsonSchema for Slug {
 }
 
 /// A label colour: `#RGB` or `#RRGGBB`, stored as given.
+///
+/// ```
+/// use taskboard_core::validate::Color;
+/// assert_eq!(Color::default().as_str(), "#6366f1");
+/// assert!(Color::new("#0a0").is_ok());
+/// assert!(Color::new("green").is_err());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct Color(String);
