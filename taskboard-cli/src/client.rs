@@ -639,6 +639,77 @@ mod tests {
         );
     }
 
+    /// The client method of each endpoint. The match is exhaustive, so an
+    /// endpoint added to the table without a client method fails to compile.
+    fn method_of(name: E) -> &'static str {
+        match name {
+            E::health => "health",
+            E::login => "login",
+            E::list_members => "list_members",
+            E::create_member => "create_member",
+            E::get_me => "me",
+            E::set_my_status => "set_my_status",
+            E::get_member => "get_member",
+            E::update_member => "update_member",
+            E::delete_member => "delete_member",
+            E::regenerate_token => "regenerate_token",
+            E::revoke_token => "revoke_token",
+            E::set_password => "set_password",
+            E::list_projects => "list_projects",
+            E::create_project => "create_project",
+            E::get_project => "get_project",
+            E::update_project => "update_project",
+            E::delete_project => "delete_project",
+            E::list_project_members => "list_project_members",
+            E::add_project_member => "add_project_member",
+            E::remove_project_member => "remove_project_member",
+            E::list_files => "list_files",
+            E::upload_file => "upload_file",
+            E::get_file => "get_file",
+            E::update_file => "update_file",
+            E::delete_file => "delete_file",
+            E::download_file => "download_file",
+            E::list_tasks => "list_tasks",
+            E::create_task => "create_task",
+            E::get_task => "get_task",
+            E::update_task => "update_task",
+            E::delete_task => "delete_task",
+            E::take_task => "take",
+            E::reject_task => "reject",
+            E::assign_task => "assign",
+            E::watch_task => "watch",
+            E::unwatch_task => "unwatch",
+            E::list_links => "list_links",
+            E::create_link => "create_link",
+            E::delete_link => "delete_link",
+            E::add_task_label => "add_task_label",
+            E::remove_task_label => "remove_task_label",
+            E::list_actions => "list_actions",
+            E::list_steps => "list_steps",
+            E::create_step => "create_step",
+            E::update_step => "update_step",
+            E::delete_step => "delete_step",
+            E::list_messages => "list_messages",
+            E::post_message => "post_message",
+            E::list_replies => "list_replies",
+            E::upload => "upload",
+            E::download_attachment => "download_attachment",
+            E::list_labels => "list_labels",
+            E::create_label => "create_label",
+            E::update_label => "update_label",
+            E::delete_label => "delete_label",
+            E::backup => "backup",
+            E::websocket => "events",
+        }
+    }
+
+    #[test]
+    fn every_endpoint_has_a_client_method() {
+        let methods: std::collections::HashSet<_> =
+            api::ENDPOINTS.iter().map(|(n, _)| method_of(*n)).collect();
+        assert_eq!(methods.len(), api::ENDPOINTS.len(), "one method per endpoint");
+    }
+
     #[test]
     fn errors_come_back_with_their_kind_and_detail() {
         let e = error_of(409, r#"{"detail":"slug \"web\" is already taken","code":"conflict"}"#);

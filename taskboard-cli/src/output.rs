@@ -48,10 +48,13 @@ fn cut(s: &str, width: usize) -> String {
 }
 
 fn print_json<T: Serialize + ?Sized>(value: &T) {
-    let mut stdout = std::io::stdout().lock();
+    // Stdout is line-buffered: unbuffered, a list of 100,000 tasks would
+    // cost millions of write calls.
+    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     // A closed pipe (`| head`) is not an error worth reporting.
-    let _ = serde_json::to_writer_pretty(&mut stdout, value).map_err(std::io::Error::from);
+    let _ = serde_json::to_writer_pretty(&mut stdout, value);
     let _ = writeln!(stdout);
+    let _ = stdout.flush();
 }
 
 impl Out {
