@@ -17,8 +17,12 @@ use clap::{Parser, Subcommand, ValueEnum};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::sync::{Semaphore, mpsc, watch};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio::sync::{Semaphore, mpsc};
+use tokio_tungstenite::connect_async_with_config;
 use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 #[derive(Debug, Parser)]
 struct Args {
@@ -132,21 +136,40 @@ impl Api {
     }
 }
 
-/// What a client saw: the arrival time of each frame seq.
+/// What a client saw: the arrival time of each interesting frame.
 struct Seen {
     arrivals: Vec<(u64, Instant)>,
-    /// Seqs after the first that did not follow the previous one.
+    /// Frames whose seq did not follow the previous one.
     gaps: u64,
     close: Option<String>,
 }
 
+/// `seq` and `type` of a frame without parsing `data`: serde_json
+/// renders keys in order (data, seq, ts, type), so both are found near
+/// the end. The load client shares the machine's two cores with the
+/// server; it must stay cheap.
+fn scan(text: &str) -> Option<(u64, &str)> {
+    let i = text.rfind("\"seq\":")? + 6;
+    let digits = text[i..].bytes().take_while(u8::is_ascii_digit).count();
+    let seq = text[i..i + digits].parse().ok()?;
+    let j = text.rfind("\"type\":\"")? + 8;
+    let kind = &text[j..j + text[j..].find('"')?];
+    Some((seq, kind))
+}
+
+fn client_config() -> WebSocketConfig {
+    // 1,000 clients with the default 128 KiB read buffers would be
+    // 128 MB of memory touched for nothing.
+    WebSocketConfig::default().read_buffer_size(16 * 1024)
+}
+
 /// Opens `n` connections, each waiting for its `hello`, and returns the
-/// tasks reading them. A client stops at `stop` or when `until_seq` is
-/// reached.
+/// tasks reading them. A client stops at the first frame whose seq is at
+/// least `stop` (the caller sets it, then makes one more event).
 async fn connect_all(
     api: &Api,
     n: usize,
-    mut until_seq: watch::Receiver<u64>,
+    stop: Arc<AtomicU64>,
     interesting: fn(&str) -> bool,
 ) -> Result<Vec<tokio::task::JoinHandle<Seen>>, Error> {
     let url = api.ws_url();
@@ -159,11 +182,11 @@ async fn connect_all(
         let url = url.clone();
         let opening = opening.clone();
         let ready = ready_tx.clone();
-        let mut until = until_seq.clone();
+        let stop = stop.clone();
         clients.push(tokio::spawn(async move {
-            let mut seen = Seen { arrivals: Vec::new(), gaps: 0, close: None };
+            let mut seen = Seen { arrivals: Vec::with_capacity(1024), gaps: 0, close: None };
             let permit = opening.acquire_owned().await;
-            let mut ws = match tokio_tungstenite::connect_async(&url).await {
+            let mut ws = match connect_async_with_config(&url, Some(client_config()), true).await {
                 Ok((ws, _)) => ws,
                 Err(e) => {
                     let _ = ready.send(Err(e.to_string())).await;
@@ -172,43 +195,39 @@ async fn connect_all(
             };
             // The hello frame: the session is subscribed from its seq on.
             let mut last = match ws.next().await {
-                Some(Ok(Message::Text(t))) => serde_json::from_str::<Frame>(&t).map_or(0, |f| f.seq),
+                Some(Ok(Message::Text(t))) => scan(&t).map_or(0, |(seq, _)| seq),
                 _ => 0,
             };
             drop(permit);
             let _ = ready.send(Ok(())).await;
             loop {
-                let target = *until.borrow();
-                if target > 0 && last >= target {
-                    break;
-                }
-                tokio::select! {
-                    frame = ws.next() => match frame {
-                        Some(Ok(Message::Text(text))) => {
-                            let now = Instant::now();
-                            let Ok(frame) = serde_json::from_str::<Frame>(&text) else { continue };
-                            // Every event of the benchmark is for every
-                            // client, so seqs must follow each other.
-                            if frame.seq != last + 1 {
-                                seen.gaps += 1;
-                            }
-                            last = frame.seq;
-                            if interesting(&frame.kind) {
-                                seen.arrivals.push((frame.seq, now));
-                            }
+                match ws.next().await {
+                    Some(Ok(Message::Text(text))) => {
+                        let now = Instant::now();
+                        let Some((seq, kind)) = scan(&text) else { continue };
+                        // Every event of the benchmark is for every
+                        // client, so seqs must follow each other.
+                        if seq != last + 1 {
+                            seen.gaps += 1;
                         }
-                        Some(Ok(Message::Close(c))) => {
-                            seen.close = Some(format!("{c:?}"));
+                        last = seq;
+                        if interesting(kind) {
+                            seen.arrivals.push((seq, now));
+                        }
+                        if seq >= stop.load(Ordering::Acquire) {
                             break;
                         }
-                        Some(Ok(_)) => {}
-                        Some(Err(e)) => {
-                            seen.close = Some(e.to_string());
-                            break;
-                        }
-                        None => break,
-                    },
-                    changed = until.changed() => if changed.is_err() { break },
+                    }
+                    Some(Ok(Message::Close(c))) => {
+                        seen.close = Some(format!("{c:?}"));
+                        break;
+                    }
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => {
+                        seen.close = Some(e.to_string());
+                        break;
+                    }
+                    None => break,
                 }
             }
             seen
@@ -223,8 +242,16 @@ async fn connect_all(
             break;
         }
     }
-    until_seq.mark_unchanged();
     Ok(clients)
+}
+
+async fn update(api: &Api, task: &str, n: usize) -> Result<Value, Error> {
+    api.call(
+        reqwest::Method::PATCH,
+        &format!("/api/v1/tasks/{task}"),
+        Some(json!({"title": format!("update {n}")})),
+    )
+    .await
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -241,9 +268,9 @@ fn ms(d: Duration) -> String {
 
 async fn fanout(api: Api, clients: usize, rounds: usize) -> Result<(), Error> {
     let task = api.task().await?;
-    let (until_tx, until_rx) = watch::channel(0u64);
+    let stop = Arc::new(AtomicU64::new(u64::MAX));
     let started = Instant::now();
-    let handles = connect_all(&api, clients, until_rx, |kind| kind == "task.updated").await?;
+    let handles = connect_all(&api, clients, stop.clone(), |kind| kind == "task.updated").await?;
     println!("fanout: {clients} clients connected in {}", ms(started.elapsed()));
     // Each round's arrivals are gathered from the clients' own records;
     // rounds are spaced by waiting on a dedicated probe connection.
@@ -252,12 +279,7 @@ async fn fanout(api: Api, clients: usize, rounds: usize) -> Result<(), Error> {
     let mut sent: HashMap<u64, Instant> = HashMap::new();
     for round in 0..rounds {
         let at = Instant::now();
-        api.call(
-            reqwest::Method::PATCH,
-            &format!("/api/v1/tasks/{task}"),
-            Some(json!({"title": format!("round {round}")})),
-        )
-        .await?;
+        update(&api, &task, round).await?;
         let seq = loop {
             match probe.next().await {
                 Some(Ok(Message::Text(t))) => {
@@ -275,19 +297,28 @@ async fn fanout(api: Api, clients: usize, rounds: usize) -> Result<(), Error> {
         // figure is the latency of one update, not of a queue.
         tokio::time::sleep(Duration::from_millis(100)).await;
         if round + 1 == rounds {
-            until_tx.send(seq)?;
+            // One more update, past the measured ones, ends the clients.
+            stop.store(seq + 1, Ordering::Release);
+            update(&api, &task, rounds).await?;
         }
     }
     let mut latencies = Vec::with_capacity(clients * rounds);
     let mut missing = 0usize;
+    let mut gaps = 0;
     for h in handles {
         let seen = h.await?;
-        missing += rounds.saturating_sub(seen.arrivals.len());
+        gaps += seen.gaps;
+        let mut got = 0;
         for (seq, at) in seen.arrivals {
             if let Some(t0) = sent.get(&seq) {
                 latencies.push(at.duration_since(*t0));
+                got += 1;
             }
         }
+        missing += rounds - got;
+    }
+    if gaps > 0 {
+        return Err(format!("{gaps} gaps in the clients' streams").into());
     }
     latencies.sort();
     println!(
@@ -309,12 +340,12 @@ async fn sustained(
     in_flight: usize,
 ) -> Result<(), Error> {
     let task = api.task().await?;
-    let (until_tx, until_rx) = watch::channel(0u64);
+    let stop = Arc::new(AtomicU64::new(u64::MAX));
     let kind: fn(&str) -> bool = match event {
         EventKind::Status => |k| k == "agent.status",
         EventKind::Task => |k| k == "task.updated",
     };
-    let handles = connect_all(&api, clients, until_rx, kind).await?;
+    let handles = connect_all(&api, clients, stop.clone(), kind).await?;
     println!("sustained: {clients} clients connected");
     let api = Arc::new(api);
     let total = rate * seconds;
@@ -373,7 +404,10 @@ async fn sustained(
         Some(Ok(Message::Text(t))) => serde_json::from_str(&t)?,
         other => return Err(format!("no hello: {other:?}").into()),
     };
-    until_tx.send(hello.seq)?;
+    let newest = hello.seq;
+    // One more event ends the clients.
+    stop.store(newest + 1, Ordering::Release);
+    update(&api, &task, 0).await?;
     let produced = total - failed;
     let mut delivered = 0u64;
     let mut lost = 0u64;
@@ -382,8 +416,9 @@ async fn sustained(
     let mut last_arrival = started;
     for h in handles {
         let seen = h.await?;
-        delivered += seen.arrivals.len() as u64;
-        lost += produced.saturating_sub(seen.arrivals.len() as u64);
+        let got = seen.arrivals.iter().filter(|(seq, _)| *seq <= newest).count() as u64;
+        delivered += got;
+        lost += produced.saturating_sub(got);
         gaps += seen.gaps;
         closed += u64::from(seen.close.is_some());
         if let Some((_, at)) = seen.arrivals.last() {

@@ -14,6 +14,7 @@
 //! `Lagged`: the client is closed with 4008 and resumes with `since`
 //! (DECISIONS 7.5). The publisher never waits for a connection.
 
+use std::pin::Pin;
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
@@ -31,7 +32,7 @@ use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use tokio_util::task::TaskTracker;
 
 /// Close code for a client too slow to keep up (DECISIONS 7.5).
@@ -96,7 +97,7 @@ pub fn upgrade(
         board: ctx.board.clone(),
         viewer: ctx.board.viewer(&actor),
         actor,
-        shutdown: ctx.shutdown.clone(),
+        shutdown: Box::pin(ctx.shutdown.clone().cancelled_owned()),
         last_seq: since.unwrap_or(0),
         batch: Vec::with_capacity(BATCH),
     };
@@ -161,7 +162,9 @@ struct Session {
     board: Board,
     actor: Actor,
     viewer: Viewer,
-    shutdown: CancellationToken,
+    /// Registered once: a fresh `cancelled()` per loop turn would take the
+    /// token's lock, shared by every connection, twice per event.
+    shutdown: Pin<Box<WaitForCancellationFutureOwned>>,
     /// Highest seq handed to this session, delivered or filtered out.
     last_seq: u64,
     /// Frames waiting for the next flush.
@@ -178,7 +181,7 @@ impl Session {
                     return;
                 }
             },
-            _ = self.shutdown.cancelled() => return,
+            _ = &mut self.shutdown => return,
         };
         let config = WebSocketConfig::default()
             .read_buffer_size(READ_BUFFER)
@@ -239,7 +242,7 @@ impl Session {
             // events: a steady stream of events must not starve pongs.
             tokio::select! {
                 biased;
-                _ = self.shutdown.cancelled() => return End::Shutdown,
+                _ = &mut self.shutdown => return End::Shutdown,
                 incoming = ws.next() => match incoming {
                     None | Some(Err(_)) => return End::Gone,
                     Some(Ok(Message::Close(_))) => return End::ClientClosed,
@@ -315,7 +318,7 @@ impl Session {
 
     /// Writes the queued frames and flushes them, within `SEND_TIMEOUT`.
     async fn flush(&mut self, ws: &mut Socket) -> Result<(), End> {
-        let batch = &mut self.batch;
+        let (batch, shutdown) = (&mut self.batch, &mut self.shutdown);
         let write = async {
             for message in batch.drain(..) {
                 ws.feed(message).await?;
@@ -324,7 +327,7 @@ impl Session {
         };
         tokio::select! {
             biased;
-            _ = self.shutdown.cancelled() => Err(End::Shutdown),
+            _ = shutdown => Err(End::Shutdown),
             written = tokio::time::timeout(SEND_TIMEOUT, write) => match written {
                 Ok(Ok(())) => Ok(()),
                 Ok(Err(_)) => Err(End::Gone),
