@@ -205,6 +205,9 @@ impl Session {
 
     async fn serve(&mut self, ws: &mut Socket, subscription: Subscription) -> End {
         let Subscription { resync_required, latest, replay, mut live } = subscription;
+        // A `since` beyond the newest event (7.c) must not hide the live
+        // events up to it.
+        self.last_seq = self.last_seq.min(latest);
         // A member deleted between authentication and subscription would
         // otherwise keep its stream: its event was published before we
         // subscribed.

@@ -359,6 +359,10 @@ async fn a_since_older_than_the_retained_window_needs_a_resync() {
     let ahead = board.latest_seq() + 100;
     let (mut ws, _) = connect(&app, &app.owner_token, Some(ahead)).await;
     assert_eq!(next_frame(&mut ws).await, json!({"type": "resync_required"}));
+    // Live goes on from the present, not from that future seq.
+    let until = marker(board, &owner).await;
+    assert!(until < ahead);
+    assert_eq!(frames_until(&mut ws, until).await.last().unwrap()["type"], "label.created");
     drop(ws);
 
     // Push event 1 out of the retained window.
