@@ -147,3 +147,90 @@ async fn owners_back_up_the_board_into_a_directory() {
     assert!(summary["records"].as_u64().unwrap() > 0);
     assert!(target.join("board.jsonl").exists());
 }
+
+mod slow_clients {
+    use std::time::Duration;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    use crate::support::spawn_with;
+
+    /// Reads until the server closes the connection; what it sent.
+    async fn read_to_close(stream: &mut TcpStream) -> String {
+        let mut out = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut out)).await;
+        assert!(read.is_ok(), "the server did not close the connection");
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    fn addr(base: &str) -> String {
+        base.trim_start_matches("http://").to_string()
+    }
+
+    #[tokio::test]
+    async fn a_client_that_stalls_its_head_or_body_is_disconnected() {
+        let app = spawn_with(|c| {
+            c.limits.header_read_timeout = Duration::from_millis(300);
+            c.limits.body_read_timeout = Duration::from_millis(300);
+        })
+        .await;
+
+        let mut head = TcpStream::connect(addr(&app.base)).await.unwrap();
+        head.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+        read_to_close(&mut head).await;
+
+        let mut body = TcpStream::connect(addr(&app.base)).await.unwrap();
+        let request = format!(
+            "POST /api/v1/labels HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+             Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"name\":",
+            app.owner_token
+        );
+        body.write_all(request.as_bytes()).await.unwrap();
+        let answer = read_to_close(&mut body).await;
+        assert!(answer.is_empty(), "no answer is owed to a client that never sent its body: {answer}");
+
+        // The server is unharmed.
+        app.get("/health", None).await.expect::<serde_json::Value>(200);
+    }
+
+    #[tokio::test]
+    async fn oversized_request_heads_are_refused() {
+        let app = spawn_with(|c| c.limits.max_header_bytes = 16 * 1024).await;
+        let mut stream = TcpStream::connect(addr(&app.base)).await.unwrap();
+        let request = format!("GET /health HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n", "a".repeat(64 * 1024));
+        // The server may stop reading before all of it is written.
+        let _ = stream.write_all(request.as_bytes()).await;
+        let answer = read_to_close(&mut stream).await;
+        assert!(answer.is_empty() || answer.starts_with("HTTP/1.1 431"), "{answer}");
+        app.get("/health", None).await.expect::<serde_json::Value>(200);
+    }
+
+    #[tokio::test]
+    async fn shutdown_finishes_the_request_in_flight() {
+        let mut app = spawn_with(|_| {}).await;
+        let mut stream = TcpStream::connect(addr(&app.base)).await.unwrap();
+        let body = br#"{"name": "late label"}"#;
+        let head = format!(
+            "POST /api/v1/labels HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            app.owner_token,
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(&body[..5]).await.unwrap();
+        let client = async {
+            // Not start-up synchronisation: gives the shutdown below time
+            // to begin while this request is still half sent.
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            stream.write_all(&body[5..]).await.unwrap();
+            read_to_close(&mut stream).await
+        };
+        let (answer, ()) = tokio::join!(client, async {
+            // Let the server read the head first.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            app.stop().await;
+        });
+        assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    }
+}
