@@ -18,6 +18,7 @@ use std::ops::Bound;
 use crate::error::Error;
 
 pub mod codec;
+pub mod overlay;
 pub mod redb;
 pub mod tables;
 

@@ -1,11 +1,10 @@
 //! The redb backend: a file, or redb's in-memory backend for tests.
 //!
 //! One writer thread owns all write transactions. It takes every queued
-//! operation at once (up to [`MAX_BATCH`]) and runs each in its own
-//! transaction committed without sync, except the batch's last commit,
-//! which syncs: redb makes the earlier unsynced commits durable with it.
-//! So a batch costs one fsync however many writers queued into it, and an
-//! operation that fails is aborted alone.
+//! operation at once (up to [`MAX_BATCH`]) and runs them in one durable
+//! transaction, each operation buffered in an [`Overlay`] and applied only
+//! if it succeeds. So a batch costs one commit and one fsync however many
+//! writers queued into it, and an operation that fails leaves nothing.
 
 use std::cell::RefCell;
 use std::ops::Bound;
@@ -16,12 +15,11 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use redb::{
-    Database, Durability, ReadOnlyTable, ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction,
-};
+use redb::{Database, ReadOnlyTable, ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
 
+use super::overlay::Overlay;
 use super::tables::{self, Table};
-use super::{Direction, DoneFn, KeyRange, Output, ReadTxn, RunFn, Scan, Storage, Visitor, WriteOp, WriteTxn};
+use super::{Direction, DoneFn, KeyRange, Output, ReadTxn, Scan, Storage, Visitor, WriteOp, WriteTxn};
 use crate::error::Error;
 
 /// Most operations committed under one sync.
@@ -117,57 +115,67 @@ fn write_loop(db: &Database, rx: mpsc::Receiver<WriteOp>) {
                 Err(_) => break,
             }
         }
-        let last = batch.len() - 1;
-        let mut outcomes: Vec<(DoneFn, Result<Output, Error>)> = Vec::with_capacity(batch.len());
-        let mut synced = false;
-        for (i, op) in batch.drain(..).enumerate() {
-            let durability = if i == last { Durability::Immediate } else { Durability::None };
-            let result = run_one(db, op.run, durability);
-            if i == last && result.is_ok() {
-                synced = true;
-            }
-            outcomes.push((op.done, result));
-        }
-        if !synced {
-            // The last operation failed: sync the earlier ones with an
-            // empty commit.
-            let sync = db.begin_write().map(|mut t| {
-                let _ = t.set_durability(Durability::Immediate);
-                t
-            });
-            let result = sync.map_err(storage_err).and_then(|t| t.commit().map_err(storage_err));
-            if let Err(e) = result {
-                for (_, outcome) in outcomes.iter_mut() {
-                    if outcome.is_ok() {
-                        *outcome = Err(e.clone());
-                    }
-                }
-            }
-        }
-        for (done, outcome) in outcomes {
+        for (done, outcome) in run_batch(db, batch.drain(..)) {
             done(outcome);
         }
     }
 }
 
-fn run_one(db: &Database, run: RunFn, durability: Durability) -> Result<Output, Error> {
-    let mut txn = db.begin_write().map_err(storage_err)?;
-    txn.set_durability(durability).map_err(storage_err)?;
-    let result = {
-        let mut w = RedbWrite { txn: &txn, open: RefCell::new(Vec::new()) };
-        catch_unwind(AssertUnwindSafe(|| run(&mut w)))
-            .unwrap_or_else(|_| Err(Error::internal("write operation panicked")))
-    };
-    match result {
-        Ok(out) => {
-            txn.commit().map_err(storage_err)?;
-            Ok(out)
-        }
+/// Runs a batch of operations in one durable transaction. Each operation
+/// writes into its own [`Overlay`]; only the writes of an operation that
+/// succeeds are applied to the transaction, so each stays all-or-nothing
+/// while the batch pays for one commit and one sync.
+fn run_batch(db: &Database, ops: impl Iterator<Item = WriteOp>) -> Vec<(DoneFn, Result<Output, Error>)> {
+    let mut outcomes: Vec<(DoneFn, Result<Output, Error>)> = Vec::new();
+    let txn = match db.begin_write() {
+        Ok(txn) => txn,
         Err(e) => {
-            let _ = txn.abort();
-            Err(e)
+            let e = storage_err(e);
+            return ops.map(|op| (op.done, Err(e.clone()))).collect();
+        }
+    };
+    let mut broken: Option<Error> = None;
+    {
+        let mut w = RedbWrite { txn: &txn, open: RefCell::new(Vec::new()) };
+        for op in ops {
+            if let Some(e) = &broken {
+                outcomes.push((op.done, Err(e.clone())));
+                continue;
+            }
+            let mut overlay = Overlay::new(&w);
+            let result = catch_unwind(AssertUnwindSafe(|| (op.run)(&mut overlay)))
+                .unwrap_or_else(|_| Err(Error::internal("write operation panicked")));
+            let writes = overlay.into_writes();
+            let result = match result {
+                Ok(out) => match writes.apply(&mut w) {
+                    Ok(()) => Ok(out),
+                    Err(e) => {
+                        // The transaction holds part of this operation:
+                        // nothing of the batch may commit.
+                        broken = Some(e.clone());
+                        Err(e)
+                    }
+                },
+                Err(e) => Err(e),
+            };
+            outcomes.push((op.done, result));
         }
     }
+    let failure = match broken {
+        Some(e) => {
+            let _ = txn.abort();
+            Some(e)
+        }
+        None => txn.commit().err().map(storage_err),
+    };
+    if let Some(e) = failure {
+        for (_, outcome) in outcomes.iter_mut() {
+            if outcome.is_ok() {
+                *outcome = Err(e.clone());
+            }
+        }
+    }
+    outcomes
 }
 
 impl Storage for RedbStore {

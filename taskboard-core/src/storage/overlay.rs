@@ -1,0 +1,204 @@
+//! A write transaction over another: writes are buffered and reads see
+//! them merged over the base, so a backend can run several operations in
+//! one real transaction and still apply each one all-or-nothing — the
+//! buffered writes of an operation that fails are simply dropped.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use super::tables::{self, Table};
+use super::{Direction, KeyRange, ReadTxn, Scan, Visitor, WriteTxn};
+use crate::error::Error;
+
+/// Buffered writes of one table: `None` is a deletion.
+type TableWrites = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+
+/// The writes of one operation, to apply to the real transaction.
+#[derive(Debug, Default)]
+pub struct Writes(BTreeMap<usize, TableWrites>);
+
+impl Writes {
+    /// Applies the writes to `w`, table by table in key order.
+    pub fn apply(self, w: &mut dyn WriteTxn) -> Result<(), Error> {
+        for (index, writes) in self.0 {
+            let table = tables::ALL[index];
+            for (key, value) in writes {
+                match value {
+                    Some(v) => w.put(table, &key, &v)?,
+                    None => {
+                        w.delete(table, &key)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Buffered writes over a base snapshot or transaction.
+pub struct Overlay<'a> {
+    base: &'a dyn ReadTxn,
+    writes: Writes,
+}
+
+impl<'a> Overlay<'a> {
+    pub fn new(base: &'a dyn ReadTxn) -> Overlay<'a> {
+        Overlay { base, writes: Writes::default() }
+    }
+
+    /// The buffered writes, ending the overlay's borrow of the base.
+    pub fn into_writes(self) -> Writes {
+        self.writes
+    }
+}
+
+fn as_slice(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(v) => Bound::Included(v.as_slice()),
+        Bound::Excluded(v) => Bound::Excluded(v.as_slice()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+impl ReadTxn for Overlay<'_> {
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, Error> {
+        match self.writes.0.get(&table.index).and_then(|t| t.get(key)) {
+            Some(buffered) => Ok(buffered.clone()),
+            None => self.base.get(table, key),
+        }
+    }
+
+    fn scan(
+        &self,
+        table: Table,
+        range: KeyRange,
+        direction: Direction,
+        visit: &mut Visitor<'_>,
+    ) -> Result<(), Error> {
+        let mut pending: Vec<(&[u8], Option<&[u8]>)> = match self.writes.0.get(&table.index) {
+            Some(t) => t
+                .range::<[u8], _>((as_slice(&range.start), as_slice(&range.end)))
+                .map(|(k, v)| (k.as_slice(), v.as_deref()))
+                .collect(),
+            None => Vec::new(),
+        };
+        if direction == Direction::Reverse {
+            pending.reverse();
+        }
+        if pending.is_empty() {
+            return self.base.scan(table, range, direction, visit);
+        }
+        let comes_before = |a: &[u8], b: &[u8]| match direction {
+            Direction::Forward => a < b,
+            Direction::Reverse => a > b,
+        };
+        let mut next = 0;
+        let mut stopped = false;
+        self.base.scan(table, range, direction, &mut |k, v| {
+            while next < pending.len() && comes_before(pending[next].0, k) {
+                let (pk, pv) = pending[next];
+                next += 1;
+                if let Some(pv) = pv
+                    && visit(pk, pv)? == Scan::Stop
+                {
+                    stopped = true;
+                    return Ok(Scan::Stop);
+                }
+            }
+            let outcome = if next < pending.len() && pending[next].0 == k {
+                let pv = pending[next].1;
+                next += 1;
+                match pv {
+                    Some(pv) => visit(k, pv)?,
+                    None => Scan::Continue,
+                }
+            } else {
+                visit(k, v)?
+            };
+            stopped = outcome == Scan::Stop;
+            Ok(outcome)
+        })?;
+        if !stopped {
+            for &(pk, pv) in &pending[next..] {
+                if let Some(pv) = pv
+                    && visit(pk, pv)? == Scan::Stop
+                {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl WriteTxn for Overlay<'_> {
+    fn put(&mut self, table: Table, key: &[u8], value: &[u8]) -> Result<(), Error> {
+        self.writes.0.entry(table.index).or_default().insert(key.to_vec(), Some(value.to_vec()));
+        Ok(())
+    }
+
+    fn delete(&mut self, table: Table, key: &[u8]) -> Result<bool, Error> {
+        let existed = self.get(table, key)?.is_some();
+        self.writes.0.entry(table.index).or_default().insert(key.to_vec(), None);
+        Ok(existed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::Storage;
+    use crate::storage::redb::RedbStore;
+    use crate::storage::tables::LABELS;
+
+    fn collect(r: &dyn ReadTxn, direction: Direction, stop_after: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut out = Vec::new();
+        r.scan(LABELS, KeyRange::prefix(b"k"), direction, &mut |k, v| {
+            out.push((k.to_vec(), v.to_vec()));
+            Ok(if out.len() >= stop_after { Scan::Stop } else { Scan::Continue })
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn scans_merge_buffered_writes_and_deletions_in_both_directions() {
+        let store = RedbStore::in_memory().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        store.submit(crate::storage::WriteOp {
+            run: Box::new(|w| {
+                for k in [&b"k1"[..], b"k3", b"k5"] {
+                    w.put(LABELS, k, b"base")?;
+                }
+                Ok(Box::new(()))
+            }),
+            done: Box::new(move |r| tx.send(r.is_ok()).unwrap()),
+        });
+        assert!(rx.recv().unwrap());
+        let snapshot = store.read().unwrap();
+        let mut o = Overlay::new(&*snapshot);
+        o.put(LABELS, b"k0", b"new").unwrap();
+        o.put(LABELS, b"k3", b"changed").unwrap();
+        assert!(o.delete(LABELS, b"k5").unwrap());
+        assert!(!o.delete(LABELS, b"k9").unwrap());
+        o.put(LABELS, b"k4", b"new").unwrap();
+        let keys = |v: Vec<(Vec<u8>, Vec<u8>)>| {
+            v.into_iter()
+                .map(|(k, v)| (String::from_utf8(k).unwrap(), String::from_utf8(v).unwrap()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            keys(collect(&o, Direction::Forward, usize::MAX)),
+            [("k0", "new"), ("k1", "base"), ("k3", "changed"), ("k4", "new")]
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+        );
+        assert_eq!(
+            keys(collect(&o, Direction::Reverse, 2)),
+            [("k4", "new"), ("k3", "changed")].map(|(a, b)| (a.to_string(), b.to_string()))
+        );
+        assert_eq!(o.get(LABELS, b"k5").unwrap(), None);
+        assert_eq!(o.get(LABELS, b"k1").unwrap(), Some(b"base".to_vec()));
+        // The base is untouched until the writes are applied.
+        assert_eq!(collect(&*snapshot, Direction::Forward, usize::MAX).len(), 3);
+    }
+}
