@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 use uuid::Uuid;
 
@@ -36,14 +37,15 @@ pub enum Audience {
     TaskComment { involved: Vec<Uuid>, mentions: Vec<Uuid> },
 }
 
-/// One event.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One event. Its `data` is kept as serialized JSON: made once when the
+/// event is, stored and sent as it is.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Event {
     pub seq: u64,
     pub ts: Timestamp,
     #[serde(rename = "type")]
     pub kind: String,
-    pub data: serde_json::Value,
+    data: Box<RawValue>,
     pub audience: Audience,
     /// The frame, rendered on first use and then shared: a thousand
     /// connections receiving one event serialize it once.
@@ -51,16 +53,20 @@ pub struct Event {
     pub rendered: RenderedFrame,
 }
 
+impl PartialEq for Event {
+    fn eq(&self, other: &Event) -> bool {
+        self.seq == other.seq
+            && self.ts == other.ts
+            && self.kind == other.kind
+            && self.data.get() == other.data.get()
+            && self.audience == other.audience
+    }
+}
+
 /// The lazily rendered frame of an [`Event`]. It is a cache, so it takes
 /// no part in comparing events.
 #[derive(Clone, Default)]
 pub struct RenderedFrame(OnceLock<Arc<str>>);
-
-impl PartialEq for RenderedFrame {
-    fn eq(&self, _: &RenderedFrame) -> bool {
-        true
-    }
-}
 
 impl std::fmt::Debug for RenderedFrame {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -76,7 +82,28 @@ impl Event {
         data: serde_json::Value,
         audience: Audience,
     ) -> Event {
+        let data = serde_json::value::to_raw_value(&data).expect("a JSON value serialises");
+        Event::with_raw_data(seq, ts, kind, data, audience)
+    }
+
+    pub(crate) fn with_raw_data(
+        seq: u64,
+        ts: Timestamp,
+        kind: impl Into<String>,
+        data: Box<RawValue>,
+        audience: Audience,
+    ) -> Event {
         Event { seq, ts, kind: kind.into(), data, audience, rendered: RenderedFrame::default() }
+    }
+
+    /// The event's `data`, parsed.
+    pub fn data(&self) -> serde_json::Value {
+        serde_json::from_str(self.data.get()).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// The event's `data` as the JSON text it is sent as.
+    pub fn raw_data(&self) -> &str {
+        self.data.get()
     }
 
     /// The frame sent to clients: `{"type", "seq", "ts", "data"}`.
@@ -89,9 +116,14 @@ impl Event {
         self.rendered
             .0
             .get_or_init(|| {
-                serde_json::json!({"type": self.kind, "seq": self.seq, "ts": self.ts, "data": self.data})
-                    .to_string()
-                    .into()
+                let kind = serde_json::to_string(&self.kind).expect("a string serialises");
+                format!(
+                    "{{\"type\":{kind},\"seq\":{},\"ts\":\"{}\",\"data\":{}}}",
+                    self.seq,
+                    self.ts,
+                    self.data.get()
+                )
+                .into()
             })
             .clone()
     }
@@ -121,7 +153,8 @@ impl Event {
     /// deleted, or its agent token was revoked or replaced.
     pub fn ends_session_of(&self, member: Uuid) -> bool {
         let about_member = || {
-            self.data.get("member_id").or_else(|| self.data.get("id")).and_then(|v| v.as_str())
+            let data = self.data();
+            data.get("member_id").or_else(|| data.get("id")).and_then(|v| v.as_str())
                 == Some(member.to_string().as_str())
         };
         matches!(self.kind.as_str(), "member.deleted" | "member.token_revoked") && about_member()
@@ -153,21 +186,13 @@ impl Viewer {
     pub fn observe(&mut self, event: &Event) {
         if event.kind == "config.updated"
             && event.audience == (Audience::Member { member_id: self.member_id })
-            && let Some(config) = event.data.get("agent_config")
+            && let Some(config) = event.data().get("agent_config")
             && let Ok(config) = serde_json::from_value::<AgentConfig>(config.clone())
         {
             self.chat_listen = config.chat_listen;
             self.task_listen = config.task_listen;
         }
     }
-}
-
-/// An event not yet numbered, made inside a transaction.
-#[derive(Debug, Clone)]
-pub struct EventDraft {
-    pub kind: &'static str,
-    pub data: serde_json::Value,
-    pub audience: Audience,
 }
 
 /// How many events are kept, in memory and on disk (DECISIONS 7.4 asks

@@ -24,7 +24,7 @@ use uuid::Uuid;
 use crate::blobs::BlobStore;
 use crate::credentials::JwtKeys;
 use crate::error::{Error, Result};
-use crate::events::{Audience, Event, EventDraft, Hub, RETAINED_EVENTS, Subscription, Viewer};
+use crate::events::{Audience, Event, Hub, RETAINED_EVENTS, Subscription, Viewer};
 use crate::model::Role;
 use crate::records::{MemberRecord, RecordWrites, Records};
 use crate::storage::codec::{Key, decode, encode};
@@ -160,9 +160,9 @@ impl Tx<'_> {
     /// Records an event of this operation; it is numbered now and
     /// published after commit.
     pub fn emit(&mut self, kind: &'static str, data: impl Serialize, audience: Audience) -> Result<()> {
-        let draft = EventDraft { kind, data: serde_json::to_value(data).map_err(Error::internal)?, audience };
+        let data = serde_json::value::to_raw_value(&data).map_err(Error::internal)?;
         let seq = next_seq(self.w)?;
-        let event = Event::new(seq, self.now, draft.kind, draft.data, draft.audience);
+        let event = Event::with_raw_data(seq, self.now, kind, data, audience);
         self.w.put(EVENTS, &Key::new().u64(seq).build(), &encode(&event))?;
         if seq > RETAINED_EVENTS as u64 {
             self.w.delete(EVENTS, &Key::new().u64(seq - RETAINED_EVENTS as u64).build())?;

@@ -79,21 +79,21 @@ async fn event_payloads_have_the_specified_shapes() {
     fx.board.delete_task(&fx.owner, t.id).await.unwrap();
     let events = drain(&mut sub);
     let find = |kind: &str| events.iter().find(|e| e.kind == kind).unwrap_or_else(|| panic!("no {kind}"));
-    let project: Project = serde_json::from_value(find("project.created").data.clone()).unwrap();
+    let project: Project = serde_json::from_value(find("project.created").data()).unwrap();
     assert_eq!(project, p);
-    let created: Task = serde_json::from_value(find("task.created").data.clone()).unwrap();
+    let created: Task = serde_json::from_value(find("task.created").data()).unwrap();
     assert_eq!(created, t);
-    let task_updated: Task = serde_json::from_value(find("task.updated").data.clone()).unwrap();
+    let task_updated: Task = serde_json::from_value(find("task.updated").data()).unwrap();
     assert_eq!(task_updated, updated);
-    let message: Message = serde_json::from_value(find("message.new").data.clone()).unwrap();
+    let message: Message = serde_json::from_value(find("message.new").data()).unwrap();
     assert_eq!(message.author_type, AuthorType::System);
-    assert_eq!(find("agent.status").data, serde_json::json!({"member_id": bot.id(), "status": "busy"}));
+    assert_eq!(find("agent.status").data(), serde_json::json!({"member_id": bot.id(), "status": "busy"}));
     assert_eq!(
-        find("config.updated").data,
+        find("config.updated").data(),
         serde_json::json!({"member_id": bot.id(), "agent_config": serde_json::to_value(&config).unwrap()})
     );
     assert_eq!(
-        find("task.deleted").data,
+        find("task.deleted").data(),
         serde_json::json!({"id": t.id, "key": "WEB-1", "project_id": p.id})
     );
     // The frame: {"type", "seq", "ts", "data"}.
@@ -101,7 +101,7 @@ async fn event_payloads_have_the_specified_shapes() {
     let frame: serde_json::Value = serde_json::from_str(&e.frame()).unwrap();
     assert_eq!(frame["type"], "task.deleted");
     assert_eq!(frame["seq"], e.seq);
-    assert_eq!(frame["data"], e.data);
+    assert_eq!(frame["data"], e.data());
     assert!(frame["ts"].as_str().unwrap().ends_with('Z'));
     let mut keys: Vec<&str> = frame.as_object().unwrap().keys().map(String::as_str).collect();
     keys.sort();
@@ -280,7 +280,7 @@ async fn events_after_reopen_continue_the_seq() {
     let after = drain(&mut sub);
     assert_eq!(after[0].seq, before + 1, "numbering continues where it stopped");
     assert_contiguous(&after, before + 1, fx.board.latest_seq());
-    assert_eq!(fx.get(after[0].data["id"].as_str().unwrap().parse().unwrap()).await.number, 2);
+    assert_eq!(fx.get(after[0].data()["id"].as_str().unwrap().parse().unwrap()).await.number, 2);
 }
 
 /// DECISIONS 7.4: at least the last 10,000 events are retained across

@@ -548,7 +548,7 @@ async fn set_status_sends_agent_status() {
     assert_eq!(fx.board.set_status(&bot, MemberStatus::Busy).await.unwrap(), MemberStatus::Busy);
     let events = drain(&mut sub);
     assert_eq!(kinds(&events), ["agent.status"]);
-    assert_eq!(events[0].data, serde_json::json!({"member_id": bot.id(), "status": "busy"}));
+    assert_eq!(events[0].data(), serde_json::json!({"member_id": bot.id(), "status": "busy"}));
     assert_eq!(fx.board.get_member(&fx.owner, bot.id()).await.unwrap().status, MemberStatus::Busy);
 }
 

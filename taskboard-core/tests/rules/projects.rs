@@ -28,7 +28,7 @@ async fn creating_a_project_creates_its_main_chat() {
     assert_eq!(m.chat_id, Some(chat));
     let events = drain(&mut sub);
     assert_eq!(events[0].kind, "project.created");
-    let data: Project = serde_json::from_value(events[0].data.clone()).unwrap();
+    let data: Project = serde_json::from_value(events[0].data()).unwrap();
     assert_eq!(data, p);
 }
 

@@ -695,7 +695,7 @@ async fn steps_are_appended_changed_and_deleted() {
         kinds(&events),
         ["step.created", "step.created", "step.updated", "step.deleted", "step.created"]
     );
-    assert!(events.iter().all(|e| e.data["task_id"] == serde_json::json!(t.id)));
+    assert!(events.iter().all(|e| e.data()["task_id"] == serde_json::json!(t.id)));
 }
 
 #[tokio::test]
@@ -1007,7 +1007,7 @@ async fn deleting_a_task_deletes_its_steps_links_and_comments() {
 
     let events = drain(&mut sub);
     let deleted = events.iter().find(|e| e.kind == "task.deleted").unwrap();
-    assert_eq!(deleted.data, serde_json::json!({"id": doomed.id, "key": "WEB-2", "project_id": p.id}));
+    assert_eq!(deleted.data(), serde_json::json!({"id": doomed.id, "key": "WEB-2", "project_id": p.id}));
     assert_eq!(kind(fx.board.get_task(&fx.owner, doomed.id).await), ErrorKind::NotFound);
     assert_eq!(kind(fx.board.replies(&fx.owner, comment.id).await), ErrorKind::NotFound);
     assert!(comments(&fx, doomed.id).await.is_empty());
