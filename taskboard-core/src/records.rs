@@ -371,15 +371,11 @@ pub trait Records: ReadTxn {
     /// The largest task position in a project, if it has tasks.
     fn max_position(&self, project: Uuid) -> Result<Option<f64>> {
         let mut max = None;
-        self.scan(PROJECT_TASKS, KeyRange::prefix(&id_key(project)), Direction::Reverse, &mut |_, v| {
-            let id = uuid_value(v)?;
-            max = Some(id);
+        self.scan(PROJECT_TASKS, KeyRange::prefix(&id_key(project)), Direction::Reverse, &mut |k, _| {
+            max = Some(crate::storage::codec::f64_at(k, 16)?);
             Ok(Scan::Stop)
         })?;
-        match max {
-            Some(id) => Ok(self.task(id)?.map(|t| t.position)),
-            None => Ok(None),
-        }
+        Ok(max)
     }
     fn steps(&self, task: Uuid) -> Result<Vec<StepRecord>> {
         let mut steps: Vec<StepRecord> = Vec::new();

@@ -116,6 +116,27 @@ struct Inner {
     last_seen: Mutex<HashMap<Uuid, Instant>>,
     connections: Mutex<HashMap<Uuid, usize>>,
     auth_cache: std::sync::RwLock<AuthCache>,
+    task_cache: std::sync::RwLock<TaskCache>,
+}
+
+/// Tasks as last rendered, so reading a task costs no storage read while
+/// nothing that shows in it changed. Cleared when an event about tasks,
+/// steps, links, labels, projects or members is published (a task shows
+/// its subtasks, parent, labels, project and members); chat and comment
+/// traffic leaves it alone. `generation` keeps a render that raced with
+/// such a change out of the cache.
+#[derive(Default)]
+pub(crate) struct TaskCache {
+    pub generation: u64,
+    pub tasks: HashMap<Uuid, Arc<crate::model::Task>>,
+}
+
+impl TaskCache {
+    pub(crate) const MAX_ENTRIES: usize = 20_000;
+
+    fn invalidated_by(kind: &str) -> bool {
+        ["task.", "step.", "link.", "label.", "project.", "member."].iter().any(|p| kind.starts_with(p))
+    }
 }
 
 /// Credentials already resolved, so most requests authenticate without a
@@ -275,6 +296,7 @@ impl Board {
                 last_seen: Mutex::new(HashMap::new()),
                 connections: Mutex::new(HashMap::new()),
                 auth_cache: Default::default(),
+                task_cache: Default::default(),
             }),
         };
         Ok(board)
@@ -287,6 +309,34 @@ impl Board {
 
     pub fn options(&self) -> &BoardOptions {
         &self.inner.options
+    }
+
+    /// A task from the cache of rendered tasks.
+    pub(crate) fn cached_task(&self, id: Uuid) -> Option<Arc<crate::model::Task>> {
+        self.inner.task_cache.read().unwrap().tasks.get(&id).cloned()
+    }
+
+    pub(crate) fn task_cache_generation(&self) -> u64 {
+        self.inner.task_cache.read().unwrap().generation
+    }
+
+    /// Caches rendered tasks, unless the cache was cleared since
+    /// `generation` was read (they may then be stale).
+    pub(crate) fn cache_tasks(
+        &self,
+        generation: u64,
+        tasks: impl IntoIterator<Item = Arc<crate::model::Task>>,
+    ) {
+        let mut cache = self.inner.task_cache.write().unwrap();
+        if cache.generation != generation {
+            return;
+        }
+        for task in tasks {
+            if cache.tasks.len() >= TaskCache::MAX_ENTRIES {
+                cache.tasks.clear();
+            }
+            cache.tasks.insert(task.id, task);
+        }
     }
 
     pub(crate) fn blobs(&self) -> &BlobStore {
@@ -334,6 +384,11 @@ impl Board {
                         cache.generation += 1;
                         cache.tokens.clear();
                         cache.members.clear();
+                    }
+                    if events.iter().any(|e| TaskCache::invalidated_by(&e.kind)) {
+                        let mut cache = inner.task_cache.write().unwrap();
+                        cache.generation += 1;
+                        cache.tasks.clear();
                     }
                     if !events.is_empty() {
                         inner.hub.publish(events);

@@ -2,6 +2,7 @@
 //! (REST-INTERFACE Tasks and Steps; DECISIONS 5), and global labels.
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -221,18 +222,44 @@ pub(crate) fn query_tasks(r: &dyn ReadTxn, f: &TaskFilter) -> Result<Vec<TaskRec
 }
 
 impl Board {
-    /// `GET /tasks` (DECISIONS 2.4).
+    /// `GET /tasks` (DECISIONS 2.4). Tasks rendered before and unchanged
+    /// since come from the cache of rendered tasks.
     pub async fn list_tasks(&self, _actor: &Actor, filter: TaskFilter) -> Result<Vec<Task>> {
         filter.page.check()?;
-        self.read(move |r| {
-            let tasks = filter.page.apply(query_tasks(r, &filter)?);
-            tasks.iter().map(|t| r.render_task(t)).collect()
-        })
-        .await
+        let generation = self.task_cache_generation();
+        let board = self.clone();
+        let (tasks, rendered) = self
+            .read(move |r| {
+                let records = filter.page.apply(query_tasks(r, &filter)?);
+                let mut tasks = Vec::with_capacity(records.len());
+                let mut rendered = Vec::new();
+                for t in &records {
+                    match board.cached_task(t.id) {
+                        Some(task) => tasks.push(task),
+                        None => {
+                            let task = Arc::new(r.render_task(t)?);
+                            rendered.push(task.clone());
+                            tasks.push(task);
+                        }
+                    }
+                }
+                Ok((tasks, rendered))
+            })
+            .await?;
+        self.cache_tasks(generation, rendered);
+        Ok(tasks.into_iter().map(Arc::unwrap_or_clone).collect())
     }
 
+    /// `GET /tasks/{id}`: from the cache of rendered tasks when it holds
+    /// the task, without a storage read.
     pub async fn get_task(&self, _actor: &Actor, id: Uuid) -> Result<Task> {
-        self.read(move |r| r.render_task(&r.task_required(id)?)).await
+        if let Some(task) = self.cached_task(id) {
+            return Ok(Task::clone(&task));
+        }
+        let generation = self.task_cache_generation();
+        let task = Arc::new(self.read(move |r| r.render_task(&r.task_required(id)?)).await?);
+        self.cache_tasks(generation, [task.clone()]);
+        Ok(Arc::unwrap_or_clone(task))
     }
 
     /// A task by id or key (`WEB-12`).

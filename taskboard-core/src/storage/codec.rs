@@ -89,6 +89,17 @@ pub fn uuid_at(key: &[u8], offset: usize) -> Result<Uuid, Error> {
         .ok_or_else(|| Error::internal("malformed key"))
 }
 
+/// Reads an f64 written by [`Key::f64`] at `offset` of a key.
+pub fn f64_at(key: &[u8], offset: usize) -> Result<f64, Error> {
+    let bytes: [u8; 8] = key
+        .get(offset..offset + 8)
+        .and_then(|b| b.try_into().ok())
+        .ok_or_else(|| Error::internal("malformed key"))?;
+    let ordered = u64::from_be_bytes(bytes);
+    let bits = if ordered >> 63 == 1 { ordered & !(1 << 63) } else { !ordered };
+    Ok(f64::from_bits(bits))
+}
+
 /// Reads the uuid that ends a key.
 pub fn uuid_suffix(key: &[u8]) -> Result<Uuid, Error> {
     if key.len() < 16 {
@@ -112,6 +123,9 @@ mod tests {
         let keys: Vec<Vec<u8>> = xs.iter().map(|&x| Key::new().f64(x).build()).collect();
         for w in keys.windows(2) {
             assert!(w[0] <= w[1]);
+        }
+        for (&x, k) in xs.iter().zip(&keys) {
+            assert_eq!(f64_at(k, 0).unwrap().to_bits(), x.to_bits());
         }
     }
 

@@ -1033,3 +1033,55 @@ async fn any_active_member_may_work_on_tasks() {
     fx.board.create_step(&bot, t.id, title("s")).await.unwrap();
     fx.board.delete_task(&bot, t.id).await.unwrap();
 }
+
+/// Reads are served from a cache of rendered tasks; every change that
+/// shows in a task must show in the next read, in `get_task` and in
+/// `list_tasks` alike.
+#[tokio::test]
+async fn a_read_task_shows_every_later_change_that_shows_in_it() {
+    let fx = board().await;
+    let p = fx.project("web").await;
+    let mut new = new_task("parent");
+    new.labels = labels(&["bug"]);
+    let parent = fx.task_with(&p, new).await;
+    let mut child = new_task("child");
+    child.parent_id = Some(parent.id);
+    let child = fx.task_with(&p, child).await;
+    let bot = fx.agent("bot").await;
+    let all = TaskFilter { project_id: Some(p.id), ..Default::default() };
+    // Fill the cache.
+    assert_eq!(fx.get(parent.id).await.subtasks[0].title, "child");
+    fx.board.list_tasks(&fx.owner, all.clone()).await.unwrap();
+
+    // A subtask's change shows in its parent.
+    let rename = TaskPatch { title: Patch::Value(title("renamed child")), ..Default::default() };
+    fx.board.update_task(&fx.owner, child.id, rename).await.unwrap();
+    assert_eq!(fx.get(parent.id).await.subtasks[0].title, "renamed child");
+    // A label rename shows on every task carrying it.
+    let label = fx.board.list_labels(&fx.owner, Page::default()).await.unwrap()[0].clone();
+    let patch = LabelPatch { name: Patch::Value(LabelName::new("defect").unwrap()), ..Default::default() };
+    fx.board.update_label(&fx.owner, label.id, patch).await.unwrap();
+    assert_eq!(fx.get(parent.id).await.labels, vec!["defect"]);
+    // Steps and links show.
+    fx.board.create_step(&fx.owner, parent.id, title("write it")).await.unwrap();
+    assert_eq!(fx.get(parent.id).await.steps.len(), 1);
+    fx.board.create_link(&fx.owner, parent.id, link(child.id, LinkType::DependsOn)).await.unwrap();
+    assert_eq!(fx.get(parent.id).await.depends_on, vec![child.id]);
+    // A member's new name shows where the member is referenced.
+    fx.board.assign(&fx.owner, parent.id, bot.id()).await.unwrap();
+    let patch =
+        taskboard_core::api::MemberPatch { name: Patch::Value(name("Build bot")), ..Default::default() };
+    fx.board.update_member(&fx.owner, bot.id(), patch).await.unwrap();
+    assert_eq!(fx.get(parent.id).await.assignee.unwrap().name, "Build bot");
+    // A project's new slug shows in the keys.
+    let patch = ProjectPatch { slug: Patch::Value(slug("app")), ..Default::default() };
+    fx.board.update_project(&fx.owner, p.id, patch).await.unwrap();
+    assert_eq!(fx.get(parent.id).await.key, "APP-1");
+    let listed = fx.board.list_tasks(&fx.owner, all).await.unwrap();
+    assert_eq!(listed.iter().map(|t| t.key.as_str()).collect::<Vec<_>>(), ["APP-1", "APP-2"]);
+    assert_eq!(listed[1].title, "renamed child");
+    // Comments do not change a task, and the read still answers.
+    let comment = NewMessage { task_id: Some(parent.id), content: "hello".into(), ..Default::default() };
+    fx.board.post_message(&fx.owner, comment).await.unwrap();
+    assert_eq!(fx.get(parent.id).await.title, "parent");
+}
