@@ -144,16 +144,15 @@ struct Seen {
     close: Option<String>,
 }
 
-/// `seq` and `type` of a frame without parsing `data`: serde_json
-/// renders keys in order (data, seq, ts, type), so both are found near
-/// the end. The load client shares the machine's two cores with the
-/// server; it must stay cheap.
+/// `seq` and `type` of a frame without parsing `data`: the core renders
+/// `type` and `seq` first. The load client shares the machine's two cores
+/// with the server; it must stay cheap.
 fn scan(text: &str) -> Option<(u64, &str)> {
-    let i = text.rfind("\"seq\":")? + 6;
+    let j = text.find("\"type\":\"")? + 8;
+    let kind = &text[j..j + text[j..].find('"')?];
+    let i = text.find("\"seq\":")? + 6;
     let digits = text[i..].bytes().take_while(u8::is_ascii_digit).count();
     let seq = text[i..i + digits].parse().ok()?;
-    let j = text.rfind("\"type\":\"")? + 8;
-    let kind = &text[j..j + text[j..].find('"')?];
     Some((seq, kind))
 }
 

@@ -54,7 +54,12 @@ const SEND_TIMEOUT: Duration = Duration::from_secs(15);
 /// bounds graceful shutdown.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
 /// Frames written before one flush: a burst goes out in few syscalls.
-const BATCH: usize = 64;
+const BATCH: usize = 256;
+/// Least time between two writes of events to one connection. An event
+/// after a quiet moment goes out at once; under a steady stream the
+/// frames of up to a millisecond share one write. A syscall per frame per
+/// connection is what saturates the CPU at 100 clients x 10,000 events/s.
+const LINGER: Duration = Duration::from_millis(1);
 /// Frames accumulate up to this size before a write to the socket.
 const WRITE_BUFFER: usize = 16 * 1024;
 /// Clients have nothing to say besides control frames; a small read
@@ -100,6 +105,7 @@ pub fn upgrade(
         shutdown: Box::pin(ctx.shutdown.clone().cancelled_owned()),
         last_seq: since.unwrap_or(0),
         batch: Vec::with_capacity(BATCH),
+        flushed_at: tokio::time::Instant::now(),
     };
     ctx.tracker.spawn(session.run(on_upgrade, subscription));
     Response::builder()
@@ -169,6 +175,8 @@ struct Session {
     last_seq: u64,
     /// Frames waiting for the next flush.
     batch: Vec<Message>,
+    /// When frames were last written.
+    flushed_at: tokio::time::Instant,
 }
 
 impl Session {
@@ -275,8 +283,18 @@ impl Session {
                         Err(RecvError::Lagged(_)) => Some(End::TooSlow),
                         Err(RecvError::Closed) => Some(End::Shutdown),
                     };
-                    // Take what is already queued, so one flush carries
-                    // a burst.
+                    // Linger, then take what was queued meanwhile, so one
+                    // write carries many frames under load.
+                    if end.is_none() {
+                        let due = self.flushed_at + LINGER;
+                        if tokio::time::Instant::now() < due {
+                            tokio::time::sleep_until(due).await;
+                        } else {
+                            // Other connections woken by the same event
+                            // go first; when idle this returns at once.
+                            tokio::task::yield_now().await;
+                        }
+                    }
                     while end.is_none() && self.batch.len() < BATCH {
                         end = match live.try_recv() {
                             Ok(event) => self.admit_live(&event),
@@ -337,7 +355,9 @@ impl Session {
                 Err(_) => Err(End::TooSlow),
             },
         }
-        .inspect_err(|_| self.batch.clear())
+        .inspect_err(|_| self.batch.clear())?;
+        self.flushed_at = tokio::time::Instant::now();
+        Ok(())
     }
 }
 
