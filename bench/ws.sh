@@ -44,11 +44,19 @@ done
 [ -n "$url" ] || { echo "the server did not start" >&2; cat "$log" >&2; exit 1; }
 echo "server $url (release), $(nproc) cores"
 
+# CPU seconds the server has used so far (user + system).
+server_cpu() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14 + $15) / hz}' "/proc/$server/stat"; }
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
 what=${1:-all}
 if [ "$what" = all ] || [ "$what" = fanout ]; then
+    before=$(server_cpu)
     "$load" --url "$url" fanout --clients "${CLIENTS:-1000}" --rounds "${ROUNDS:-30}"
+    echo "server CPU: $before s -> $(server_cpu) s"
 fi
 if [ "$what" = all ] || [ "$what" = sustained ]; then
+    before=$(server_cpu)
     "$load" --url "$url" sustained --clients "${SUSTAINED_CLIENTS:-100}" --rate "${RATE:-10000}" \
         --seconds "${DURATION:-10}" --event "${EVENT:-status}"
+    echo "server CPU: $before s -> $(server_cpu) s"
 fi

@@ -244,6 +244,15 @@ async fn connect_all(
     Ok(clients)
 }
 
+/// The newest seq, from the `hello` of a fresh connection.
+async fn newest_seq(api: &Api) -> Result<u64, Error> {
+    let (mut probe, _) = tokio_tungstenite::connect_async(api.ws_url()).await?;
+    match probe.next().await {
+        Some(Ok(Message::Text(t))) => Ok(scan(&t).ok_or("a hello without seq")?.0),
+        other => Err(format!("no hello: {other:?}").into()),
+    }
+}
+
 async fn update(api: &Api, task: &str, n: usize) -> Result<Value, Error> {
     api.call(
         reqwest::Method::PATCH,
@@ -345,6 +354,8 @@ async fn sustained(
         EventKind::Task => |k| k == "task.updated",
     };
     let handles = connect_all(&api, clients, stop.clone(), kind).await?;
+    // Events before this seq (the clients' own presence) are not counted.
+    let first = newest_seq(&api).await? + 1;
     println!("sustained: {clients} clients connected");
     let api = Arc::new(api);
     let total = rate * seconds;
@@ -398,12 +409,7 @@ async fn sustained(
     let produced_in = started.elapsed();
     // Every request's event is published before its response, so the
     // newest seq now bounds them all.
-    let (mut probe, _) = tokio_tungstenite::connect_async(api.ws_url()).await?;
-    let hello: Frame = match probe.next().await {
-        Some(Ok(Message::Text(t))) => serde_json::from_str(&t)?,
-        other => return Err(format!("no hello: {other:?}").into()),
-    };
-    let newest = hello.seq;
+    let newest = newest_seq(&api).await?;
     // One more event ends the clients.
     stop.store(newest + 1, Ordering::Release);
     update(&api, &task, 0).await?;
@@ -415,7 +421,7 @@ async fn sustained(
     let mut last_arrival = started;
     for h in handles {
         let seen = h.await?;
-        let got = seen.arrivals.iter().filter(|(seq, _)| *seq <= newest).count() as u64;
+        let got = seen.arrivals.iter().filter(|(seq, _)| (first..=newest).contains(seq)).count() as u64;
         delivered += got;
         lost += produced.saturating_sub(got);
         gaps += seen.gaps;
