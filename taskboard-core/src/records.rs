@@ -586,6 +586,12 @@ pub trait RecordWrites: WriteTxn {
         self.put(table, key, &[])
     }
 
+    /// Rewrites a member whose slug and name are unchanged: no index
+    /// entry moves.
+    fn put_member_record(&mut self, m: &MemberRecord) -> Result<()> {
+        self.put_record(MEMBERS, &id_key(m.id), m)
+    }
+
     fn put_member(&mut self, old: Option<&MemberRecord>, m: &MemberRecord) -> Result<()> {
         if let Some(old) = old {
             if old.slug != m.slug {
@@ -602,6 +608,12 @@ pub trait RecordWrites: WriteTxn {
 
     fn put_secret(&mut self, member: Uuid, secret: &Secret) -> Result<()> {
         self.put_record(MEMBER_SECRET, &id_key(member), secret)
+    }
+
+    /// Rewrites a project whose slug is unchanged (its task counter, for
+    /// instance): no index entry moves.
+    fn put_project_record(&mut self, p: &ProjectRecord) -> Result<()> {
+        self.put_record(PROJECTS, &id_key(p.id), p)
     }
 
     fn put_project(&mut self, old: Option<&ProjectRecord>, p: &ProjectRecord) -> Result<()> {

@@ -263,7 +263,7 @@ impl Board {
                 .write(move |tx| {
                     if let Some(mut m) = tx.w.member(id)? {
                         m.last_seen_at = tx.now;
-                        tx.w.put_member(None, &m)?;
+                        tx.w.put_member_record(&m)?;
                     }
                     Ok(())
                 })
@@ -436,7 +436,7 @@ impl Board {
             let mut m = tx.w.member_required(id)?;
             m.status = status;
             m.last_seen_at = tx.now;
-            tx.w.put_member(None, &m)?;
+            tx.w.put_member_record(&m)?;
             tx.emit_all("agent.status", json!({"member_id": id, "status": status}))?;
             Ok(status)
         })
@@ -572,7 +572,7 @@ impl Board {
             if let Some(s) = change {
                 m.status = s;
             }
-            tx.w.put_member(None, &m)?;
+            tx.w.put_member_record(&m)?;
             if let Some(s) = change {
                 tx.emit_all("agent.status", json!({"member_id": id, "status": s}))?;
             }

@@ -327,7 +327,7 @@ impl Board {
             if let Some(a) = t.assignee_id {
                 t.add_watcher(a);
             }
-            tx.w.put_project(None, &project)?;
+            tx.w.put_project_record(&project)?;
             tx.w.put_task(None, &t)?;
             for target in depends_on {
                 let link = LinkRecord {
