@@ -233,7 +233,10 @@ pub(crate) async fn dispatch(
             let new: NewTask = body(state, req).await?;
             json(status, &board.create_task(a, q.project_id, new).await?)
         }
-        EndpointName::get_task => json(status, &board.get_task(a, ids.first()).await?),
+        EndpointName::get_task => {
+            let body = board.get_task_json(a, ids.first()).await?;
+            crate::http::full(status, crate::http::JSON, body.as_bytes().to_vec())
+        }
         EndpointName::update_task => {
             let patch: TaskPatch = body(state, req).await?;
             json(status, &board.update_task(a, ids.first(), patch).await?)

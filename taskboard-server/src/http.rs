@@ -50,7 +50,7 @@ impl std::fmt::Display for Aborted {
 
 impl std::error::Error for Aborted {}
 
-const JSON: HeaderValue = HeaderValue::from_static("application/json");
+pub(crate) const JSON: HeaderValue = HeaderValue::from_static("application/json");
 
 pub(crate) fn full(
     status: StatusCode,

@@ -128,7 +128,23 @@ struct Inner {
 #[derive(Default)]
 pub(crate) struct TaskCache {
     pub generation: u64,
-    pub tasks: HashMap<Uuid, Arc<crate::model::Task>>,
+    pub tasks: HashMap<Uuid, Arc<RenderedTask>>,
+}
+
+/// A rendered task and, once asked for, its JSON.
+pub(crate) struct RenderedTask {
+    pub task: crate::model::Task,
+    json: std::sync::OnceLock<Arc<str>>,
+}
+
+impl RenderedTask {
+    pub fn new(task: crate::model::Task) -> Arc<RenderedTask> {
+        Arc::new(RenderedTask { task, json: std::sync::OnceLock::new() })
+    }
+
+    pub fn json(&self) -> Arc<str> {
+        self.json.get_or_init(|| serde_json::to_string(&self.task).expect("a task serialises").into()).clone()
+    }
 }
 
 impl TaskCache {
@@ -312,7 +328,7 @@ impl Board {
     }
 
     /// A task from the cache of rendered tasks.
-    pub(crate) fn cached_task(&self, id: Uuid) -> Option<Arc<crate::model::Task>> {
+    pub(crate) fn cached_task(&self, id: Uuid) -> Option<Arc<RenderedTask>> {
         self.inner.task_cache.read().unwrap().tasks.get(&id).cloned()
     }
 
@@ -322,11 +338,7 @@ impl Board {
 
     /// Caches rendered tasks, unless the cache was cleared since
     /// `generation` was read (they may then be stale).
-    pub(crate) fn cache_tasks(
-        &self,
-        generation: u64,
-        tasks: impl IntoIterator<Item = Arc<crate::model::Task>>,
-    ) {
+    pub(crate) fn cache_tasks(&self, generation: u64, tasks: impl IntoIterator<Item = Arc<RenderedTask>>) {
         let mut cache = self.inner.task_cache.write().unwrap();
         if cache.generation != generation {
             return;
@@ -335,7 +347,7 @@ impl Board {
             if cache.tasks.len() >= TaskCache::MAX_ENTRIES {
                 cache.tasks.clear();
             }
-            cache.tasks.insert(task.id, task);
+            cache.tasks.insert(task.task.id, task);
         }
     }
 

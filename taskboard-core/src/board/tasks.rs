@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::{Actor, Board, Tx};
+use super::{Actor, Board, RenderedTask, Tx};
 use crate::api::{LabelPatch, NewLabel, NewLink, NewTask, Page, StepPatch, TaskFilter, TaskPatch};
 use crate::error::{Error, Result};
 use crate::model::*;
@@ -237,7 +237,7 @@ impl Board {
                     match board.cached_task(t.id) {
                         Some(task) => tasks.push(task),
                         None => {
-                            let task = Arc::new(r.render_task(t)?);
+                            let task = RenderedTask::new(r.render_task(t)?);
                             rendered.push(task.clone());
                             tasks.push(task);
                         }
@@ -247,19 +247,29 @@ impl Board {
             })
             .await?;
         self.cache_tasks(generation, rendered);
-        Ok(tasks.into_iter().map(Arc::unwrap_or_clone).collect())
+        Ok(tasks.iter().map(|t| t.task.clone()).collect())
     }
 
     /// `GET /tasks/{id}`: from the cache of rendered tasks when it holds
     /// the task, without a storage read.
-    pub async fn get_task(&self, _actor: &Actor, id: Uuid) -> Result<Task> {
+    pub async fn get_task(&self, actor: &Actor, id: Uuid) -> Result<Task> {
+        Ok(self.rendered_task(actor, id).await?.task.clone())
+    }
+
+    /// `GET /tasks/{id}` as the JSON the API sends, serialised once per
+    /// version of the task: the fast path for servers.
+    pub async fn get_task_json(&self, actor: &Actor, id: Uuid) -> Result<Arc<str>> {
+        Ok(self.rendered_task(actor, id).await?.json())
+    }
+
+    async fn rendered_task(&self, _actor: &Actor, id: Uuid) -> Result<Arc<RenderedTask>> {
         if let Some(task) = self.cached_task(id) {
-            return Ok(Task::clone(&task));
+            return Ok(task);
         }
         let generation = self.task_cache_generation();
-        let task = Arc::new(self.read(move |r| r.render_task(&r.task_required(id)?)).await?);
+        let task = RenderedTask::new(self.read(move |r| r.render_task(&r.task_required(id)?)).await?);
         self.cache_tasks(generation, [task.clone()]);
-        Ok(Arc::unwrap_or_clone(task))
+        Ok(task)
     }
 
     /// A task by id or key (`WEB-12`).
