@@ -55,6 +55,18 @@ impl KeyRange {
         KeyRange { start: Bound::Unbounded, end: Bound::Unbounded }
     }
 
+    /// The bounds as borrowed slices, the form range APIs take.
+    pub fn bounds(&self) -> (Bound<&[u8]>, Bound<&[u8]>) {
+        fn borrowed(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+            match b {
+                Bound::Included(v) => Bound::Included(v.as_slice()),
+                Bound::Excluded(v) => Bound::Excluded(v.as_slice()),
+                Bound::Unbounded => Bound::Unbounded,
+            }
+        }
+        (borrowed(&self.start), borrowed(&self.end))
+    }
+
     /// Every key that starts with `prefix`.
     pub fn prefix(prefix: &[u8]) -> KeyRange {
         let start = Bound::Included(prefix.to_vec());

@@ -4,7 +4,6 @@
 //! buffered writes of an operation that fails are simply dropped.
 
 use std::collections::BTreeMap;
-use std::ops::Bound;
 
 use super::tables::{self, Table};
 use super::{Direction, KeyRange, ReadTxn, Scan, Visitor, WriteTxn};
@@ -52,14 +51,6 @@ impl<'a> Overlay<'a> {
     }
 }
 
-fn as_slice(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
-    match b {
-        Bound::Included(v) => Bound::Included(v.as_slice()),
-        Bound::Excluded(v) => Bound::Excluded(v.as_slice()),
-        Bound::Unbounded => Bound::Unbounded,
-    }
-}
-
 impl ReadTxn for Overlay<'_> {
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, Error> {
         match self.writes.0.get(&table.index).and_then(|t| t.get(key)) {
@@ -77,7 +68,7 @@ impl ReadTxn for Overlay<'_> {
     ) -> Result<(), Error> {
         let mut pending: Vec<(&[u8], Option<&[u8]>)> = match self.writes.0.get(&table.index) {
             Some(t) => t
-                .range::<[u8], _>((as_slice(&range.start), as_slice(&range.end)))
+                .range::<[u8], _>(range.bounds())
                 .map(|(k, v)| (k.as_slice(), v.as_deref()))
                 .collect(),
             None => Vec::new(),

@@ -7,7 +7,6 @@
 //! writers queued into it, and an operation that fails leaves nothing.
 
 use std::cell::RefCell;
-use std::ops::Bound;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::rc::Rc;
@@ -242,24 +241,13 @@ impl RedbRead {
     }
 }
 
-fn bounds(range: &KeyRange) -> (Bound<&[u8]>, Bound<&[u8]>) {
-    fn b(x: &Bound<Vec<u8>>) -> Bound<&[u8]> {
-        match x {
-            Bound::Included(v) => Bound::Included(v.as_slice()),
-            Bound::Excluded(v) => Bound::Excluded(v.as_slice()),
-            Bound::Unbounded => Bound::Unbounded,
-        }
-    }
-    (b(&range.start), b(&range.end))
-}
-
 fn scan_table(
     table: &impl ReadableTable<&'static [u8], &'static [u8]>,
     range: KeyRange,
     direction: Direction,
     visit: &mut Visitor<'_>,
 ) -> Result<(), Error> {
-    let iter = table.range::<&[u8]>(bounds(&range)).map_err(storage_err)?;
+    let iter = table.range::<&[u8]>(range.bounds()).map_err(storage_err)?;
     let mut step = |entry: Entry<'_>| {
         let (k, v) = entry.map_err(storage_err)?;
         visit(k.value(), v.value())
