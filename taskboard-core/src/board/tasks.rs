@@ -480,11 +480,12 @@ impl Board {
             }
         }
         audit(tx, t.id, actor, action, changes.0)?;
+        // The new state first, then the comments about it, as on creation.
+        let task = tx.w.render_task(&t)?;
+        tx.emit_all("task.updated", &task)?;
         for note in notes {
             Board::system_message(tx, None, Some(t.id), actor, note)?;
         }
-        let task = tx.w.render_task(&t)?;
-        tx.emit_all("task.updated", &task)?;
         Ok(task)
     }
 
@@ -576,9 +577,9 @@ impl Board {
             t.updated_at = tx.now;
             tx.w.put_task(Some(&old), &t)?;
             audit(tx, id, me, "reject", changes.0)?;
-            Board::system_message(tx, None, Some(id), me, format!("{who} rejected {key}: {reason}"))?;
             let task = tx.w.render_task(&t)?;
             tx.emit_all("task.updated", &task)?;
+            Board::system_message(tx, None, Some(id), me, format!("{who} rejected {key}: {reason}"))?;
             Ok(Rejected { ok: true, reason: reason.to_string() })
         })
         .await
@@ -779,11 +780,15 @@ impl Board {
             let mut s =
                 tx.w.step(task, step)?
                     .ok_or_else(|| Error::not_found(format!("step {step} not found in task {task}")))?;
+            let old = s.clone();
             if let Some(title) = patch.title.value() {
                 s.title = title.to_string();
             }
             if let Some(done) = patch.done.value() {
                 s.done = done;
+            }
+            if (s.title.as_str(), s.done) == (old.title.as_str(), old.done) {
+                return Ok(s.to_wire());
             }
             tx.w.put_record(STEPS, &Key::new().uuid(task).uuid(s.id), &s)?;
             tx.emit_all("step.updated", step_event(&s))?;

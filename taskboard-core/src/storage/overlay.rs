@@ -67,10 +67,9 @@ impl ReadTxn for Overlay<'_> {
         visit: &mut Visitor<'_>,
     ) -> Result<(), Error> {
         let mut pending: Vec<(&[u8], Option<&[u8]>)> = match self.writes.0.get(&table.index) {
-            Some(t) => t
-                .range::<[u8], _>(range.bounds())
-                .map(|(k, v)| (k.as_slice(), v.as_deref()))
-                .collect(),
+            Some(t) => {
+                t.range::<[u8], _>(range.bounds()).map(|(k, v)| (k.as_slice(), v.as_deref())).collect()
+            }
             None => Vec::new(),
         };
         if direction == Direction::Reverse {

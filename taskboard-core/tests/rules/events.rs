@@ -46,8 +46,8 @@ async fn every_change_yields_events_with_increasing_seq() {
             "task.created",
             "message.new", // creation, to the task's comments
             "message.new", // and to the project chat
-            "message.new", // take: the system message, then the task
-            "task.updated",
+            "task.updated", // take: the new state, then the system message
+            "message.new",
             "step.created",
             "message.new",
             "task.deleted",
