@@ -44,8 +44,8 @@ async fn every_change_yields_events_with_increasing_seq() {
             "member.created",
             "label.created",
             "task.created",
-            "message.new", // creation, to the task's comments
-            "message.new", // and to the project chat
+            "message.new",  // creation, to the task's comments
+            "message.new",  // and to the project chat
             "task.updated", // take: the new state, then the system message
             "message.new",
             "step.created",
