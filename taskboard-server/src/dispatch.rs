@@ -235,7 +235,7 @@ pub(crate) async fn dispatch(
         }
         EndpointName::get_task => {
             let body = board.get_task_json(a, ids.first()).await?;
-            crate::http::full(status, crate::http::JSON, body.as_bytes().to_vec())
+            crate::http::full(status, crate::http::JSON, Bytes::from_owner(ArcStr(body)))
         }
         EndpointName::update_task => {
             let patch: TaskPatch = body(state, req).await?;
@@ -362,4 +362,13 @@ fn split(req: Request<Incoming>) -> (hyper::HeaderMap, Incoming) {
 
 fn description_of(texts: &[(String, String)]) -> Option<String> {
     texts.iter().rev().find(|(name, _)| name == "description").map(|(_, v)| v.clone())
+}
+
+/// JSON the board keeps rendered, sent without a copy.
+struct ArcStr(std::sync::Arc<str>);
+
+impl AsRef<[u8]> for ArcStr {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
 }

@@ -164,19 +164,20 @@ impl Board {
     /// Inactive members and revoked tokens get 401.
     pub async fn authenticate(&self, token: &str) -> Result<Actor> {
         let missing = || Error::unauthorized("invalid or expired credentials");
-        let agent_token = token.starts_with(AGENT_TOKEN_PREFIX).then(|| credentials::token_hash(token));
-        let member_id = match &agent_token {
-            Some(hash) => self.inner.auth_cache.read().unwrap().tokens.get(hash).copied(),
-            None => Some(self.inner.jwt.verify(token)?),
+        let is_agent_token = token.starts_with(AGENT_TOKEN_PREFIX);
+        let jwt_member = if is_agent_token { None } else { Some(self.inner.jwt.verify(token)?) };
+        let cached = {
+            let cache = self.inner.auth_cache.read().unwrap();
+            let id = jwt_member.or_else(|| cache.tokens.get(token).copied());
+            id.and_then(|id| cache.members.get(&id).cloned())
         };
-        let cached = member_id.and_then(|id| self.inner.auth_cache.read().unwrap().members.get(&id).cloned());
         let member = match cached {
             Some(m) => m,
             None => {
                 let generation = self.inner.auth_cache.read().unwrap().generation;
-                let hash = agent_token.clone();
+                let hash = is_agent_token.then(|| credentials::token_hash(token));
                 let member = self
-                    .read(move |r| match (member_id, hash) {
+                    .read(move |r| match (jwt_member, hash) {
                         (Some(id), _) => r.member(id),
                         (None, Some(hash)) => match r.get(TOKEN_MEMBER, hash.as_bytes())? {
                             Some(id) => r.member(uuid_value(&id)?),
@@ -193,8 +194,8 @@ impl Board {
                         cache.members.clear();
                         cache.tokens.clear();
                     }
-                    if let Some(hash) = agent_token {
-                        cache.tokens.insert(hash, member.id);
+                    if is_agent_token {
+                        cache.tokens.insert(token.to_string(), member.id);
                     }
                     cache.members.insert(member.id, member.clone());
                 }

@@ -163,6 +163,7 @@ impl TaskCache {
 #[derive(Default)]
 pub(crate) struct AuthCache {
     pub generation: u64,
+    /// Agent tokens as presented (memory only; the store keeps hashes).
     pub tokens: HashMap<String, Uuid>,
     pub members: HashMap<Uuid, MemberRecord>,
 }
