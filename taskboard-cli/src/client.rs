@@ -71,29 +71,12 @@ fn local_file(path: &Path, e: std::io::Error) -> Error {
     Error::new(ErrorKind::BadRequest, format!("{}: {e}", path.display()))
 }
 
-/// The kind named by an error body's `code`, which is more precise than the
-/// status when a proxy rewrote the latter.
-fn kind_of_code(code: &str) -> Option<ErrorKind> {
-    use ErrorKind::*;
-    [
-        BadRequest,
-        Unauthorized,
-        Forbidden,
-        NotFound,
-        Conflict,
-        PayloadTooLarge,
-        Validation,
-        MethodNotAllowed,
-        Internal,
-    ]
-    .into_iter()
-    .find(|k| k.code() == code)
-}
-
 /// Turns an error response back into the core's error.
 fn error_of(status: u16, body: &str) -> Error {
     match serde_json::from_str::<ErrorBody>(body) {
-        Ok(b) => Error::new(kind_of_code(&b.code).unwrap_or(ErrorKind::from_status(status)), b.detail),
+        Ok(b) => {
+            Error::new(ErrorKind::from_code(&b.code).unwrap_or(ErrorKind::from_status(status)), b.detail)
+        }
         Err(_) if body.trim().is_empty() => {
             Error::new(ErrorKind::from_status(status), format!("HTTP {status}"))
         }

@@ -49,6 +49,25 @@ impl ErrorKind {
         }
     }
 
+    /// Every kind.
+    pub const ALL: [ErrorKind; 9] = [
+        ErrorKind::BadRequest,
+        ErrorKind::Unauthorized,
+        ErrorKind::Forbidden,
+        ErrorKind::NotFound,
+        ErrorKind::Conflict,
+        ErrorKind::PayloadTooLarge,
+        ErrorKind::Validation,
+        ErrorKind::MethodNotAllowed,
+        ErrorKind::Internal,
+    ];
+
+    /// The kind an error body's `code` names; more precise than the status
+    /// when a proxy rewrote the latter.
+    pub fn from_code(code: &str) -> Option<ErrorKind> {
+        ErrorKind::ALL.into_iter().find(|k| k.code() == code)
+    }
+
     /// The kind for an HTTP status, used by clients to turn responses back
     /// into errors.
     pub fn from_status(status: u16) -> ErrorKind {
