@@ -15,7 +15,7 @@ use hyper::body::{Body, Frame, Incoming};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Response, StatusCode};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
-use taskboard_core::board::Download;
+use taskboard_core::api::Download;
 use taskboard_core::{Error, ErrorKind, Result};
 use tokio_util::io::{ReaderStream, StreamReader};
 
@@ -208,8 +208,8 @@ pub(crate) fn content_disposition(disposition: &str, filename: &str) -> String {
 /// Streams a download with the headers of DECISIONS 6.5.
 pub(crate) fn download(d: Download) -> Response<ResBody> {
     let disposition = content_disposition(d.disposition(), &d.filename);
-    let stream = ReaderStream::with_capacity(d.file, 64 * 1024).map_ok(Frame::data);
-    let mut res = Response::new(Either::Right(BodyExt::boxed(StreamBody::new(stream))));
+    let stream = ReaderStream::with_capacity(d.content, 64 * 1024).map_ok(Frame::data);
+    let mut res = Response::new(Either::Right(BodyExt::boxed_unsync(StreamBody::new(stream))));
     *res.status_mut() = StatusCode::OK;
     let h = res.headers_mut();
     h.insert(

@@ -7,12 +7,11 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use futures_util::FutureExt;
-use http_body_util::combinators::BoxBody;
+use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{Either, Full};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
-use serde::Serialize;
 use taskboard_core::error::ErrorBody;
 use taskboard_core::{Error, ErrorKind};
 use tracing::Instrument;
@@ -21,7 +20,7 @@ use crate::State;
 use crate::router::{Routed, Target};
 
 /// A response body: a buffer, or a stream (downloads).
-pub(crate) type ResBody = Either<Full<Bytes>, BoxBody<Bytes, std::io::Error>>;
+pub(crate) type ResBody = Either<Full<Bytes>, UnsyncBoxBody<Bytes, std::io::Error>>;
 
 /// Why a request got no answer from the board.
 #[derive(Debug)]
@@ -61,15 +60,6 @@ pub(crate) fn full(
     *res.status_mut() = status;
     res.headers_mut().insert(header::CONTENT_TYPE, content_type);
     res
-}
-
-/// A JSON response.
-pub(crate) fn json<T: Serialize>(status: StatusCode, value: &T) -> Response<ResBody> {
-    let mut body = Vec::with_capacity(1024);
-    match serde_json::to_writer(&mut body, value).map(|()| body) {
-        Ok(body) => full(status, JSON, body),
-        Err(e) => error(&Error::internal(e)),
-    }
 }
 
 /// The error body of DECISIONS 1.1 with the status of its kind.
@@ -112,7 +102,7 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<
         Routed::Found(target, ids) => {
             let path_and_query = tracing::enabled!(tracing::Level::INFO).then(|| LogLine::of(&req));
             let span = tracing::info_span!("request", endpoint = target.name());
-            let result = AssertUnwindSafe(crate::dispatch::dispatch(&state, target, ids, req))
+            let result = AssertUnwindSafe(crate::dispatch::dispatch(&state, target.clone(), ids, req))
                 .catch_unwind()
                 .instrument(span)
                 .await;
@@ -154,7 +144,7 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<
         }
         Routed::BadParam(e) => (None, error(&e)),
     };
-    log(&req, target.map_or("-", Target::name), res.status(), started);
+    log(&req, target.as_ref().map_or("-", Target::name), res.status(), started);
     if let Some(origin) = origin {
         state.cors.simple(res.headers_mut(), origin);
     }

@@ -6,113 +6,51 @@ use std::sync::OnceLock;
 
 use bytes::Bytes;
 use schemars::generate::{SchemaGenerator, SchemaSettings};
-use schemars::{JsonSchema, Schema};
+use schemars::Schema;
 use serde_json::{Map, Value, json};
-use taskboard_core::api::*;
-use taskboard_core::archive::{ArchiveSummary, BackupRequest};
+use taskboard_core::api::{
+    self, BodyKind, Endpoint, Method, QueryParams, Reply, ReplyKind, RequestBody, Visitor,
+};
 use taskboard_core::error::ErrorBody;
-use taskboard_core::model::*;
-
-use crate::dispatch::WsQuery;
 
 /// The interactive reference page: one self-contained file, no CDN.
 pub(crate) const DOCS_PAGE: &str = include_str!("docs.html");
 
 /// What an endpoint takes and gives, as schemas.
 struct Io {
-    body: Option<Value>,
+    body: Option<(&'static str, Value)>,
     query: Vec<Value>,
-    response: Value,
+    response: Option<Value>,
 }
 
-fn io(name: EndpointName, g: &mut SchemaGenerator) -> Io {
-    fn s<T: JsonSchema>(g: &mut SchemaGenerator) -> Value {
-        g.subschema_for::<T>().to_value()
-    }
-    let none = |response| Io { body: None, query: Vec::new(), response };
-    let with_body = |body, response| Io { body: Some(body), query: Vec::new(), response };
-    let with_query = |query, response| Io { body: None, query, response };
-    let multipart = json!({
-        "type": "object",
-        "required": ["file"],
-        "properties": {
-            "file": {"type": "string", "contentMediaType": "application/octet-stream"},
-            "description": {"type": "string"}
+fn io<E: Endpoint>(g: &mut SchemaGenerator) -> Io {
+    let body = match E::Body::KIND {
+        BodyKind::None => None,
+        BodyKind::Json => E::Body::schema(g).map(|s| ("application/json", s.to_value())),
+        BodyKind::Multipart => {
+            let mut form = json!({
+                "type": "object",
+                "required": ["file"],
+                "properties": {"file": {"type": "string", "contentMediaType": "application/octet-stream"}}
+            });
+            if E::INFO.description.contains("description") && E::INFO.method == Method::Post {
+                form["properties"]["description"] = json!({"type": "string"});
+            }
+            Some(("multipart/form-data", form))
         }
-    });
-    let binary = json!({"type": "string", "contentMediaType": "application/octet-stream"});
-    use EndpointName as E;
-    match name {
-        E::health => none(s::<Health>(g)),
-        E::login => with_body(s::<LoginRequest>(g), s::<LoginResponse>(g)),
-        E::list_members => with_query(query_params::<MemberListQuery>(), s::<Vec<Member>>(g)),
-        E::create_member => with_body(s::<NewMember>(g), s::<CreatedMember>(g)),
-        E::get_me | E::get_member => none(s::<Member>(g)),
-        E::set_my_status => with_query(query_params::<StatusQuery>(), s::<StatusResponse>(g)),
-        E::update_member => with_body(s::<MemberPatch>(g), s::<Member>(g)),
-        E::delete_member | E::revoke_token => none(s::<Ok>(g)),
-        E::regenerate_token => none(s::<TokenResponse>(g)),
-        E::set_password => with_body(s::<SetPassword>(g), s::<Ok>(g)),
-        E::list_projects => with_query(query_params::<ProjectListQuery>(), s::<Vec<Project>>(g)),
-        E::create_project => with_body(s::<NewProject>(g), s::<Project>(g)),
-        E::get_project => none(s::<Project>(g)),
-        E::update_project => with_body(s::<ProjectPatch>(g), s::<Project>(g)),
-        E::delete_project | E::remove_project_member => none(s::<Ok>(g)),
-        E::list_project_members => with_query(query_params::<Page>(), s::<Vec<ProjectMember>>(g)),
-        E::add_project_member => with_body(s::<AddProjectMember>(g), s::<Ok>(g)),
-        E::list_files => with_query(query_params::<FileListQuery>(), s::<Vec<ProjectFile>>(g)),
-        E::upload_file => Io { body: Some(multipart), query: Vec::new(), response: s::<ProjectFile>(g) },
-        E::get_file => none(s::<ProjectFile>(g)),
-        E::update_file => with_body(s::<FilePatch>(g), s::<ProjectFile>(g)),
-        E::delete_file => none(s::<Ok>(g)),
-        E::download_file | E::download_attachment => none(binary),
-        E::list_tasks => with_query(query_params::<TaskFilter>(), s::<Vec<Task>>(g)),
-        E::create_task => Io {
-            body: Some(s::<NewTask>(g)),
-            query: query_params::<ProjectIdQuery>(),
-            response: s::<Task>(g),
-        },
-        E::get_task | E::take_task => none(s::<Task>(g)),
-        E::update_task => with_body(s::<TaskPatch>(g), s::<Task>(g)),
-        E::delete_task => none(s::<Ok>(g)),
-        E::reject_task => with_body(s::<RejectRequest>(g), s::<Rejected>(g)),
-        E::assign_task => with_body(s::<AssignRequest>(g), s::<Task>(g)),
-        E::watch_task | E::unwatch_task => none(s::<Watchers>(g)),
-        E::list_links => with_query(query_params::<Page>(), s::<Vec<TaskLink>>(g)),
-        E::create_link => with_body(s::<NewLink>(g), s::<TaskLink>(g)),
-        E::delete_link | E::add_task_label | E::remove_task_label => none(s::<Ok>(g)),
-        E::list_actions => with_query(query_params::<Page>(), s::<Vec<TaskAction>>(g)),
-        E::list_steps => with_query(query_params::<Page>(), s::<Vec<Step>>(g)),
-        E::create_step => with_body(s::<NewStep>(g), s::<Step>(g)),
-        E::update_step => with_body(s::<StepPatch>(g), s::<Step>(g)),
-        E::delete_step => none(s::<Ok>(g)),
-        E::list_messages => with_query(query_params::<MessageFilter>(), s::<Vec<Message>>(g)),
-        E::post_message => with_body(s::<NewMessage>(g), s::<Message>(g)),
-        E::list_replies => with_query(query_params::<Page>(), s::<Vec<Message>>(g)),
-        E::upload => {
-            let mut body = multipart;
-            body["properties"].as_object_mut().expect("an object").remove("description");
-            Io { body: Some(body), query: Vec::new(), response: s::<UploadedFile>(g) }
-        }
-        E::list_labels => with_query(query_params::<Page>(), s::<Vec<Label>>(g)),
-        E::create_label => with_body(s::<NewLabel>(g), s::<Label>(g)),
-        E::update_label => with_body(s::<LabelPatch>(g), s::<Label>(g)),
-        E::delete_label => none(s::<Ok>(g)),
-        E::backup => with_body(s::<BackupRequest>(g), s::<ArchiveSummary>(g)),
-        E::websocket => {
-            with_query(query_params::<WsQuery>(), json!({"description": "WebSocket event frames"}))
-        }
-    }
+    };
+    let query = E::Query::schema(g).map(|s| query_params(&s)).unwrap_or_default();
+    let response = match E::Response::KIND {
+        ReplyKind::Json => E::Response::schema(g).map(|s| s.to_value()),
+        ReplyKind::Download => Some(json!({"type": "string", "contentMediaType": "application/octet-stream"})),
+        ReplyKind::Upgrade => None,
+    };
+    Io { body, query, response }
 }
 
 /// The fields of a query type as OpenAPI query parameters.
-fn query_params<T: JsonSchema>() -> Vec<Value> {
-    let settings = SchemaSettings::draft2020_12().with(|s| {
-        s.inline_subschemas = true;
-        s.meta_schema = None;
-    });
-    let schema: Schema = settings.into_generator().into_root_schema_for::<T>();
-    let root = schema.to_value();
+fn query_params(schema: &Schema) -> Vec<Value> {
+    let root = schema.as_value();
     let required: Vec<&str> = root
         .get("required")
         .and_then(Value::as_array)
@@ -157,40 +95,51 @@ pub fn openapi_document() -> Value {
         .into_generator();
     let error = g.subschema_for::<ErrorBody>().to_value();
     let mut paths = Map::new();
-    for (name, e) in ENDPOINTS {
-        let io = io(*name, &mut g);
-        let mut parameters = path_params(e.path);
-        parameters.extend(io.query);
-        let success = match e.body {
-            _ if matches!(name, EndpointName::download_file | EndpointName::download_attachment) => {
-                json!({"description": "The file content", "content": {"application/octet-stream": {"schema": io.response}}})
-            }
-            _ if e.status == 101 => json!({"description": "Switching to the WebSocket protocol"}),
-            _ => json!({"description": "Success", "content": {"application/json": {"schema": io.response}}}),
-        };
-        let mut responses = Map::new();
-        responses.insert(e.status.to_string(), success);
-        responses.insert(
-            "default".into(),
-            json!({"description": "An error (DECISIONS 1.1)", "content": {"application/json": {"schema": error}}}),
-        );
-        let mut op = json!({
-            "operationId": e.name,
-            "summary": e.summary,
-            "tags": [tag(e.path)],
-            "parameters": parameters,
-            "responses": responses,
-        });
-        if let Some(body) = io.body {
-            let media = if e.body == Body::Multipart { "multipart/form-data" } else { "application/json" };
-            op["requestBody"] = json!({"required": true, "content": {media: {"schema": body}}});
-        }
-        if !e.auth {
-            op["security"] = json!([]);
-        }
-        let item = paths.entry(e.path.to_string()).or_insert_with(|| json!({}));
-        item[e.method.as_str().to_lowercase()] = op;
+    struct Operations<'a> {
+        g: &'a mut SchemaGenerator,
+        error: Value,
+        paths: &'a mut Map<String, Value>,
     }
+    impl Visitor for Operations<'_> {
+        fn visit<E: Endpoint>(&mut self) {
+            let e = &E::INFO;
+            let io = io::<E>(self.g);
+            let mut parameters = path_params(e.path);
+            parameters.extend(io.query);
+            let success = match (E::Response::KIND, io.response) {
+                (ReplyKind::Download, Some(schema)) => {
+                    json!({"description": "The file content", "content": {"application/octet-stream": {"schema": schema}}})
+                }
+                (ReplyKind::Json, Some(schema)) => {
+                    json!({"description": "Success", "content": {"application/json": {"schema": schema}}})
+                }
+                _ => json!({"description": "Switching to the WebSocket protocol"}),
+            };
+            let mut responses = Map::new();
+            responses.insert(e.status.to_string(), success);
+            responses.insert(
+                "default".into(),
+                json!({"description": "An error: `detail` says what went wrong, `code` its kind", "content": {"application/json": {"schema": self.error}}}),
+            );
+            let mut op = json!({
+                "operationId": e.name,
+                "summary": e.summary,
+                "description": e.description,
+                "tags": [tag(e.path)],
+                "parameters": parameters,
+                "responses": responses,
+            });
+            if let Some((media, body)) = io.body {
+                op["requestBody"] = json!({"required": true, "content": {media: {"schema": body}}});
+            }
+            if !e.auth {
+                op["security"] = json!([]);
+            }
+            let item = self.paths.entry(e.path.to_string()).or_insert_with(|| json!({}));
+            item[e.method.as_str().to_lowercase()] = op;
+        }
+    }
+    api::visit_all(&mut Operations { g: &mut g, error, paths: &mut paths });
     json!({
         "openapi": "3.1.0",
         "info": {
@@ -224,17 +173,23 @@ pub(crate) fn document_bytes() -> Bytes {
 
 #[cfg(test)]
 mod tests {
+    use taskboard_core::api::BodyKind;
+
     #[test]
     fn every_endpoint_has_a_response_schema_and_bodies_have_request_schemas() {
-        let doc = super::openapi_document();
-        for (_, e) in taskboard_core::api::ENDPOINTS {
-            let op = &doc["paths"][e.path][e.method.as_str().to_lowercase()];
-            assert_eq!(op["operationId"], e.name, "{}", e.path);
-            assert!(op["responses"][e.status.to_string()].is_object(), "{}", e.name);
-            if e.body != taskboard_core::api::Body::None {
-                assert!(op["requestBody"].is_object(), "{}", e.name);
+        struct Check(serde_json::Value);
+        impl super::Visitor for Check {
+            fn visit<E: super::Endpoint>(&mut self) {
+                let e = &E::INFO;
+                let op = &self.0["paths"][e.path][e.method.as_str().to_lowercase()];
+                assert_eq!(op["operationId"], e.name, "{}", e.path);
+                assert!(op["responses"][e.status.to_string()].is_object(), "{}", e.name);
+                let has_body = <E::Body as super::RequestBody>::KIND != BodyKind::None;
+                assert_eq!(op["requestBody"].is_object(), has_body, "{}", e.name);
             }
         }
+        let doc = super::openapi_document();
         assert!(doc["components"]["schemas"]["Task"].is_object());
+        taskboard_core::api::visit_all(&mut Check(doc));
     }
 }

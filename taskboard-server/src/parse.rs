@@ -7,8 +7,6 @@ use std::collections::HashMap;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use taskboard_core::{Error, Result};
 
@@ -34,32 +32,6 @@ pub(crate) async fn read_body(
     }
 }
 
-/// Parses a JSON body into `T`.
-pub(crate) fn json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = e.path().to_string();
-        json_error(&path, e.inner())
-    })?;
-    de.end().map_err(|e| json_error(".", &e))?;
-    Ok(value)
-}
-
-fn json_error(path: &str, e: &serde_json::Error) -> Error {
-    let message = e.to_string();
-    let suffix = format!(" at line {} column {}", e.line(), e.column());
-    let message = message.strip_suffix(suffix.as_str()).unwrap_or(&message);
-    if e.is_syntax() || e.is_eof() {
-        return Error::invalid("body", format!("malformed JSON: {message}"));
-    }
-    let root = path.is_empty() || path == ".";
-    if let Some(missing) = message.strip_prefix("missing field `").and_then(|r| r.split('`').next()) {
-        let field = if root { missing.to_string() } else { format!("{path}.{missing}") };
-        return Error::invalid(&field, "missing field");
-    }
-    Error::invalid(if root { "body" } else { path }, message)
-}
-
 /// How a query value is read for a field: query strings carry only text,
 /// so fields that are numbers or booleans in the type are converted
 /// before the type is deserialised.
@@ -75,9 +47,7 @@ pub(crate) enum FieldKind {
 /// (so flattened fields such as `limit` are included).
 pub(crate) type QueryKinds = HashMap<String, FieldKind>;
 
-pub(crate) fn query_kinds<T: JsonSchema>() -> QueryKinds {
-    let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
-    let schema = settings.into_generator().into_root_schema_for::<T>();
+pub(crate) fn kinds_of(schema: &schemars::Schema) -> QueryKinds {
     let mut kinds = HashMap::new();
     if let Some(Value::Object(props)) = schema.as_value().get("properties") {
         for (name, prop) in props {
@@ -104,9 +74,9 @@ fn kind_of(schema: &Value) -> FieldKind {
     }
 }
 
-/// Parses a query string into `T`; `token` (credentials) is not part of
-/// any query type and is skipped.
-pub(crate) fn query<T: DeserializeOwned>(query: Option<&str>, kinds: &QueryKinds) -> Result<T> {
+/// A query string as a JSON object whose values are typed by `kinds`;
+/// `token` (credentials) is not part of any query type and is skipped.
+pub(crate) fn query(query: Option<&str>, kinds: &QueryKinds) -> Result<Value> {
     let mut map = Map::new();
     for (key, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
         if key == "token" {
@@ -133,15 +103,7 @@ pub(crate) fn query<T: DeserializeOwned>(query: Option<&str>, kinds: &QueryKinds
         };
         map.insert(key.into_owned(), value);
     }
-    serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
-        let path = e.path().to_string();
-        let message = e.inner().to_string();
-        let root = path.is_empty() || path == ".";
-        if let Some(missing) = message.strip_prefix("missing field `").and_then(|r| r.split('`').next()) {
-            return Error::invalid(missing, "missing query parameter");
-        }
-        Error::invalid(if root { "query" } else { &path }, message)
-    })
+    Ok(Value::Object(map))
 }
 
 /// The credentials passed as `?token=`.
@@ -149,54 +111,39 @@ pub(crate) fn query_token(query: Option<&str>) -> Option<Cow<'_, str>> {
     form_urlencoded::parse(query?.as_bytes()).find(|(k, _)| k == "token").map(|(_, v)| v)
 }
 
-/// Parses a query of type `$t`, with its field kinds computed once.
-macro_rules! parse_query {
-    ($t:ty, $query:expr) => {{
-        static KINDS: std::sync::OnceLock<$crate::parse::QueryKinds> = std::sync::OnceLock::new();
-        $crate::parse::query::<$t>($query, KINDS.get_or_init($crate::parse::query_kinds::<$t>))
-    }};
-}
-pub(crate) use parse_query;
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use taskboard_core::ErrorKind;
-    use taskboard_core::api::{MemberListQuery, NewTask, TaskFilter};
+    use taskboard_core::api::{MemberListQuery, QueryParams, TaskFilter};
     use taskboard_core::model::TaskStatus;
+
+    fn parsed<T: QueryParams>(q: &str) -> Result<T> {
+        let mut generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+        let kinds = T::schema(&mut generator).map(|s| kinds_of(&s)).unwrap_or_default();
+        T::from_json(query(Some(q), &kinds)?)
+    }
 
     #[test]
     fn query_values_are_typed_from_the_schema() {
         let id = uuid::Uuid::now_v7();
         let q = format!("project_id={id}&status=todo&limit=5&token=secret");
-        let f: TaskFilter = parse_query!(TaskFilter, Some(&q)).unwrap();
+        let f: TaskFilter = parsed(&q).unwrap();
         assert_eq!(f.project_id, Some(id));
         assert_eq!(f.status, Some(TaskStatus::Todo));
         assert_eq!(f.page.limit, Some(5));
-        let m: MemberListQuery = parse_query!(MemberListQuery, Some("include_inactive=true")).unwrap();
+        let m: MemberListQuery = parsed("include_inactive=true").unwrap();
         assert!(m.include_inactive);
     }
 
     #[test]
     fn bad_query_values_name_the_field() {
-        let e = parse_query!(TaskFilter, Some("project_id=nope")).unwrap_err();
+        let e = parsed::<TaskFilter>("project_id=nope").unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Validation);
         assert!(e.detail().starts_with("project_id:"), "{}", e.detail());
-        let e = parse_query!(TaskFilter, Some("limit=-1")).unwrap_err();
+        let e = parsed::<TaskFilter>("limit=-1").unwrap_err();
         assert!(e.detail().starts_with("limit:"), "{}", e.detail());
-        let e = parse_query!(TaskFilter, Some("status=doing")).unwrap_err();
+        let e = parsed::<TaskFilter>("status=doing").unwrap_err();
         assert!(e.detail().starts_with("status:"), "{}", e.detail());
-    }
-
-    #[test]
-    fn bad_json_names_the_field() {
-        let e = json::<NewTask>(br#"{"title": ""}"#).unwrap_err();
-        assert_eq!(e.detail(), "title: must not be empty");
-        let e = json::<NewTask>(br#"{}"#).unwrap_err();
-        assert_eq!(e.detail(), "title: missing field");
-        let e = json::<NewTask>(br#"{"title": "x", "priority": "huge"}"#).unwrap_err();
-        assert!(e.detail().starts_with("priority: unknown variant"), "{}", e.detail());
-        let e = json::<NewTask>(b"{").unwrap_err();
-        assert!(e.detail().starts_with("body: malformed JSON"), "{}", e.detail());
     }
 }

@@ -2,16 +2,20 @@
 //! its method table, so an unknown path is a 404 and a known path with
 //! another method a 405 with `Allow` (DECISIONS 1.4).
 
+use std::sync::Arc;
+
 use hyper::Method;
 use hyper::header::HeaderValue;
-use taskboard_core::api::{ENDPOINTS, EndpointName, Method as ApiMethod};
+use taskboard_core::api::{self, Endpoint, Method as ApiMethod, Visitor};
 use taskboard_core::{Error, Result};
 use uuid::Uuid;
 
+use crate::dispatch::Route;
+
 /// What a request reaches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone)]
 pub(crate) enum Target {
-    Api(EndpointName),
+    Api(Arc<Route>),
     Docs,
     OpenApi,
     Panic,
@@ -19,9 +23,9 @@ pub(crate) enum Target {
 
 impl Target {
     /// The endpoint name used in logs.
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> &'static str {
         match self {
-            Target::Api(name) => name.endpoint().name,
+            Target::Api(route) => route.info.name,
             Target::Docs => "docs",
             Target::OpenApi => "openapi",
             Target::Panic => "panic",
@@ -51,14 +55,21 @@ pub(crate) enum Routed {
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct PathIds {
     ids: [Uuid; 2],
+    len: usize,
 }
 
 impl PathIds {
-    pub fn first(&self) -> Uuid {
-        self.ids[0]
+    pub fn as_slice(&self) -> &[Uuid] {
+        &self.ids[..self.len]
     }
-    pub fn second(&self) -> Uuid {
-        self.ids[1]
+}
+
+/// The routes of every endpoint of the core.
+struct Routes(Vec<(&'static str, Method, Target)>);
+
+impl Visitor for Routes {
+    fn visit<E: Endpoint>(&mut self) {
+        self.0.push((E::INFO.path, method(E::INFO.method), Target::Api(Arc::new(Route::of::<E>()))));
     }
 }
 
@@ -74,8 +85,9 @@ fn method(m: ApiMethod) -> Method {
 
 impl Router {
     pub fn new(dev: bool, panic_route: bool) -> Router {
-        let mut routes: Vec<(&'static str, Method, Target)> =
-            ENDPOINTS.iter().map(|(name, e)| (e.path, method(e.method), Target::Api(*name))).collect();
+        let mut routes = Routes(Vec::new());
+        api::visit_all(&mut routes);
+        let mut routes = routes.0;
         if dev {
             routes.push(("/docs", Method::GET, Target::Docs));
             routes.push(("/openapi.json", Method::GET, Target::OpenApi));
@@ -103,17 +115,20 @@ impl Router {
         let Ok(matched) = self.inner.at(path) else {
             return Routed::NotFound;
         };
-        let Some(&(_, target)) = matched.value.methods.iter().find(|(m, _)| m == method) else {
+        let Some((_, target)) = matched.value.methods.iter().find(|(m, _)| m == method) else {
             return Routed::MethodNotAllowed(matched.value.allow.clone());
         };
         let mut ids = PathIds::default();
         for (i, (name, value)) in matched.params.iter().enumerate().take(2) {
             match parse_id(name, value) {
-                Ok(id) => ids.ids[i] = id,
+                Ok(id) => {
+                    ids.ids[i] = id;
+                    ids.len = i + 1;
+                }
                 Err(e) => return Routed::BadParam(e),
             }
         }
-        Routed::Found(target, ids)
+        Routed::Found(target.clone(), ids)
     }
 }
 
@@ -130,7 +145,7 @@ mod tests {
         let r = Router::new(false, false);
         assert!(matches!(
             r.route(&Method::GET, "/api/v1/members/me"),
-            Routed::Found(Target::Api(EndpointName::get_me), _)
+            Routed::Found(Target::Api(route), _) if route.info.name == "get_me"
         ));
         assert!(matches!(r.route(&Method::GET, "/api/v1/members/nope"), Routed::BadParam(_)));
         assert!(matches!(r.route(&Method::PUT, "/api/v1/tasks"), Routed::MethodNotAllowed(_)));

@@ -6,33 +6,12 @@ use uuid::Uuid;
 
 use super::messages::guess_mime;
 use super::{Actor, Board};
-use crate::api::{FilePatch, Page};
+use crate::api::{Download, FilePatch, Page};
 use crate::error::{Error, Result};
 use crate::model::ProjectFile;
 use crate::records::{ProjectFileRecord, RecordWrites, Records};
 use crate::storage::tables::PROJECT_FILE_NAME;
 use crate::validate::check_file_name;
-
-/// An opened file content, with what a download response needs.
-#[derive(Debug)]
-pub struct Download {
-    pub filename: String,
-    pub mime_type: String,
-    pub size: u64,
-    pub file: tokio::fs::File,
-}
-
-impl Download {
-    /// `inline` for images other than SVG, `attachment` otherwise
-    /// (DECISIONS 6.5).
-    pub fn disposition(&self) -> &'static str {
-        if self.mime_type.starts_with("image/") && !self.mime_type.starts_with("image/svg") {
-            "inline"
-        } else {
-            "attachment"
-        }
-    }
-}
 
 fn file_in_project(r: &(impl Records + ?Sized), project: Uuid, id: Uuid) -> Result<ProjectFileRecord> {
     r.project_required(project)?;
@@ -146,7 +125,7 @@ impl Board {
     pub async fn open_file(&self, _actor: &Actor, project: Uuid, id: Uuid) -> Result<Download> {
         let f = self.read(move |r| file_in_project(r, project, id)).await?;
         let file = self.blobs().open_blob(&f.storage_name).await?;
-        Ok(Download { filename: f.filename, mime_type: f.mime_type, size: f.size, file })
+        Ok(Download { filename: f.filename, mime_type: f.mime_type, size: f.size, content: Box::pin(file) })
     }
 
     /// `PATCH /projects/{id}/files/{file_id}`.

@@ -5,7 +5,8 @@ use jiff::Timestamp;
 use tokio::io::AsyncRead;
 use uuid::Uuid;
 
-use super::{Actor, Board, Download, Tx};
+use super::{Actor, Board, Tx};
+use crate::api::Download;
 use crate::api::{MessageFilter, NewMessage};
 use crate::error::{Error, Result};
 use crate::events::Audience;
@@ -273,7 +274,7 @@ impl Board {
             })
             .await?;
         let file = self.blobs().open_blob(&u.storage_name).await?;
-        Ok(Download { filename: u.filename, mime_type: u.mime_type, size: u.size, file })
+        Ok(Download { filename: u.filename, mime_type: u.mime_type, size: u.size, content: Box::pin(file) })
     }
 
     /// Deletes uploads older than the configured age that were never

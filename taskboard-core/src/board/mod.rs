@@ -32,7 +32,6 @@ use crate::storage::redb::RedbStore;
 use crate::storage::tables::{EVENTS, META};
 use crate::storage::{Direction, KeyRange, Scan, Storage, WriteOp, WriteTxn};
 
-pub use files::Download;
 pub use members::Bootstrap;
 
 /// Default limit of an uploaded file: 50 MB (REST-INTERFACE, Limits).

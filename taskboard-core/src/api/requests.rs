@@ -1,7 +1,4 @@
-//! Request types of every endpoint and the endpoint table.
-//!
-//! The server's router, the typed HTTP client and the OpenAPI document are
-//! all built from [`ENDPOINTS`], so they cannot drift apart.
+//! The request types of the endpoints: bodies and queries.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -118,7 +115,7 @@ pub struct MemberPatch {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct SetPassword {
+pub struct NewPassword {
     pub password: Password,
 }
 
@@ -152,7 +149,7 @@ pub struct ProjectPatch {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct AddProjectMember {
+pub struct NewProjectMember {
     pub member_id: Uuid,
 }
 
@@ -202,6 +199,12 @@ impl Page {
         }
         Ok(())
     }
+    /// Checks the bounds and applies the page to a whole list.
+    pub fn page<T>(&self, items: Vec<T>) -> crate::Result<Vec<T>> {
+        self.check()?;
+        Ok(self.apply(items))
+    }
+
     /// Applies the page to a whole list.
     pub fn apply<T>(&self, items: Vec<T>) -> Vec<T> {
         let offset = self.offset.unwrap_or(0) as usize;
@@ -413,135 +416,9 @@ pub struct StatusQuery {
     pub status: MemberStatus,
 }
 
-/// HTTP method of an endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Method {
-    Get,
-    Post,
-    Put,
-    Patch,
-    Delete,
-}
-
-impl Method {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Method::Get => "GET",
-            Method::Post => "POST",
-            Method::Put => "PUT",
-            Method::Patch => "PATCH",
-            Method::Delete => "DELETE",
-        }
-    }
-}
-
-/// What an endpoint takes as its body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Body {
-    None,
-    Json,
-    Multipart,
-}
-
-/// One endpoint: its name (used in logs and the OpenAPI operationId), its
-/// method and path (matchit syntax), whether it needs credentials, and its
-/// success status.
-#[derive(Debug, Clone, Copy)]
-pub struct Endpoint {
-    pub name: &'static str,
-    pub method: Method,
-    pub path: &'static str,
-    pub auth: bool,
-    pub body: Body,
-    pub status: u16,
-    pub summary: &'static str,
-}
-
-macro_rules! endpoints {
-    ($($name:ident: $method:ident $path:literal, auth=$auth:literal, body=$body:ident, status=$status:literal, $summary:literal;)+) => {
-        /// Names of every endpoint.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        #[allow(non_camel_case_types)]
-        pub enum EndpointName { $($name),+ }
-
-        /// Every endpoint of the API.
-        pub const ENDPOINTS: &[(EndpointName, Endpoint)] = &[
-            $((EndpointName::$name, Endpoint {
-                name: stringify!($name),
-                method: Method::$method,
-                path: $path,
-                auth: $auth,
-                body: Body::$body,
-                status: $status,
-                summary: $summary,
-            })),+
-        ];
-    };
-}
-
-endpoints! {
-    health: Get "/health", auth=false, body=None, status=200, "Service status and version";
-    login: Post "/api/v1/auth/login", auth=false, body=Json, status=200, "Log in with slug or name and password";
-    list_members: Get "/api/v1/members", auth=true, body=None, status=200, "List members";
-    create_member: Post "/api/v1/members", auth=true, body=Json, status=201, "Create a member (agents get a token)";
-    get_me: Get "/api/v1/members/me", auth=true, body=None, status=200, "[ext] The calling member";
-    set_my_status: Patch "/api/v1/members/me/status", auth=true, body=None, status=200, "Set the caller's status";
-    get_member: Get "/api/v1/members/{member_id}", auth=true, body=None, status=200, "Get a member";
-    update_member: Patch "/api/v1/members/{member_id}", auth=true, body=Json, status=200, "Update a member";
-    delete_member: Delete "/api/v1/members/{member_id}", auth=true, body=None, status=200, "Deactivate a member (owners only)";
-    regenerate_token: Post "/api/v1/members/{member_id}/regenerate-token", auth=true, body=None, status=200, "Issue a new agent token";
-    revoke_token: Post "/api/v1/members/{member_id}/revoke-token", auth=true, body=None, status=200, "Revoke an agent token";
-    set_password: Put "/api/v1/members/{member_id}/password", auth=true, body=Json, status=200, "[ext] Set a human member's password";
-    list_projects: Get "/api/v1/projects", auth=true, body=None, status=200, "List projects";
-    create_project: Post "/api/v1/projects", auth=true, body=Json, status=201, "Create a project with its main chat";
-    get_project: Get "/api/v1/projects/{project_id}", auth=true, body=None, status=200, "Get a project";
-    update_project: Patch "/api/v1/projects/{project_id}", auth=true, body=Json, status=200, "Update a project";
-    delete_project: Delete "/api/v1/projects/{project_id}", auth=true, body=None, status=200, "Delete a project and everything in it (owners only)";
-    list_project_members: Get "/api/v1/projects/{project_id}/members", auth=true, body=None, status=200, "List project members";
-    add_project_member: Post "/api/v1/projects/{project_id}/members", auth=true, body=Json, status=200, "Add a member to a project";
-    remove_project_member: Delete "/api/v1/projects/{project_id}/members/{member_id}", auth=true, body=None, status=200, "Remove a member from a project";
-    list_files: Get "/api/v1/projects/{project_id}/files", auth=true, body=None, status=200, "List project files";
-    upload_file: Post "/api/v1/projects/{project_id}/files", auth=true, body=Multipart, status=201, "Upload a project file";
-    get_file: Get "/api/v1/projects/{project_id}/files/{file_id}", auth=true, body=None, status=200, "Get a project file's record";
-    update_file: Patch "/api/v1/projects/{project_id}/files/{file_id}", auth=true, body=Json, status=200, "Update a project file's description";
-    delete_file: Delete "/api/v1/projects/{project_id}/files/{file_id}", auth=true, body=None, status=200, "Delete a project file";
-    download_file: Get "/api/v1/projects/{project_id}/files/{file_id}/download", auth=true, body=None, status=200, "Download a project file";
-    list_tasks: Get "/api/v1/tasks", auth=true, body=None, status=200, "List tasks";
-    create_task: Post "/api/v1/tasks", auth=true, body=Json, status=201, "Create a task";
-    get_task: Get "/api/v1/tasks/{task_id}", auth=true, body=None, status=200, "Get a task";
-    update_task: Patch "/api/v1/tasks/{task_id}", auth=true, body=Json, status=200, "Update a task";
-    delete_task: Delete "/api/v1/tasks/{task_id}", auth=true, body=None, status=200, "Delete a task";
-    take_task: Post "/api/v1/tasks/{task_id}/take", auth=true, body=None, status=200, "Take a task";
-    reject_task: Post "/api/v1/tasks/{task_id}/reject", auth=true, body=Json, status=200, "Reject a task back to the backlog";
-    assign_task: Post "/api/v1/tasks/{task_id}/assign", auth=true, body=Json, status=200, "Assign a task";
-    watch_task: Post "/api/v1/tasks/{task_id}/watch", auth=true, body=None, status=200, "Watch a task";
-    unwatch_task: Delete "/api/v1/tasks/{task_id}/watch", auth=true, body=None, status=200, "Stop watching a task";
-    list_links: Get "/api/v1/tasks/{task_id}/links", auth=true, body=None, status=200, "[ext] Links of a task, both directions";
-    create_link: Post "/api/v1/tasks/{task_id}/links", auth=true, body=Json, status=201, "Link a task to another";
-    delete_link: Delete "/api/v1/tasks/{task_id}/links/{link_id}", auth=true, body=None, status=200, "[ext] Delete a link";
-    add_task_label: Post "/api/v1/tasks/{task_id}/labels/{label_id}", auth=true, body=None, status=200, "Put a label on a task";
-    remove_task_label: Delete "/api/v1/tasks/{task_id}/labels/{label_id}", auth=true, body=None, status=200, "Take a label off a task";
-    list_actions: Get "/api/v1/tasks/{task_id}/actions", auth=true, body=None, status=200, "[ext] Audit log of a task";
-    list_steps: Get "/api/v1/tasks/{task_id}/steps", auth=true, body=None, status=200, "List steps of a task";
-    create_step: Post "/api/v1/tasks/{task_id}/steps", auth=true, body=Json, status=201, "Add a step";
-    update_step: Patch "/api/v1/tasks/{task_id}/steps/{step_id}", auth=true, body=Json, status=200, "Update a step";
-    delete_step: Delete "/api/v1/tasks/{task_id}/steps/{step_id}", auth=true, body=None, status=200, "Delete a step";
-    list_messages: Get "/api/v1/messages", auth=true, body=None, status=200, "The last messages of a chat, task or thread";
-    post_message: Post "/api/v1/messages", auth=true, body=Json, status=201, "Post a message or comment";
-    list_replies: Get "/api/v1/messages/{message_id}/replies", auth=true, body=None, status=200, "Replies to a message";
-    upload: Post "/api/v1/upload", auth=true, body=Multipart, status=200, "Upload a file to attach to a message";
-    download_attachment: Get "/api/v1/attachments/{attachment_id}/download", auth=true, body=None, status=200, "Download an attachment";
-    list_labels: Get "/api/v1/labels", auth=true, body=None, status=200, "List labels";
-    create_label: Post "/api/v1/labels", auth=true, body=Json, status=201, "Create a label";
-    update_label: Patch "/api/v1/labels/{label_id}", auth=true, body=Json, status=200, "Update a label";
-    delete_label: Delete "/api/v1/labels/{label_id}", auth=true, body=None, status=200, "Delete a label";
-    backup: Post "/api/v1/admin/backup", auth=true, body=Json, status=200, "[ext] Consistent backup of the board as an archive (owners only)";
-    websocket: Get "/api/v1/ws", auth=true, body=None, status=101, "Event stream (WebSocket)";
-}
-
-impl EndpointName {
-    /// The endpoint's entry in [`ENDPOINTS`].
-    pub fn endpoint(self) -> &'static Endpoint {
-        &ENDPOINTS.iter().find(|(n, _)| *n == self).expect("every name is in the table").1
-    }
+/// Query of the event stream: resume after this event.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct StreamQuery {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<u64>,
 }

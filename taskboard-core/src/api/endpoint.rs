@@ -1,0 +1,468 @@
+//! What an endpoint is: one type per endpoint, implementing [`Endpoint`]
+//! with its route, its typed inputs, its response and the core function
+//! that performs it.
+//!
+//! The server's router and dispatch, the typed HTTP client, the command
+//! line's local and remote modes and the OpenAPI document are all derived
+//! from these declarations, so none of them can drift from another: a new
+//! endpoint is one declaration and one core function.
+
+use std::net::IpAddr;
+use std::pin::Pin;
+
+use bytes::Bytes;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio::io::AsyncRead;
+use uuid::Uuid;
+
+use crate::board::{Actor, Board};
+use crate::error::{Error, Result};
+
+/// HTTP method of an endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+}
+
+/// The route and documentation of an endpoint.
+#[derive(Debug, Clone, Copy)]
+pub struct Info {
+    /// Name used in logs, metrics and as the OpenAPI operationId.
+    pub name: &'static str,
+    pub method: Method,
+    /// Path in matchit syntax; every `{parameter}` is a uuid.
+    pub path: &'static str,
+    /// Whether the endpoint needs credentials.
+    pub auth: bool,
+    /// Status of a successful answer.
+    pub status: u16,
+    /// One line for lists and the OpenAPI summary.
+    pub summary: &'static str,
+    /// What it does, its rules and its errors, for the reference.
+    pub description: &'static str,
+    /// Error statuses the endpoint can answer besides those every
+    /// endpoint can (401 for authenticated ones, 413 and 422 for bodies).
+    pub errors: &'static [u16],
+}
+
+/// Who calls an endpoint: the member its credentials resolved to (none for
+/// the endpoints without authentication) and the client's address.
+#[derive(Debug, Clone, Default)]
+pub struct Caller {
+    pub actor: Option<Actor>,
+    pub address: Option<IpAddr>,
+}
+
+impl Caller {
+    /// A caller acting as `actor`.
+    pub fn member(actor: Actor) -> Caller {
+        Caller { actor: Some(actor), address: None }
+    }
+
+    /// The acting member; 401 for an anonymous caller.
+    pub fn actor(&self) -> Result<&Actor> {
+        self.actor.as_ref().ok_or_else(|| Error::unauthorized("credentials are required"))
+    }
+}
+
+/// One endpoint. Implemented by a unit type per endpoint, grouped by
+/// resource in the modules of [`crate::api`].
+pub trait Endpoint: Send + Sync + 'static {
+    const INFO: Info;
+    /// The uuids of the path, in order: `()`, `Uuid` or `(Uuid, Uuid)`.
+    type Path: PathParams;
+    /// The query string: `()` or a struct of optional fields.
+    type Query: QueryParams;
+    /// The body: `()`, a JSON type or an [`Upload`].
+    type Body: RequestBody;
+    /// The answer: a JSON type, a [`Download`] or an [`Upgrade`].
+    type Response: Reply;
+
+    /// Performs the endpoint on the board.
+    fn handle(
+        board: &Board,
+        caller: &Caller,
+        call: Call<Self>,
+    ) -> impl Future<Output = Result<Self::Response>> + Send;
+
+    /// The answer in its wire form. The server calls this one; an endpoint
+    /// whose answer the board keeps rendered overrides it to skip
+    /// rendering again.
+    fn handle_encoded(
+        board: &Board,
+        caller: &Caller,
+        call: Call<Self>,
+    ) -> impl Future<Output = Result<Encoded>> + Send {
+        async move { Self::handle(board, caller, call).await?.encode() }
+    }
+
+    /// Text fields of a multipart body that arrived after its file, which
+    /// the handler could not see while the file streamed in.
+    fn late_fields(
+        board: &Board,
+        caller: &Caller,
+        path: Self::Path,
+        response: Self::Response,
+        fields: Vec<(String, String)>,
+    ) -> impl Future<Output = Result<Self::Response>> + Send {
+        let _ = (board, caller, path, fields);
+        async move { Ok(response) }
+    }
+}
+
+/// The inputs of one call of `E`.
+#[derive(Debug)]
+pub struct Call<E: Endpoint + ?Sized> {
+    pub path: E::Path,
+    pub query: E::Query,
+    pub body: E::Body,
+}
+
+impl<E: Endpoint> Call<E> {
+    pub fn new(path: E::Path, query: E::Query, body: E::Body) -> Call<E> {
+        Call { path, query, body }
+    }
+}
+
+/// Performs `E` as `caller`: what the command line's local mode and an
+/// embedding program call.
+pub async fn call<E: Endpoint>(
+    board: &Board,
+    caller: &Caller,
+    path: E::Path,
+    query: E::Query,
+    body: E::Body,
+) -> Result<E::Response> {
+    if E::INFO.auth {
+        caller.actor()?;
+    }
+    E::handle(board, caller, Call::new(path, query, body)).await
+}
+
+// ---- path ------------------------------------------------------------------
+
+/// The uuids of a path, in path order.
+pub trait PathParams: Copy + Send + Sync + 'static {
+    /// From the parsed path segments (as many as the path has).
+    fn from_ids(ids: &[Uuid]) -> Self;
+    fn ids(&self) -> Vec<Uuid>;
+}
+
+impl PathParams for () {
+    fn from_ids(_: &[Uuid]) {}
+    fn ids(&self) -> Vec<Uuid> {
+        Vec::new()
+    }
+}
+
+impl PathParams for Uuid {
+    fn from_ids(ids: &[Uuid]) -> Uuid {
+        ids[0]
+    }
+    fn ids(&self) -> Vec<Uuid> {
+        vec![*self]
+    }
+}
+
+impl PathParams for (Uuid, Uuid) {
+    fn from_ids(ids: &[Uuid]) -> (Uuid, Uuid) {
+        (ids[0], ids[1])
+    }
+    fn ids(&self) -> Vec<Uuid> {
+        vec![self.0, self.1]
+    }
+}
+
+// ---- wire types --------------------------------------------------------------
+
+/// A type carried as JSON in bodies, queries and answers. A marker, so the
+/// other body and answer kinds ([`Upload`], [`Download`], `()`) can have
+/// their own implementations.
+pub trait Wire: Serialize + DeserializeOwned + JsonSchema + Send + Sync + 'static {}
+
+impl<T: Wire> Wire for Vec<T> {}
+
+/// Declares types as [`Wire`].
+macro_rules! wire {
+    ($($t:ty),+ $(,)?) => { $(impl $crate::api::endpoint::Wire for $t {})+ };
+}
+pub(crate) use wire;
+
+fn schema_of<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
+    g.subschema_for::<T>()
+}
+
+// ---- query -------------------------------------------------------------------
+
+/// A query string type.
+pub trait QueryParams: Send + Sync + 'static + Sized {
+    /// The JSON Schema of the query as an object, `None` for no query.
+    fn schema(g: &mut SchemaGenerator) -> Option<Schema>;
+    /// From the query as a JSON object (values typed by the schema).
+    fn from_json(value: serde_json::Value) -> Result<Self>;
+    /// The query's fields, for a URL.
+    fn to_json(&self) -> Result<serde_json::Value>;
+}
+
+impl QueryParams for () {
+    fn schema(_: &mut SchemaGenerator) -> Option<Schema> {
+        None
+    }
+    fn from_json(_: serde_json::Value) -> Result<()> {
+        Ok(())
+    }
+    fn to_json(&self) -> Result<serde_json::Value> {
+        Ok(serde_json::Value::Object(Default::default()))
+    }
+}
+
+impl<T: Wire> QueryParams for T {
+    fn schema(_: &mut SchemaGenerator) -> Option<Schema> {
+        let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        });
+        Some(settings.into_generator().into_root_schema_for::<T>())
+    }
+    fn from_json(value: serde_json::Value) -> Result<T> {
+        serde_path_to_error::deserialize(value).map_err(|e| {
+            let path = e.path().to_string();
+            let message = e.into_inner().to_string();
+            if let Some(missing) = message.strip_prefix("missing field `").and_then(|r| r.split('`').next()) {
+                return Error::invalid(missing, "missing query parameter");
+            }
+            Error::invalid(if path == "." { "query" } else { &path }, message)
+        })
+    }
+    fn to_json(&self) -> Result<serde_json::Value> {
+        serde_json::to_value(self).map_err(Error::internal)
+    }
+}
+
+// ---- bodies ------------------------------------------------------------------
+
+/// What an endpoint takes as its body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyKind {
+    None,
+    Json,
+    Multipart,
+}
+
+/// A body as it travels.
+pub enum RawBody {
+    None,
+    Json(Bytes),
+    Upload(Upload),
+}
+
+/// A request body type.
+pub trait RequestBody: Send + 'static + Sized {
+    const KIND: BodyKind;
+    fn schema(g: &mut SchemaGenerator) -> Option<Schema>;
+    fn decode(raw: RawBody) -> Result<Self>;
+    fn encode(self) -> Result<RawBody>;
+}
+
+impl RequestBody for () {
+    const KIND: BodyKind = BodyKind::None;
+    fn schema(_: &mut SchemaGenerator) -> Option<Schema> {
+        None
+    }
+    fn decode(_: RawBody) -> Result<()> {
+        Ok(())
+    }
+    fn encode(self) -> Result<RawBody> {
+        Ok(RawBody::None)
+    }
+}
+
+impl<T: Wire> RequestBody for T {
+    const KIND: BodyKind = BodyKind::Json;
+    fn schema(g: &mut SchemaGenerator) -> Option<Schema> {
+        Some(schema_of::<T>(g))
+    }
+    fn decode(raw: RawBody) -> Result<T> {
+        match raw {
+            RawBody::Json(bytes) => crate::api::json::from_slice(&bytes),
+            _ => Err(Error::invalid("body", "a JSON body is required")),
+        }
+    }
+    fn encode(self) -> Result<RawBody> {
+        serde_json::to_vec(&self).map(|v| RawBody::Json(v.into())).map_err(Error::internal)
+    }
+}
+
+/// A file sent as `multipart/form-data`: its `file` part streamed, and the
+/// text parts that came before it.
+pub struct Upload {
+    pub filename: String,
+    pub mime_type: Option<String>,
+    pub content: Pin<Box<dyn AsyncRead + Send>>,
+    pub fields: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for Upload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upload").field("filename", &self.filename).field("fields", &self.fields).finish()
+    }
+}
+
+impl Upload {
+    /// The last text field of this name.
+    pub fn field(&self, name: &str) -> Option<&str> {
+        self.fields.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+}
+
+impl RequestBody for Upload {
+    const KIND: BodyKind = BodyKind::Multipart;
+    fn schema(_: &mut SchemaGenerator) -> Option<Schema> {
+        None
+    }
+    fn decode(raw: RawBody) -> Result<Upload> {
+        match raw {
+            RawBody::Upload(u) => Ok(u),
+            _ => Err(Error::invalid("body", "expected multipart/form-data with a file part")),
+        }
+    }
+    fn encode(self) -> Result<RawBody> {
+        Ok(RawBody::Upload(self))
+    }
+}
+
+// ---- answers -----------------------------------------------------------------
+
+/// What an endpoint answers with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyKind {
+    Json,
+    Download,
+    Upgrade,
+}
+
+/// An answer in its wire form.
+pub enum Encoded {
+    Json(Bytes),
+    Download(Download),
+    Upgrade(Upgrade),
+}
+
+/// An answer type.
+pub trait Reply: Send + 'static + Sized {
+    const KIND: ReplyKind;
+    fn schema(g: &mut SchemaGenerator) -> Option<Schema>;
+    fn encode(self) -> Result<Encoded>;
+    fn decode(encoded: Encoded) -> Result<Self>;
+}
+
+impl<T: Wire> Reply for T {
+    const KIND: ReplyKind = ReplyKind::Json;
+    fn schema(g: &mut SchemaGenerator) -> Option<Schema> {
+        Some(schema_of::<T>(g))
+    }
+    fn encode(self) -> Result<Encoded> {
+        serde_json::to_vec(&self).map(|v| Encoded::Json(v.into())).map_err(Error::internal)
+    }
+    fn decode(encoded: Encoded) -> Result<T> {
+        match encoded {
+            Encoded::Json(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| Error::internal(format!("unexpected response: {e}"))),
+            _ => Err(Error::internal("unexpected response: expected JSON")),
+        }
+    }
+}
+
+/// An opened file content, with what a download answer needs.
+pub struct Download {
+    pub filename: String,
+    pub mime_type: String,
+    pub size: u64,
+    pub content: Pin<Box<dyn AsyncRead + Send>>,
+}
+
+impl std::fmt::Debug for Download {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Download")
+            .field("filename", &self.filename)
+            .field("mime_type", &self.mime_type)
+            .field("size", &self.size)
+            .finish()
+    }
+}
+
+impl Download {
+    /// `inline` for images other than SVG, `attachment` otherwise, so a
+    /// browser never runs a script it downloads from the board.
+    pub fn disposition(&self) -> &'static str {
+        if self.mime_type.starts_with("image/") && !self.mime_type.starts_with("image/svg") {
+            "inline"
+        } else {
+            "attachment"
+        }
+    }
+}
+
+impl Reply for Download {
+    const KIND: ReplyKind = ReplyKind::Download;
+    fn schema(_: &mut SchemaGenerator) -> Option<Schema> {
+        None
+    }
+    fn encode(self) -> Result<Encoded> {
+        Ok(Encoded::Download(self))
+    }
+    fn decode(encoded: Encoded) -> Result<Download> {
+        match encoded {
+            Encoded::Download(d) => Ok(d),
+            _ => Err(Error::internal("unexpected response: expected a file")),
+        }
+    }
+}
+
+/// The answer of the event stream endpoint: switch the connection to the
+/// WebSocket protocol, resuming after `since`.
+#[derive(Debug, Clone, Copy)]
+pub struct Upgrade {
+    pub since: Option<u64>,
+}
+
+impl Reply for Upgrade {
+    const KIND: ReplyKind = ReplyKind::Upgrade;
+    fn schema(_: &mut SchemaGenerator) -> Option<Schema> {
+        None
+    }
+    fn encode(self) -> Result<Encoded> {
+        Ok(Encoded::Upgrade(self))
+    }
+    fn decode(encoded: Encoded) -> Result<Upgrade> {
+        match encoded {
+            Encoded::Upgrade(u) => Ok(u),
+            _ => Err(Error::internal("unexpected response: expected an upgrade")),
+        }
+    }
+}
+
+// ---- the list ------------------------------------------------------------------
+
+/// Something done once per endpoint type: building routes, documenting.
+pub trait Visitor {
+    fn visit<E: Endpoint>(&mut self);
+}

@@ -1,0 +1,242 @@
+//! Chat messages, task comments, attachments and labels.
+
+use uuid::Uuid;
+
+use super::endpoint::{Call, Caller, Download, Endpoint, Info, Method, Upload};
+use super::requests::*;
+use crate::board::Board;
+use crate::error::Result;
+use crate::model::{Label, Message, Ok, UploadedFile};
+
+/// `GET /messages`.
+#[derive(Debug)]
+pub struct ListMessages;
+
+impl Endpoint for ListMessages {
+    const INFO: Info = Info {
+        name: "list_messages",
+        method: Method::Get,
+        path: "/api/v1/messages",
+        auth: true,
+        status: 200,
+        summary: "The last messages of a chat, task or thread",
+        description: "The last `limit` (1–200, default 50) messages in chronological order, skipping the \
+            `offset` newest; of a chat (`chat_id`), a task's comments (`task_id`) or a thread \
+            (`parent_id`), else of all.",
+        errors: &[404],
+    };
+    type Path = ();
+    type Query = MessageFilter;
+    type Body = ();
+    type Response = Vec<Message>;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Vec<Message>> {
+        board.list_messages(caller.actor()?, call.query).await
+    }
+}
+
+/// `POST /messages`.
+#[derive(Debug)]
+pub struct PostMessage;
+
+impl Endpoint for PostMessage {
+    const INFO: Info = Info {
+        name: "post_message",
+        method: Method::Post,
+        path: "/api/v1/messages",
+        auth: true,
+        status: 201,
+        summary: "Post a message or comment",
+        description: "To a chat (`chat_id`) or a task (`task_id`), optionally as a reply (`parent_id`, in the \
+            same place). `@slug` words naming active members are added to `mentions`. Attachments name \
+            uploads not yet bound to a message. Content may be empty only with attachments.",
+        errors: &[404],
+    };
+    type Path = ();
+    type Query = ();
+    type Body = NewMessage;
+    type Response = Message;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Message> {
+        board.post_message(caller.actor()?, call.body).await
+    }
+}
+
+/// `GET /messages/{id}/replies`.
+#[derive(Debug)]
+pub struct ListReplies;
+
+impl Endpoint for ListReplies {
+    const INFO: Info = Info {
+        name: "list_replies",
+        method: Method::Get,
+        path: "/api/v1/messages/{message_id}/replies",
+        auth: true,
+        status: 200,
+        summary: "Replies to a message",
+        description: "Oldest first.",
+        errors: &[404],
+    };
+    type Path = Uuid;
+    type Query = Page;
+    type Body = ();
+    type Response = Vec<Message>;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Vec<Message>> {
+        call.query.page(board.replies(caller.actor()?, call.path).await?)
+    }
+}
+
+/// `POST /upload` (multipart: `file`).
+#[derive(Debug)]
+pub struct UploadAttachment;
+
+impl Endpoint for UploadAttachment {
+    const INFO: Info = Info {
+        name: "upload",
+        method: Method::Post,
+        path: "/api/v1/upload",
+        auth: true,
+        status: 200,
+        summary: "Upload a file to attach to a message",
+        description: "Streams the `file` part to storage and answers its `file_id`, to name in a message's \
+            `attachments`. Over the upload limit is 413 and nothing is kept; an upload never attached is \
+            removed after a day.",
+        errors: &[],
+    };
+    type Path = ();
+    type Query = ();
+    type Body = Upload;
+    type Response = UploadedFile;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<UploadedFile> {
+        let upload = call.body;
+        board.upload(caller.actor()?, &upload.filename, upload.mime_type.as_deref(), upload.content).await
+    }
+}
+
+/// `GET /attachments/{id}/download`.
+#[derive(Debug)]
+pub struct DownloadAttachment;
+
+impl Endpoint for DownloadAttachment {
+    const INFO: Info = Info {
+        name: "download_attachment",
+        method: Method::Get,
+        path: "/api/v1/attachments/{attachment_id}/download",
+        auth: true,
+        status: 200,
+        summary: "Download an attachment",
+        description: "As a project file download; credentials may be given as `?token=`.",
+        errors: &[404],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = ();
+    type Response = Download;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Download> {
+        board.open_attachment(caller.actor()?, call.path).await
+    }
+}
+
+/// `GET /labels`.
+#[derive(Debug)]
+pub struct ListLabels;
+
+impl Endpoint for ListLabels {
+    const INFO: Info = Info {
+        name: "list_labels",
+        method: Method::Get,
+        path: "/api/v1/labels",
+        auth: true,
+        status: 200,
+        summary: "List labels",
+        description: "Every label, by name.",
+        errors: &[],
+    };
+    type Path = ();
+    type Query = Page;
+    type Body = ();
+    type Response = Vec<Label>;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Vec<Label>> {
+        board.list_labels(caller.actor()?, call.query).await
+    }
+}
+
+/// `POST /labels`.
+#[derive(Debug)]
+pub struct CreateLabel;
+
+impl Endpoint for CreateLabel {
+    const INFO: Info = Info {
+        name: "create_label",
+        method: Method::Post,
+        path: "/api/v1/labels",
+        auth: true,
+        status: 201,
+        summary: "Create a label",
+        description: "Names are unique in any case (`Bug` and `bug` are one label: 409).",
+        errors: &[409],
+    };
+    type Path = ();
+    type Query = ();
+    type Body = NewLabel;
+    type Response = Label;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Label> {
+        board.create_label(caller.actor()?, call.body).await
+    }
+}
+
+/// `PATCH /labels/{id}`.
+#[derive(Debug)]
+pub struct UpdateLabel;
+
+impl Endpoint for UpdateLabel {
+    const INFO: Info = Info {
+        name: "update_label",
+        method: Method::Patch,
+        path: "/api/v1/labels/{label_id}",
+        auth: true,
+        status: 200,
+        summary: "Update a label",
+        description: "A new name is renamed on every task that carries the label.",
+        errors: &[404, 409],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = LabelPatch;
+    type Response = Label;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Label> {
+        board.update_label(caller.actor()?, call.path, call.body).await
+    }
+}
+
+/// `DELETE /labels/{id}`.
+#[derive(Debug)]
+pub struct DeleteLabel;
+
+impl Endpoint for DeleteLabel {
+    const INFO: Info = Info {
+        name: "delete_label",
+        method: Method::Delete,
+        path: "/api/v1/labels/{label_id}",
+        auth: true,
+        status: 200,
+        summary: "Delete a label",
+        description: "The label leaves every task that carried it.",
+        errors: &[404],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = ();
+    type Response = Ok;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
+        board.delete_label(caller.actor()?, call.path).await?;
+        Ok(Ok::OK)
+    }
+}

@@ -1,0 +1,211 @@
+//! The API: one declaration per endpoint.
+//!
+//! Each endpoint is a type implementing [`Endpoint`]: its route, its typed
+//! path, query and body, its answer and the core function that performs
+//! it. The server's routes and dispatch, the typed HTTP client, the
+//! command line's local and remote modes and the OpenAPI document are
+//! derived from these declarations, so an embedding program calling
+//! [`call`], the command line and a server user get the same answers:
+//!
+//! ```
+//! use taskboard_core::api::{self, Caller, CreateLabel, ListLabels, NewLabel, Page};
+//! use taskboard_core::validate::{LabelName, Slug};
+//! use taskboard_core::{Board, BoardOptions};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let board = Board::open_in_memory(BoardOptions::default()).await?;
+//! let boot = board.bootstrap_owner(Slug::new("owner")?, None).await?.expect("a new board");
+//! let caller = Caller::member(board.actor(boot.owner.id).await?);
+//! let new = NewLabel { name: LabelName::new("bug")?, color: Default::default() };
+//! api::call::<CreateLabel>(&board, &caller, (), (), new).await?;
+//! let page = Page { limit: Some(10), offset: None };
+//! assert_eq!(api::call::<ListLabels>(&board, &caller, (), page, ()).await?.len(), 1);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! An endpoint without its core function does not compile:
+//!
+//! ```compile_fail
+//! use taskboard_core::api::{Endpoint, Info, Method};
+//! struct Nothing;
+//! impl Endpoint for Nothing {
+//!     const INFO: Info = Info {
+//!         name: "nothing", method: Method::Get, path: "/api/v1/nothing", auth: true,
+//!         status: 200, summary: "", description: "", errors: &[],
+//!     };
+//!     type Path = ();
+//!     type Query = ();
+//!     type Body = ();
+//!     type Response = taskboard_core::model::Ok;
+//! }
+//! ```
+
+mod admin;
+pub mod endpoint;
+pub mod json;
+mod members;
+mod messages;
+mod projects;
+mod requests;
+mod tasks;
+
+pub use admin::*;
+pub use endpoint::{
+    BodyKind, Call, Caller, Download, Encoded, Endpoint, Info, Method, PathParams, QueryParams, RawBody,
+    Reply, ReplyKind, RequestBody, Upgrade, Upload, Visitor, Wire, call,
+};
+pub use members::*;
+pub use messages::*;
+pub use projects::*;
+pub use requests::*;
+pub use tasks::*;
+
+use crate::model::*;
+
+endpoint::wire!(
+    // bodies and queries
+    LoginRequest,
+    NewMember,
+    MemberPatch,
+    NewPassword,
+    NewProject,
+    ProjectPatch,
+    NewProjectMember,
+    TaskFilter,
+    Page,
+    NewTask,
+    TaskPatch,
+    RejectRequest,
+    AssignRequest,
+    NewLink,
+    NewStep,
+    StepPatch,
+    NewLabel,
+    LabelPatch,
+    MessageFilter,
+    NewMessage,
+    FilePatch,
+    MemberListQuery,
+    ProjectListQuery,
+    FileListQuery,
+    ProjectIdQuery,
+    StatusQuery,
+    StreamQuery,
+    crate::archive::BackupRequest,
+    // answers
+    Health,
+    LoginResponse,
+    Member,
+    CreatedMember,
+    Project,
+    ProjectMember,
+    Task,
+    Step,
+    TaskLink,
+    TaskAction,
+    Message,
+    UploadedFile,
+    ProjectFile,
+    Label,
+    Ok,
+    Rejected,
+    Watchers,
+    TokenResponse,
+    StatusResponse,
+    crate::archive::ArchiveSummary,
+);
+
+/// Visits every endpoint, in the order of the reference.
+pub fn visit_all(v: &mut impl Visitor) {
+    v.visit::<GetHealth>();
+    v.visit::<Login>();
+    // members
+    v.visit::<ListMembers>();
+    v.visit::<CreateMember>();
+    v.visit::<GetMe>();
+    v.visit::<SetMyStatus>();
+    v.visit::<GetMember>();
+    v.visit::<UpdateMember>();
+    v.visit::<DeleteMember>();
+    v.visit::<RegenerateToken>();
+    v.visit::<RevokeToken>();
+    v.visit::<SetPassword>();
+    // projects
+    v.visit::<ListProjects>();
+    v.visit::<CreateProject>();
+    v.visit::<GetProject>();
+    v.visit::<UpdateProject>();
+    v.visit::<DeleteProject>();
+    v.visit::<ListProjectMembers>();
+    v.visit::<AddProjectMember>();
+    v.visit::<RemoveProjectMember>();
+    v.visit::<ListFiles>();
+    v.visit::<UploadFile>();
+    v.visit::<GetFile>();
+    v.visit::<UpdateFile>();
+    v.visit::<DeleteFile>();
+    v.visit::<DownloadFile>();
+    // tasks
+    v.visit::<ListTasks>();
+    v.visit::<CreateTask>();
+    v.visit::<GetTask>();
+    v.visit::<UpdateTask>();
+    v.visit::<DeleteTask>();
+    v.visit::<TakeTask>();
+    v.visit::<RejectTask>();
+    v.visit::<AssignTask>();
+    v.visit::<WatchTask>();
+    v.visit::<UnwatchTask>();
+    v.visit::<ListLinks>();
+    v.visit::<CreateLink>();
+    v.visit::<DeleteLink>();
+    v.visit::<AddTaskLabel>();
+    v.visit::<RemoveTaskLabel>();
+    v.visit::<ListActions>();
+    v.visit::<ListSteps>();
+    v.visit::<CreateStep>();
+    v.visit::<UpdateStep>();
+    v.visit::<DeleteStep>();
+    // messages and labels
+    v.visit::<ListMessages>();
+    v.visit::<PostMessage>();
+    v.visit::<ListReplies>();
+    v.visit::<UploadAttachment>();
+    v.visit::<DownloadAttachment>();
+    v.visit::<ListLabels>();
+    v.visit::<CreateLabel>();
+    v.visit::<UpdateLabel>();
+    v.visit::<DeleteLabel>();
+    // administration and events
+    v.visit::<Backup>();
+    v.visit::<EventStream>();
+}
+
+/// The route and documentation of every endpoint.
+pub fn infos() -> Vec<&'static Info> {
+    struct Collect(Vec<&'static Info>);
+    impl Visitor for Collect {
+        fn visit<E: Endpoint>(&mut self) {
+            self.0.push(&E::INFO);
+        }
+    }
+    let mut c = Collect(Vec::new());
+    visit_all(&mut c);
+    c.0
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    #[test]
+    fn names_and_routes_are_unique() {
+        let infos = super::infos();
+        let names: HashSet<_> = infos.iter().map(|i| i.name).collect();
+        assert_eq!(names.len(), infos.len());
+        let routes: HashSet<_> = infos.iter().map(|i| (i.method, i.path)).collect();
+        assert_eq!(routes.len(), infos.len());
+    }
+}

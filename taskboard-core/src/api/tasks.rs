@@ -1,0 +1,541 @@
+//! Tasks, their links, labels, audit log and steps.
+
+use bytes::Bytes;
+use uuid::Uuid;
+
+use super::endpoint::{Call, Caller, Encoded, Endpoint, Info, Method};
+use super::requests::*;
+use crate::board::Board;
+use crate::error::Result;
+use crate::model::{Ok, Rejected, Step, Task, TaskAction, TaskLink, Watchers};
+
+/// `GET /tasks`.
+#[derive(Debug)]
+pub struct ListTasks;
+
+impl Endpoint for ListTasks {
+    const INFO: Info = Info {
+        name: "list_tasks",
+        method: Method::Get,
+        path: "/api/v1/tasks",
+        auth: true,
+        status: 200,
+        summary: "List tasks",
+        description: "Tasks by position, then number. Filters combine with AND: project, status, assignee, \
+            reviewer, label (a name), type, priority, parent, and `q`, which matches a task key exactly \
+            (any case) or a part of the title (any case).",
+        errors: &[],
+    };
+    type Path = ();
+    type Query = TaskFilter;
+    type Body = ();
+    type Response = Vec<Task>;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Vec<Task>> {
+        board.list_tasks(caller.actor()?, call.query).await
+    }
+}
+
+/// `POST /tasks?project_id=…`.
+#[derive(Debug)]
+pub struct CreateTask;
+
+impl Endpoint for CreateTask {
+    const INFO: Info = Info {
+        name: "create_task",
+        method: Method::Post,
+        path: "/api/v1/tasks",
+        auth: true,
+        status: 201,
+        summary: "Create a task",
+        description: "In the project of `project_id`, numbered from the project's counter without gap. \
+            Labels that do not exist yet are created; `depends_on` creates dependency links; the creator \
+            and the assignee watch it. With automatic assignment on and no assignee, the least busy \
+            matching agent of the project gets it. A system message goes to the task and the chat.",
+        errors: &[404],
+    };
+    type Path = ();
+    type Query = ProjectIdQuery;
+    type Body = NewTask;
+    type Response = Task;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Task> {
+        board.create_task(caller.actor()?, call.query.project_id, call.body).await
+    }
+}
+
+/// `GET /tasks/{id}`.
+#[derive(Debug)]
+pub struct GetTask;
+
+impl Endpoint for GetTask {
+    const INFO: Info = Info {
+        name: "get_task",
+        method: Method::Get,
+        path: "/api/v1/tasks/{task_id}",
+        auth: true,
+        status: 200,
+        summary: "Get a task",
+        description: "The task with its steps, parent, subtasks, dependencies, labels and watchers.",
+        errors: &[404],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = ();
+    type Response = Task;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Task> {
+        board.get_task(caller.actor()?, call.path).await
+    }
+
+    /// The board keeps tasks rendered; their JSON is sent as it is.
+    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
+        let json = board.get_task_json(caller.actor()?, call.path).await?;
+        Ok(Encoded::Json(Bytes::from_owner(ArcStr(json))))
+    }
+}
+
+/// JSON the board keeps rendered, as bytes without a copy.
+struct ArcStr(std::sync::Arc<str>);
+
+impl AsRef<[u8]> for ArcStr {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+}
+
+/// `PATCH /tasks/{id}`.
+#[derive(Debug)]
+pub struct UpdateTask;
+
+impl Endpoint for UpdateTask {
+    const INFO: Info = Info {
+        name: "update_task",
+        method: Method::Patch,
+        path: "/api/v1/tasks/{task_id}",
+        auth: true,
+        status: 200,
+        summary: "Update a task",
+        description: "Absent fields stay; `null` clears description, assignee, reviewer and parent. Changes \
+            of status, assignee and reviewer write a system message; every change is in the audit log. \
+            A parent that would make a cycle is 422.",
+        errors: &[404],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = TaskPatch;
+    type Response = Task;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Task> {
+        board.update_task(caller.actor()?, call.path, call.body).await
+    }
+}
+
+/// `DELETE /tasks/{id}`.
+#[derive(Debug)]
+pub struct DeleteTask;
+
+impl Endpoint for DeleteTask {
+    const INFO: Info = Info {
+        name: "delete_task",
+        method: Method::Delete,
+        path: "/api/v1/tasks/{task_id}",
+        auth: true,
+        status: 200,
+        summary: "Delete a task",
+        description: "Deletes its steps, links and comments; its subtasks lose their parent.",
+        errors: &[404],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = ();
+    type Response = Ok;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
+        board.delete_task(caller.actor()?, call.path).await?;
+        Ok(Ok::OK)
+    }
+}
+
+/// `POST /tasks/{id}/take`.
+#[derive(Debug)]
+pub struct TakeTask;
+
+impl Endpoint for TakeTask {
+    const INFO: Info = Info {
+        name: "take_task",
+        method: Method::Post,
+        path: "/api/v1/tasks/{task_id}/take",
+        auth: true,
+        status: 200,
+        summary: "Take a task",
+        description: "The caller becomes the assignee and the task goes `in_progress`. Atomic: of any number \
+            of concurrent takes one succeeds and the others get 409, as does taking a task someone holds.",
+        errors: &[404, 409],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = ();
+    type Response = Task;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Task> {
+        board.take(caller.actor()?, call.path).await
+    }
+}
+
+/// `POST /tasks/{id}/reject`.
+#[derive(Debug)]
+pub struct RejectTask;
+
+impl Endpoint for RejectTask {
+    const INFO: Info = Info {
+        name: "reject_task",
+        method: Method::Post,
+        path: "/api/v1/tasks/{task_id}/reject",
+        auth: true,
+        status: 200,
+        summary: "Reject a task back to the backlog",
+        description: "The assignee gives the task up with a reason: no assignee, status `backlog`, and a \
+            system message with the reason.",
+        errors: &[404],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = RejectRequest;
+    type Response = Rejected;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Rejected> {
+        board.reject(caller.actor()?, call.path, call.body.reason).await
+    }
+}
+
+/// `POST /tasks/{id}/assign`.
+#[derive(Debug)]
+pub struct AssignTask;
+
+impl Endpoint for AssignTask {
+    const INFO: Info = Info {
+        name: "assign_task",
+        method: Method::Post,
+        path: "/api/v1/tasks/{task_id}/assign",
+        auth: true,
+        status: 200,
+        summary: "Assign a task",
+        description: "The assignee must be an active member (404 otherwise) and starts watching; the status \
+            stays as it is.",
+        errors: &[404],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = AssignRequest;
+    type Response = Task;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Task> {
+        board.assign(caller.actor()?, call.path, call.body.assignee_id).await
+    }
+}
+
+/// `POST /tasks/{id}/watch`.
+#[derive(Debug)]
+pub struct WatchTask;
+
+impl Endpoint for WatchTask {
+    const INFO: Info = Info {
+        name: "watch_task",
+        method: Method::Post,
+        path: "/api/v1/tasks/{task_id}/watch",
+        auth: true,
+        status: 200,
+        summary: "Watch a task",
+        description: "The caller receives the task's comments as events. Answers the watchers.",
+        errors: &[404],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = ();
+    type Response = Watchers;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Watchers> {
+        board.watch(caller.actor()?, call.path).await
+    }
+}
+
+/// `DELETE /tasks/{id}/watch`.
+#[derive(Debug)]
+pub struct UnwatchTask;
+
+impl Endpoint for UnwatchTask {
+    const INFO: Info = Info {
+        name: "unwatch_task",
+        method: Method::Delete,
+        path: "/api/v1/tasks/{task_id}/watch",
+        auth: true,
+        status: 200,
+        summary: "Stop watching a task",
+        description: "Answers the watchers.",
+        errors: &[404],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = ();
+    type Response = Watchers;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Watchers> {
+        board.unwatch(caller.actor()?, call.path).await
+    }
+}
+
+/// `GET /tasks/{id}/links`.
+#[derive(Debug)]
+pub struct ListLinks;
+
+impl Endpoint for ListLinks {
+    const INFO: Info = Info {
+        name: "list_links",
+        method: Method::Get,
+        path: "/api/v1/tasks/{task_id}/links",
+        auth: true,
+        status: 200,
+        summary: "Links of a task, both directions",
+        description: "The links the task is the source or the target of.",
+        errors: &[404],
+    };
+    type Path = Uuid;
+    type Query = Page;
+    type Body = ();
+    type Response = Vec<TaskLink>;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Vec<TaskLink>> {
+        call.query.page(board.list_links(caller.actor()?, call.path).await?)
+    }
+}
+
+/// `POST /tasks/{id}/links`.
+#[derive(Debug)]
+pub struct CreateLink;
+
+impl Endpoint for CreateLink {
+    const INFO: Info = Info {
+        name: "create_link",
+        method: Method::Post,
+        path: "/api/v1/tasks/{task_id}/links",
+        auth: true,
+        status: 201,
+        summary: "Link a task to another",
+        description: "`depends_on`, `blocks` or `relates_to`. An unknown target is 404, the same link twice \
+            409, a dependency that would close a cycle 422.",
+        errors: &[404, 409],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = NewLink;
+    type Response = TaskLink;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<TaskLink> {
+        board.create_link(caller.actor()?, call.path, call.body).await
+    }
+}
+
+/// `DELETE /tasks/{id}/links/{link_id}`.
+#[derive(Debug)]
+pub struct DeleteLink;
+
+impl Endpoint for DeleteLink {
+    const INFO: Info = Info {
+        name: "delete_link",
+        method: Method::Delete,
+        path: "/api/v1/tasks/{task_id}/links/{link_id}",
+        auth: true,
+        status: 200,
+        summary: "Delete a link",
+        description: "A link of this task, in either direction.",
+        errors: &[404],
+    };
+    type Path = (Uuid, Uuid);
+    type Query = ();
+    type Body = ();
+    type Response = Ok;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
+        board.delete_link(caller.actor()?, call.path.0, call.path.1).await?;
+        Ok(Ok::OK)
+    }
+}
+
+/// `POST /tasks/{id}/labels/{label_id}`.
+#[derive(Debug)]
+pub struct AddTaskLabel;
+
+impl Endpoint for AddTaskLabel {
+    const INFO: Info = Info {
+        name: "add_task_label",
+        method: Method::Post,
+        path: "/api/v1/tasks/{task_id}/labels/{label_id}",
+        auth: true,
+        status: 200,
+        summary: "Put a label on a task",
+        description: "Idempotent; an unknown label is 404.",
+        errors: &[404],
+    };
+    type Path = (Uuid, Uuid);
+    type Query = ();
+    type Body = ();
+    type Response = Ok;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
+        board.add_task_label(caller.actor()?, call.path.0, call.path.1).await?;
+        Ok(Ok::OK)
+    }
+}
+
+/// `DELETE /tasks/{id}/labels/{label_id}`.
+#[derive(Debug)]
+pub struct RemoveTaskLabel;
+
+impl Endpoint for RemoveTaskLabel {
+    const INFO: Info = Info {
+        name: "remove_task_label",
+        method: Method::Delete,
+        path: "/api/v1/tasks/{task_id}/labels/{label_id}",
+        auth: true,
+        status: 200,
+        summary: "Take a label off a task",
+        description: "Idempotent; an unknown label is 404.",
+        errors: &[404],
+    };
+    type Path = (Uuid, Uuid);
+    type Query = ();
+    type Body = ();
+    type Response = Ok;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
+        board.remove_task_label(caller.actor()?, call.path.0, call.path.1).await?;
+        Ok(Ok::OK)
+    }
+}
+
+/// `GET /tasks/{id}/actions`.
+#[derive(Debug)]
+pub struct ListActions;
+
+impl Endpoint for ListActions {
+    const INFO: Info = Info {
+        name: "list_actions",
+        method: Method::Get,
+        path: "/api/v1/tasks/{task_id}/actions",
+        auth: true,
+        status: 200,
+        summary: "Audit log of a task",
+        description: "Oldest first: who did what, with each changed field's old and new value.",
+        errors: &[404],
+    };
+    type Path = Uuid;
+    type Query = Page;
+    type Body = ();
+    type Response = Vec<TaskAction>;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Vec<TaskAction>> {
+        call.query.page(board.task_actions(caller.actor()?, call.path).await?)
+    }
+}
+
+/// `GET /tasks/{id}/steps`.
+#[derive(Debug)]
+pub struct ListSteps;
+
+impl Endpoint for ListSteps {
+    const INFO: Info = Info {
+        name: "list_steps",
+        method: Method::Get,
+        path: "/api/v1/tasks/{task_id}/steps",
+        auth: true,
+        status: 200,
+        summary: "List steps of a task",
+        description: "The checklist of the task, by position.",
+        errors: &[404],
+    };
+    type Path = Uuid;
+    type Query = Page;
+    type Body = ();
+    type Response = Vec<Step>;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Vec<Step>> {
+        call.query.page(board.list_steps(caller.actor()?, call.path).await?)
+    }
+}
+
+/// `POST /tasks/{id}/steps`.
+#[derive(Debug)]
+pub struct CreateStep;
+
+impl Endpoint for CreateStep {
+    const INFO: Info = Info {
+        name: "create_step",
+        method: Method::Post,
+        path: "/api/v1/tasks/{task_id}/steps",
+        auth: true,
+        status: 201,
+        summary: "Add a step",
+        description: "Appends a step to the task's checklist, not done.",
+        errors: &[404],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = NewStep;
+    type Response = Step;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Step> {
+        board.create_step(caller.actor()?, call.path, call.body.title).await
+    }
+}
+
+/// `PATCH /tasks/{id}/steps/{step_id}`.
+#[derive(Debug)]
+pub struct UpdateStep;
+
+impl Endpoint for UpdateStep {
+    const INFO: Info = Info {
+        name: "update_step",
+        method: Method::Patch,
+        path: "/api/v1/tasks/{task_id}/steps/{step_id}",
+        auth: true,
+        status: 200,
+        summary: "Update a step",
+        description: "Renames it or ticks it (`done`).",
+        errors: &[404],
+    };
+    type Path = (Uuid, Uuid);
+    type Query = ();
+    type Body = StepPatch;
+    type Response = Step;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Step> {
+        board.update_step(caller.actor()?, call.path.0, call.path.1, call.body).await
+    }
+}
+
+/// `DELETE /tasks/{id}/steps/{step_id}`.
+#[derive(Debug)]
+pub struct DeleteStep;
+
+impl Endpoint for DeleteStep {
+    const INFO: Info = Info {
+        name: "delete_step",
+        method: Method::Delete,
+        path: "/api/v1/tasks/{task_id}/steps/{step_id}",
+        auth: true,
+        status: 200,
+        summary: "Delete a step",
+        description: "Removes the step from the checklist.",
+        errors: &[404],
+    };
+    type Path = (Uuid, Uuid);
+    type Query = ();
+    type Body = ();
+    type Response = Ok;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
+        board.delete_step(caller.actor()?, call.path.0, call.path.1).await?;
+        Ok(Ok::OK)
+    }
+}
