@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use taskboard_core::api::*;
+use taskboard_core::archive::BackupRequest;
 use taskboard_core::model::*;
 use taskboard_core::validate::*;
 use taskboard_core::{Board, BoardOptions, Error, ErrorKind, Result};
@@ -15,7 +16,7 @@ use uuid::Uuid;
 
 use crate::backend::{Backend, LocalBackend, open_board};
 use crate::cli::*;
-use crate::client::{Client, OnProgress};
+use crate::client::{Client, OnProgress, save_download, upload_from_path};
 use crate::login::{self, StoredLogin};
 use crate::output::Out;
 
@@ -112,7 +113,7 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
                 None => read_secret("password")?,
             };
             let client = Client::new(&server, None)?;
-            let response = client.login(&LoginRequest { login: name, password }).await?;
+            let response = client.call::<Login>((), (), LoginRequest { login: name, password }).await?;
             let path = login::store(&StoredLogin {
                 server: client.base_url().to_string(),
                 token: response.token.clone(),
@@ -188,7 +189,7 @@ async fn local_events(b: &LocalBackend, since: Option<u64>, out: Out) -> std::re
     if sub.resync_required {
         out.json_line(&serde_json::json!({"type": "resync_required"}));
     }
-    let viewer = b.board.viewer(&b.actor);
+    let viewer = b.board.viewer(b.caller.actor()?);
     for event in sub.replay.iter().filter(|e| e.visible_to(&viewer)) {
         let frame: serde_json::Value = serde_json::from_str(&event.frame()).map_err(Error::internal)?;
         out.json_line(&frame);
@@ -303,7 +304,7 @@ async fn task_id<B: Backend>(b: &B, reference: Option<&str>) -> Result<Option<Uu
 
 /// A label by id or name (names are unique regardless of case).
 async fn find_label<B: Backend>(b: &B, reference: &str) -> Result<Label> {
-    let labels = b.list_labels(Page::default()).await?;
+    let labels = b.call::<ListLabels>((), Page::default(), ()).await?;
     let by_id = reference.parse::<Uuid>().ok();
     labels
         .into_iter()
@@ -313,7 +314,7 @@ async fn find_label<B: Backend>(b: &B, reference: &str) -> Result<Label> {
 
 /// A step by id or by its number in the task's list (1 = first).
 async fn find_step<B: Backend>(b: &B, task: Uuid, reference: &str) -> Result<Step> {
-    let steps = b.list_steps(task).await?;
+    let steps = b.call::<ListSteps>(task, Page::default(), ()).await?;
     let found = match (reference.parse::<Uuid>(), reference.parse::<usize>()) {
         (Ok(id), _) => steps.into_iter().find(|s| s.id == id),
         (_, Ok(n)) if n >= 1 => steps.into_iter().nth(n - 1),
@@ -325,10 +326,14 @@ async fn find_step<B: Backend>(b: &B, task: Uuid, reference: &str) -> Result<Ste
 /// A project file by id or exact name.
 async fn find_file<B: Backend>(b: &B, project: Uuid, reference: &str) -> Result<ProjectFile> {
     if let Ok(id) = reference.parse::<Uuid>() {
-        return b.get_file(project, id).await;
+        return b.call::<GetFile>((project, id), (), ()).await;
     }
     let files = b
-        .list_files(project, FileListQuery { search: Some(reference.to_string()), page: Page::default() })
+        .call::<ListFiles>(
+            project,
+            FileListQuery { search: Some(reference.to_string()), page: Page::default() },
+            (),
+        )
         .await?;
     files
         .into_iter()
@@ -403,9 +408,9 @@ where
 
 async fn execute<B: Backend>(b: &B, command: Command, out: Out) -> std::result::Result<(), Failure> {
     match command {
-        Command::Whoami => out.item(&b.whoami().await?),
+        Command::Whoami => out.item(&b.call::<GetMe>((), (), ()).await?),
         Command::Health => {
-            let h = b.health().await?;
+            let h = b.call::<GetHealth>((), (), ()).await?;
             out.done(&h, &format!("{} (version {})", h.status, h.version));
         }
         Command::Member(c) => member(b, c, out).await?,
@@ -419,7 +424,8 @@ async fn execute<B: Backend>(b: &B, command: Command, out: Out) -> std::result::
             let bar = bar("download", "bytes");
             let progress = byte_progress(&bar);
             let result = download(Sink::new(output, attachment), async |w| {
-                b.download_attachment(attachment, w, progress).await
+                let d = b.call::<DownloadAttachment>(attachment, (), ()).await?;
+                save_download(d, w, progress).await
             })
             .await;
             finish(bar);
@@ -429,7 +435,8 @@ async fn execute<B: Backend>(b: &B, command: Command, out: Out) -> std::result::
             }
         }
         Command::Backup { dir } => {
-            let summary = b.backup(&dir).await?;
+            let path = b.local_path(&dir)?;
+            let summary = b.call::<Backup>((), (), BackupRequest { path }).await?;
             out.summary(&format!("backed up to {dir}"), &summary);
         }
         Command::Init { .. }
@@ -452,9 +459,9 @@ fn downloaded(out: Out, d: &crate::client::Downloaded, path: &Path) {
 
 async fn member<B: Backend>(b: &B, c: MemberCmd, out: Out) -> Result<()> {
     match c {
-        MemberCmd::List { all, page: p } => {
-            out.list(&b.list_members(MemberListQuery { include_inactive: all, page: page(p) }).await?)
-        }
+        MemberCmd::List { all, page: p } => out.list(
+            &b.call::<ListMembers>((), MemberListQuery { include_inactive: all, page: page(p) }, ()).await?,
+        ),
         MemberCmd::Show { member } => out.item(&b.find_member(&member).await?),
         MemberCmd::Create { name, slug, kind, role, config } => {
             let new = NewMember {
@@ -464,7 +471,7 @@ async fn member<B: Backend>(b: &B, c: MemberCmd, out: Out) -> Result<()> {
                 role,
                 agent_config: agent_config(config)?,
             };
-            out.item(&b.create_member(new).await?)
+            out.item(&b.call::<CreateMember>((), (), new).await?)
         }
         MemberCmd::Update { member, name, slug, role, status, avatar_url, clear_avatar, agent_config } => {
             let id = b.find_member(&member).await?.id;
@@ -481,15 +488,15 @@ async fn member<B: Backend>(b: &B, c: MemberCmd, out: Out) -> Result<()> {
                     false,
                 ),
             };
-            out.item(&b.update_member(id, patch).await?)
+            out.item(&b.call::<UpdateMember>(id, (), patch).await?)
         }
         MemberCmd::Delete { member } => {
             let m = b.find_member(&member).await?;
-            out.done(&b.delete_member(m.id).await?, &format!("deleted member {}", m.slug))
+            out.done(&b.call::<DeleteMember>(m.id, (), ()).await?, &format!("deleted member {}", m.slug))
         }
         MemberCmd::RegenerateToken { member } => {
             let m = b.find_member(&member).await?;
-            let t = b.regenerate_token(m.id).await?;
+            let t = b.call::<RegenerateToken>(m.id, (), ()).await?;
             if out.quiet {
                 println!("{}", t.token);
             } else {
@@ -498,7 +505,7 @@ async fn member<B: Backend>(b: &B, c: MemberCmd, out: Out) -> Result<()> {
         }
         MemberCmd::RevokeToken { member } => {
             let m = b.find_member(&member).await?;
-            out.done(&b.revoke_token(m.id).await?, &format!("revoked the token of {}", m.slug))
+            out.done(&b.call::<RevokeToken>(m.id, (), ()).await?, &format!("revoked the token of {}", m.slug))
         }
         MemberCmd::SetPassword { member, password } => {
             let m = b.find_member(&member).await?;
@@ -506,11 +513,11 @@ async fn member<B: Backend>(b: &B, c: MemberCmd, out: Out) -> Result<()> {
                 Some(p) => p,
                 None => read_secret("new password")?,
             };
-            let request = SetPassword { password: valid("password", Password::new(password))? };
-            out.done(&b.set_password(m.id, request).await?, &format!("password of {} set", m.slug))
+            let request = NewPassword { password: valid("password", Password::new(password))? };
+            out.done(&b.call::<SetPassword>(m.id, (), request).await?, &format!("password of {} set", m.slug))
         }
         MemberCmd::Status { status } => {
-            let s = b.set_my_status(status).await?;
+            let s = b.call::<SetMyStatus>((), StatusQuery { status }, ()).await?;
             out.done(&s, &format!("status: {}", s.status))
         }
     }
@@ -519,9 +526,10 @@ async fn member<B: Backend>(b: &B, c: MemberCmd, out: Out) -> Result<()> {
 
 async fn project<B: Backend>(b: &B, c: ProjectCmd, out: Out) -> Result<()> {
     match c {
-        ProjectCmd::List { all, page: p } => {
-            out.list(&b.list_projects(ProjectListQuery { include_archived: all, page: page(p) }).await?)
-        }
+        ProjectCmd::List { all, page: p } => out.list(
+            &b.call::<ListProjects>((), ProjectListQuery { include_archived: all, page: page(p) }, ())
+                .await?,
+        ),
         ProjectCmd::Show { project } => out.item(&b.find_project(&project).await?),
         ProjectCmd::Create { name, slug, description, repo_urls, auto_assign } => {
             let new = NewProject {
@@ -531,7 +539,7 @@ async fn project<B: Backend>(b: &B, c: ProjectCmd, out: Out) -> Result<()> {
                 repo_urls,
                 auto_assign,
             };
-            out.item(&b.create_project(new).await?)
+            out.item(&b.call::<CreateProject>((), (), new).await?)
         }
         ProjectCmd::Update {
             project,
@@ -561,26 +569,29 @@ async fn project<B: Backend>(b: &B, c: ProjectCmd, out: Out) -> Result<()> {
                 status: patch(status, false),
                 auto_assign: patch(auto_assign, false),
             };
-            out.item(&b.update_project(id, patch).await?)
+            out.item(&b.call::<UpdateProject>(id, (), patch).await?)
         }
         ProjectCmd::Delete { project } => {
             let p = b.find_project(&project).await?;
-            out.done(&b.delete_project(p.id).await?, &format!("deleted project {}", p.slug))
+            out.done(&b.call::<DeleteProject>(p.id, (), ()).await?, &format!("deleted project {}", p.slug))
         }
         ProjectCmd::Members { project } => {
             let p = b.find_project(&project).await?;
-            out.list(&b.list_project_members(p.id).await?)
+            out.list(&b.call::<ListProjectMembers>(p.id, Page::default(), ()).await?)
         }
         ProjectCmd::AddMember { project, member } => {
             let p = b.find_project(&project).await?;
             let m = b.find_member(&member).await?;
-            out.done(&b.add_project_member(p.id, m.id).await?, &format!("added {} to {}", m.slug, p.slug))
+            out.done(
+                &b.call::<AddProjectMember>(p.id, (), NewProjectMember { member_id: m.id }).await?,
+                &format!("added {} to {}", m.slug, p.slug),
+            )
         }
         ProjectCmd::RemoveMember { project, member } => {
             let p = b.find_project(&project).await?;
             let m = b.find_member(&member).await?;
             out.done(
-                &b.remove_project_member(p.id, m.id).await?,
+                &b.call::<RemoveProjectMember>((p.id, m.id), (), ()).await?,
                 &format!("removed {} from {}", m.slug, p.slug),
             )
         }
@@ -611,7 +622,7 @@ async fn task<B: Backend>(b: &B, c: TaskCmd, out: Out) -> Result<()> {
                 parent_id: task_id(b, parent.as_deref()).await?,
                 page: page(p),
             };
-            out.list(&b.list_tasks(filter).await?)
+            out.list(&b.call::<ListTasks>((), filter, ()).await?)
         }
         TaskCmd::Show { task } => out.item(&b.find_task(&task).await?),
         TaskCmd::Create {
@@ -640,7 +651,7 @@ async fn task<B: Backend>(b: &B, c: TaskCmd, out: Out) -> Result<()> {
             for d in depends_on {
                 new.depends_on.push(b.find_task(&d).await?.id);
             }
-            out.item(&b.create_task(project.id, new).await?)
+            out.item(&b.call::<CreateTask>((), ProjectIdQuery { project_id: project.id }, new).await?)
         }
         TaskCmd::Update {
             task,
@@ -681,64 +692,73 @@ async fn task<B: Backend>(b: &B, c: TaskCmd, out: Out) -> Result<()> {
                 parent_id: patch(task_id(b, parent.as_deref()).await?, clear_parent),
                 position: patch(position, false),
             };
-            out.item(&b.update_task(id, patch).await?)
+            out.item(&b.call::<UpdateTask>(id, (), patch).await?)
         }
         TaskCmd::Delete { task } => {
             let t = b.find_task(&task).await?;
-            out.done(&b.delete_task(t.id).await?, &format!("deleted {}", t.key))
+            out.done(&b.call::<DeleteTask>(t.id, (), ()).await?, &format!("deleted {}", t.key))
         }
         TaskCmd::Take { task } => {
             let id = b.find_task(&task).await?.id;
-            out.item(&b.take(id).await?)
+            out.item(&b.call::<TakeTask>(id, (), ()).await?)
         }
         TaskCmd::Reject { task, reason } => {
             let t = b.find_task(&task).await?;
             let request = RejectRequest { reason: valid("reason", Reason::new(reason))? };
-            out.done(&b.reject(t.id, request).await?, &format!("{} sent back to the backlog", t.key))
+            out.done(
+                &b.call::<RejectTask>(t.id, (), request).await?,
+                &format!("{} sent back to the backlog", t.key),
+            )
         }
         TaskCmd::Assign { task, member } => {
             let id = b.find_task(&task).await?.id;
             let assignee_id = b.find_member(&member).await?.id;
-            out.item(&b.assign(id, AssignRequest { assignee_id }).await?)
+            out.item(&b.call::<AssignTask>(id, (), AssignRequest { assignee_id }).await?)
         }
         TaskCmd::Watch { task } => {
             let t = b.find_task(&task).await?;
-            out.done(&b.watch(t.id).await?, &format!("watching {}", t.key))
+            out.done(&b.call::<WatchTask>(t.id, (), ()).await?, &format!("watching {}", t.key))
         }
         TaskCmd::Unwatch { task } => {
             let t = b.find_task(&task).await?;
-            out.done(&b.unwatch(t.id).await?, &format!("no longer watching {}", t.key))
+            out.done(&b.call::<UnwatchTask>(t.id, (), ()).await?, &format!("no longer watching {}", t.key))
         }
         TaskCmd::Label(TaskLabelCmd::Add { task, label }) => {
             let t = b.find_task(&task).await?;
             let l = find_label(b, &label).await?;
-            out.done(&b.add_task_label(t.id, l.id).await?, &format!("{} labelled {}", t.key, l.name))
+            out.done(
+                &b.call::<AddTaskLabel>((t.id, l.id), (), ()).await?,
+                &format!("{} labelled {}", t.key, l.name),
+            )
         }
         TaskCmd::Label(TaskLabelCmd::Remove { task, label }) => {
             let t = b.find_task(&task).await?;
             let l = find_label(b, &label).await?;
             out.done(
-                &b.remove_task_label(t.id, l.id).await?,
+                &b.call::<RemoveTaskLabel>((t.id, l.id), (), ()).await?,
                 &format!("label {} taken off {}", l.name, t.key),
             )
         }
         TaskCmd::Link { task, target, link_type } => {
             let id = b.find_task(&task).await?.id;
             let target_id = b.find_task(&target).await?.id;
-            out.item(&b.create_link(id, NewLink { target_id, link_type }).await?)
+            out.item(&b.call::<CreateLink>(id, (), NewLink { target_id, link_type }).await?)
         }
         TaskCmd::Links { task } => {
             let id = b.find_task(&task).await?.id;
-            out.list(&b.list_links(id).await?)
+            out.list(&b.call::<ListLinks>(id, Page::default(), ()).await?)
         }
         TaskCmd::Unlink { task, link } => {
             let t = b.find_task(&task).await?;
             let link = link.parse::<Uuid>().map_err(|e| Error::invalid("link", e))?;
-            out.done(&b.delete_link(t.id, link).await?, &format!("link {link} of {} deleted", t.key))
+            out.done(
+                &b.call::<DeleteLink>((t.id, link), (), ()).await?,
+                &format!("link {link} of {} deleted", t.key),
+            )
         }
         TaskCmd::Actions { task } => {
             let id = b.find_task(&task).await?.id;
-            out.list(&b.list_actions(id).await?)
+            out.list(&b.call::<ListActions>(id, Page::default(), ()).await?)
         }
     }
     Ok(())
@@ -748,11 +768,13 @@ async fn step<B: Backend>(b: &B, c: StepCmd, out: Out) -> Result<()> {
     match c {
         StepCmd::List { task } => {
             let id = b.find_task(&task).await?.id;
-            out.list(&b.list_steps(id).await?)
+            out.list(&b.call::<ListSteps>(id, Page::default(), ()).await?)
         }
         StepCmd::Add { task, title } => {
             let id = b.find_task(&task).await?.id;
-            out.item(&b.create_step(id, NewStep { title: valid("title", Title::new(title))? }).await?)
+            out.item(
+                &b.call::<CreateStep>(id, (), NewStep { title: valid("title", Title::new(title))? }).await?,
+            )
         }
         StepCmd::Update { task, step, title, done } => {
             let id = b.find_task(&task).await?.id;
@@ -761,20 +783,24 @@ async fn step<B: Backend>(b: &B, c: StepCmd, out: Out) -> Result<()> {
                 title: patch(title.map(Title::new).transpose().map_err(|e| e.at("title"))?, false),
                 done: patch(done, false),
             };
-            out.item(&b.update_step(id, s.id, patch).await?)
+            out.item(&b.call::<UpdateStep>((id, s.id), (), patch).await?)
         }
         StepCmd::Done { task, step } => {
             let id = b.find_task(&task).await?.id;
             let s = find_step(b, id, &step).await?;
             out.item(
-                &b.update_step(id, s.id, StepPatch { done: Patch::Value(true), ..Default::default() })
-                    .await?,
+                &b.call::<UpdateStep>(
+                    (id, s.id),
+                    (),
+                    StepPatch { done: Patch::Value(true), ..Default::default() },
+                )
+                .await?,
             )
         }
         StepCmd::Delete { task, step } => {
             let id = b.find_task(&task).await?.id;
             let s = find_step(b, id, &step).await?;
-            out.done(&b.delete_step(id, s.id).await?, &format!("deleted step {:?}", s.title))
+            out.done(&b.call::<DeleteStep>((id, s.id), (), ()).await?, &format!("deleted step {:?}", s.title))
         }
     }
     Ok(())
@@ -782,7 +808,7 @@ async fn step<B: Backend>(b: &B, c: StepCmd, out: Out) -> Result<()> {
 
 async fn label<B: Backend>(b: &B, c: LabelCmd, out: Out) -> Result<()> {
     match c {
-        LabelCmd::List { page: p } => out.list(&b.list_labels(page(p)).await?),
+        LabelCmd::List { page: p } => out.list(&b.call::<ListLabels>((), page(p), ()).await?),
         LabelCmd::Create { name, color } => {
             let new = NewLabel {
                 name: valid("name", LabelName::new(name))?,
@@ -791,7 +817,7 @@ async fn label<B: Backend>(b: &B, c: LabelCmd, out: Out) -> Result<()> {
                     None => Color::default(),
                 },
             };
-            out.item(&b.create_label(new).await?)
+            out.item(&b.call::<CreateLabel>((), (), new).await?)
         }
         LabelCmd::Update { label, name, color } => {
             let l = find_label(b, &label).await?;
@@ -799,11 +825,11 @@ async fn label<B: Backend>(b: &B, c: LabelCmd, out: Out) -> Result<()> {
                 name: patch(name.map(LabelName::new).transpose().map_err(|e| e.at("name"))?, false),
                 color: patch(color.map(Color::new).transpose().map_err(|e| e.at("color"))?, false),
             };
-            out.item(&b.update_label(l.id, patch).await?)
+            out.item(&b.call::<UpdateLabel>(l.id, (), patch).await?)
         }
         LabelCmd::Delete { label } => {
             let l = find_label(b, &label).await?;
-            out.done(&b.delete_label(l.id).await?, &format!("deleted label {}", l.name))
+            out.done(&b.call::<DeleteLabel>(l.id, (), ()).await?, &format!("deleted label {}", l.name))
         }
     }
     Ok(())
@@ -832,7 +858,11 @@ async fn message<B: Backend>(b: &B, c: MessageCmd, out: Out) -> Result<()> {
             let mut attachments = Vec::new();
             for path in attach {
                 let bar = bar(&format!("upload {}", path.display()), "bytes");
-                let result = b.upload(&path, byte_progress(&bar)).await;
+                let result = async {
+                    let upload = upload_from_path(&path, None, byte_progress(&bar)).await?;
+                    b.call::<UploadAttachment>((), (), upload).await
+                }
+                .await;
                 finish(bar);
                 attachments.push(result?);
             }
@@ -846,16 +876,22 @@ async fn message<B: Backend>(b: &B, c: MessageCmd, out: Out) -> Result<()> {
                 voice_url,
                 attachments,
             };
-            out.item(&b.post_message(new).await?)
+            out.item(&b.call::<PostMessage>((), (), new).await?)
         }
         MessageCmd::List { place: p, parent, limit, offset } => {
             let (chat_id, task_id) = place(b, p).await?;
             out.list(
-                &b.list_messages(MessageFilter { chat_id, task_id, parent_id: parent, limit, offset })
-                    .await?,
+                &b.call::<ListMessages>(
+                    (),
+                    MessageFilter { chat_id, task_id, parent_id: parent, limit, offset },
+                    (),
+                )
+                .await?,
             )
         }
-        MessageCmd::Replies { message } => out.list(&b.list_replies(message).await?),
+        MessageCmd::Replies { message } => {
+            out.list(&b.call::<ListReplies>(message, Page::default(), ()).await?)
+        }
     }
     Ok(())
 }
@@ -865,15 +901,18 @@ async fn file<B: Backend>(b: &B, c: FileCmd, out: Out) -> Result<()> {
         FileCmd::Upload { project, path, name, description } => {
             let p = b.find_project(&project).await?;
             let bar = bar(&format!("upload {}", path.display()), "bytes");
-            let result = b
-                .upload_file(p.id, &path, name.as_deref(), description.as_deref(), byte_progress(&bar))
-                .await;
+            let result = async {
+                let mut upload = upload_from_path(&path, name.as_deref(), byte_progress(&bar)).await?;
+                upload.fields.extend(description.map(|d| ("description".to_string(), d)));
+                b.call::<UploadFile>(p.id, (), upload).await
+            }
+            .await;
             finish(bar);
             out.item(&result?)
         }
         FileCmd::List { project, search, page: pg } => {
             let p = b.find_project(&project).await?;
-            out.list(&b.list_files(p.id, FileListQuery { search, page: page(pg) }).await?)
+            out.list(&b.call::<ListFiles>(p.id, FileListQuery { search, page: page(pg) }, ()).await?)
         }
         FileCmd::Show { project, file } => {
             let p = b.find_project(&project).await?;
@@ -884,9 +923,11 @@ async fn file<B: Backend>(b: &B, c: FileCmd, out: Out) -> Result<()> {
             let f = find_file(b, p.id, &file).await?;
             let bar = bar(&format!("download {}", f.filename), "bytes");
             let progress = byte_progress(&bar);
-            let result =
-                download(Sink::new(output, f.id), async |w| b.download_file(p.id, f.id, w, progress).await)
-                    .await;
+            let result = download(Sink::new(output, f.id), async |w| {
+                let d = b.call::<DownloadFile>((p.id, f.id), (), ()).await?;
+                save_download(d, w, progress).await
+            })
+            .await;
             finish(bar);
             let (done, path) = result?;
             if let Some(path) = path {
@@ -902,12 +943,12 @@ async fn file<B: Backend>(b: &B, c: FileCmd, out: Out) -> Result<()> {
                     clear,
                 ),
             };
-            out.item(&b.update_file(p.id, f.id, patch).await?)
+            out.item(&b.call::<UpdateFile>((p.id, f.id), (), patch).await?)
         }
         FileCmd::Delete { project, file } => {
             let p = b.find_project(&project).await?;
             let f = find_file(b, p.id, &file).await?;
-            out.done(&b.delete_file(p.id, f.id).await?, &format!("deleted {}", f.filename))
+            out.done(&b.call::<DeleteFile>((p.id, f.id), (), ()).await?, &format!("deleted {}", f.filename))
         }
     }
     Ok(())

@@ -39,7 +39,11 @@ impl Route {
     pub fn of<E: Endpoint>() -> Route {
         let mut generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
         let query = E::Query::schema(&mut generator).map(|s| parse::kinds_of(&s)).unwrap_or_default();
-        Route { info: &E::INFO, query, serve: |state, route, ids, req| Box::pin(serve::<E>(state, route, ids, req)) }
+        Route {
+            info: &E::INFO,
+            query,
+            serve: |state, route, ids, req| Box::pin(serve::<E>(state, route, ids, req)),
+        }
     }
 }
 
@@ -85,10 +89,8 @@ async fn serve<E: Endpoint>(
             Ok(render(status, encoded))
         }
         BodyKind::Json => {
-            let declared = req
-                .headers()
-                .get(header::CONTENT_LENGTH)
-                .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+            let declared =
+                req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
             let bytes = parse::read_body(req.into_body(), declared, &state.limits).await?;
             let body = E::Body::decode(RawBody::Json(bytes))?;
             let encoded = E::handle_encoded(board, &caller, Call::new(path, query, body)).await?;
@@ -105,6 +107,7 @@ async fn serve<E: Endpoint>(
                     let upload = Upload {
                         filename: part.filename,
                         mime_type: part.mime_type,
+                        size: None,
                         content: part.content,
                         fields: before,
                     };

@@ -5,8 +5,8 @@
 use std::sync::OnceLock;
 
 use bytes::Bytes;
-use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::Schema;
+use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde_json::{Map, Value, json};
 use taskboard_core::api::{
     self, BodyKind, Endpoint, Method, QueryParams, Reply, ReplyKind, RequestBody, Visitor,
@@ -42,7 +42,9 @@ fn io<E: Endpoint>(g: &mut SchemaGenerator) -> Io {
     let query = E::Query::schema(g).map(|s| query_params(&s)).unwrap_or_default();
     let response = match E::Response::KIND {
         ReplyKind::Json => E::Response::schema(g).map(|s| s.to_value()),
-        ReplyKind::Download => Some(json!({"type": "string", "contentMediaType": "application/octet-stream"})),
+        ReplyKind::Download => {
+            Some(json!({"type": "string", "contentMediaType": "application/octet-stream"}))
+        }
         ReplyKind::Upgrade => None,
     };
     Io { body, query, response }

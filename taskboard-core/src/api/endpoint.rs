@@ -316,6 +316,8 @@ impl<T: Wire> RequestBody for T {
 pub struct Upload {
     pub filename: String,
     pub mime_type: Option<String>,
+    /// The length of `content`, when known before sending.
+    pub size: Option<u64>,
     pub content: Pin<Box<dyn AsyncRead + Send>>,
     pub fields: Vec<(String, String)>,
 }

@@ -5,8 +5,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use taskboard_core::api::Download;
 use taskboard_core::api::{FilePatch, NewMessage, Page, Patch};
-use taskboard_core::board::Download;
 use taskboard_core::{BoardOptions, ErrorKind};
 use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 use uuid::Uuid;
@@ -15,7 +15,7 @@ use crate::support::*;
 
 async fn content(mut d: Download) -> String {
     let mut s = String::new();
-    d.file.read_to_string(&mut s).await.unwrap();
+    d.content.read_to_string(&mut s).await.unwrap();
     assert_eq!(d.size as usize, s.len());
     s
 }
