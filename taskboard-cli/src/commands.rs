@@ -278,12 +278,13 @@ fn agent_config(a: AgentConfigArgs) -> Result<Option<AgentConfig>> {
         || a.task_listen.is_some()
         || a.prompt.is_some()
         || a.model.is_some();
+    let prompt = a.prompt.map(LongText::new).transpose().map_err(|e| e.at("prompt"))?;
     Ok(any.then(|| AgentConfig {
         capabilities: a.capabilities,
         labels: a.labels,
         chat_listen: a.chat_listen.unwrap_or(Listen::All),
         task_listen: a.task_listen.unwrap_or(Listen::All),
-        prompt: a.prompt,
+        prompt,
         model: a.model,
     }))
 }

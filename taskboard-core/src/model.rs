@@ -104,7 +104,7 @@ pub struct AgentConfig {
     #[serde(default = "listen_all")]
     pub task_listen: Listen,
     #[serde(default)]
-    pub prompt: Option<String>,
+    pub prompt: Option<crate::validate::LongText>,
     #[serde(default)]
     pub model: Option<String>,
 }

@@ -41,8 +41,10 @@ impl Cors {
     pub fn simple(&self, headers: &mut HeaderMap, origin: HeaderValue) {
         headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
         headers.insert(header::ACCESS_CONTROL_ALLOW_CREDENTIALS, TRUE);
-        headers
-            .insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("content-disposition"));
+        headers.insert(
+            header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            HeaderValue::from_static("content-disposition, taskboard-ignored-fields"),
+        );
         headers.append(header::VARY, VARY);
     }
 

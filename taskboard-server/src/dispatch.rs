@@ -7,11 +7,11 @@ use std::pin::Pin;
 
 use bytes::Bytes;
 use hyper::body::Incoming;
-use hyper::header::{self, HeaderValue};
+use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use taskboard_core::api::{
     BodyKind, Call, Caller, Encoded, Endpoint, Info, PathParams, QueryParams, RawBody, Reply, RequestBody,
-    Upload,
+    Upload, decode_body,
 };
 use taskboard_core::{Actor, Error};
 
@@ -20,6 +20,10 @@ use crate::files;
 use crate::http::{JSON, Reject, ResBody, full};
 use crate::parse::{self, QueryKinds};
 use crate::router::{PathIds, Target};
+
+/// Names the fields of a JSON body that were ignored, so a typo next to
+/// known fields is seen.
+const IGNORED_FIELDS: HeaderName = HeaderName::from_static("taskboard-ignored-fields");
 
 /// The future of a served request.
 pub(crate) type Served<'a> = Pin<Box<dyn Future<Output = Result<Response<ResBody>, Reject>> + Send + 'a>>;
@@ -92,9 +96,15 @@ async fn serve<E: Endpoint>(
             let declared =
                 req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
             let bytes = parse::read_body(req.into_body(), declared, &state.limits).await?;
-            let body = E::Body::decode(RawBody::Json(bytes))?;
+            let (body, ignored) = decode_body::<E>(RawBody::Json(bytes))?;
             let encoded = E::handle_encoded(board, &caller, Call::new(path, query, body)).await?;
-            Ok(render(status, encoded))
+            let mut res = render(status, encoded);
+            if !ignored.is_empty()
+                && let Ok(v) = HeaderValue::from_str(&ignored.join(", "))
+            {
+                res.headers_mut().insert(IGNORED_FIELDS, v);
+            }
+            Ok(res)
         }
         BodyKind::Multipart => {
             let (parts, incoming) = req.into_parts();

@@ -226,8 +226,14 @@ impl QueryParams for () {
     fn schema(_: &mut SchemaGenerator) -> Option<Schema> {
         None
     }
-    fn from_json(_: serde_json::Value) -> Result<()> {
-        Ok(())
+    fn from_json(value: serde_json::Value) -> Result<()> {
+        match value {
+            serde_json::Value::Object(map) if !map.is_empty() => {
+                let names: Vec<String> = map.keys().cloned().collect();
+                Err(super::fields::unknown("query parameter", &names, &[]))
+            }
+            _ => Ok(()),
+        }
     }
     fn to_json(&self) -> Result<serde_json::Value> {
         Ok(serde_json::Value::Object(Default::default()))
@@ -243,6 +249,13 @@ impl<T: Wire> QueryParams for T {
         Some(settings.into_generator().into_root_schema_for::<T>())
     }
     fn from_json(value: serde_json::Value) -> Result<T> {
+        if let serde_json::Value::Object(map) = &value {
+            let known = super::fields::known::<T>();
+            let names: Vec<String> = map.keys().filter(|k| !known.contains(k)).cloned().collect();
+            if !names.is_empty() {
+                return Err(super::fields::unknown("query parameter", &names, &known));
+            }
+        }
         serde_path_to_error::deserialize(value).map_err(|e| {
             let path = e.path().to_string();
             let message = e.into_inner().to_string();
@@ -280,6 +293,28 @@ pub trait RequestBody: Send + 'static + Sized {
     fn schema(g: &mut SchemaGenerator) -> Option<Schema>;
     fn decode(raw: RawBody) -> Result<Self>;
     fn encode(self) -> Result<RawBody>;
+    /// The top-level fields of a JSON object body: those the type does
+    /// not know, and those it knows.
+    fn fields(raw: &RawBody) -> (Vec<String>, Vec<String>) {
+        let _ = raw;
+        (Vec::new(), Vec::new())
+    }
+    /// Every field the type knows.
+    fn known_fields() -> std::sync::Arc<[String]> {
+        std::sync::Arc::new([])
+    }
+}
+
+/// Decodes the body of `E` and names the fields it ignores. A PATCH whose
+/// fields are all unknown would change nothing, so it is refused, naming
+/// the nearest known field; elsewhere unknown fields are ignored.
+pub fn decode_body<E: Endpoint>(raw: RawBody) -> Result<(E::Body, Vec<String>)> {
+    let (unknown, known) = E::Body::fields(&raw);
+    let body = E::Body::decode(raw)?;
+    if E::INFO.method == Method::Patch && !unknown.is_empty() && known.is_empty() {
+        return Err(super::fields::unknown("field", &unknown, &E::Body::known_fields()));
+    }
+    Ok((body, unknown))
 }
 
 impl RequestBody for () {
@@ -308,6 +343,18 @@ impl<T: Wire> RequestBody for T {
     }
     fn encode(self) -> Result<RawBody> {
         serde_json::to_vec(&self).map(|v| RawBody::Json(v.into())).map_err(Error::internal)
+    }
+    fn fields(raw: &RawBody) -> (Vec<String>, Vec<String>) {
+        let RawBody::Json(bytes) = raw else { return (Vec::new(), Vec::new()) };
+        type Fields = std::collections::BTreeMap<String, serde::de::IgnoredAny>;
+        let Ok(map) = serde_json::from_slice::<Fields>(bytes) else {
+            return (Vec::new(), Vec::new());
+        };
+        let known = super::fields::known::<T>();
+        map.into_keys().partition(|k| !known.contains(k))
+    }
+    fn known_fields() -> std::sync::Arc<[String]> {
+        super::fields::known::<T>()
     }
 }
 

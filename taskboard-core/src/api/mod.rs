@@ -44,6 +44,7 @@
 
 mod admin;
 pub mod endpoint;
+pub mod fields;
 pub mod json;
 mod members;
 mod messages;
@@ -54,7 +55,7 @@ mod tasks;
 pub use admin::*;
 pub use endpoint::{
     BodyKind, Call, Caller, Download, Encoded, Endpoint, Info, Method, PathParams, QueryParams, RawBody,
-    Reply, ReplyKind, RequestBody, Upgrade, Upload, Visitor, Wire, call,
+    Reply, ReplyKind, RequestBody, Upgrade, Upload, Visitor, Wire, call, decode_body,
 };
 pub use members::*;
 pub use messages::*;

@@ -8,7 +8,7 @@ use taskboard_core::model::*;
 use taskboard_core::storage::redb::RedbStore;
 use taskboard_core::storage::tables;
 use taskboard_core::storage::{Direction, KeyRange, Scan, Storage};
-use taskboard_core::validate::Password;
+use taskboard_core::validate::{LongText, Password};
 use taskboard_core::{Board, BoardOptions, ErrorKind};
 
 use crate::support::*;
@@ -425,7 +425,7 @@ async fn agent_config_in_a_patch_replaces_the_whole_configuration() {
         labels: vec!["backend".into()],
         chat_listen: Listen::Mentions,
         task_listen: Listen::Mentions,
-        prompt: Some("be brief".into()),
+        prompt: Some(LongText::new("be brief").unwrap()),
         model: Some("m1".into()),
     };
     let (bot, _) = fx.agent_with("bot", full).await;

@@ -9,4 +9,5 @@ mod messages;
 mod projects;
 pub mod support;
 mod tasks;
+mod typos;
 mod ws;
