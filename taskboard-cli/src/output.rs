@@ -316,7 +316,12 @@ impl Row for TaskAction {
     fn cells(&self) -> Vec<String> {
         let changes: Vec<String> =
             self.changes.iter().map(|(field, c)| format!("{field}: {} → {}", c.from, c.to)).collect();
-        vec![self.created_at.to_string(), self.actor.slug.clone(), self.action.clone(), changes.join("; ")]
+        vec![
+            self.created_at.to_string(),
+            self.actor.slug.clone(),
+            self.action.to_string(),
+            changes.join("; "),
+        ]
     }
 }
 

@@ -330,13 +330,42 @@ pub struct Change {
     pub to: serde_json::Value,
 }
 
+/// What an audit-log entry records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditAction {
+    Created,
+    Updated,
+    Take,
+    Assign,
+    Reject,
+}
+
+impl AuditAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditAction::Created => "created",
+            AuditAction::Updated => "updated",
+            AuditAction::Take => "take",
+            AuditAction::Assign => "assign",
+            AuditAction::Reject => "reject",
+        }
+    }
+}
+
+impl std::fmt::Display for AuditAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// An audit-log record of a task (DECISIONS 5.10).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TaskAction {
     pub id: Uuid,
     pub task_id: Uuid,
     pub actor: MemberRef,
-    pub action: String,
+    pub action: AuditAction,
     pub changes: BTreeMap<String, Change>,
     pub created_at: Timestamp,
 }

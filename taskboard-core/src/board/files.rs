@@ -9,7 +9,7 @@ use super::{Actor, Board};
 use crate::api::{Download, FilePatch, Page};
 use crate::error::{Error, Result};
 use crate::model::ProjectFile;
-use crate::records::{ProjectFileRecord, RecordWrites, Records};
+use crate::records::{ProjectFileRecord, RecordWrites, Records, Render};
 use crate::storage::tables::PROJECT_FILE_NAME;
 use crate::validate::check_file_name;
 

@@ -7,9 +7,13 @@
 //! its transaction and published once it is durable.
 
 mod files;
+mod labels;
+mod links;
 mod members;
 mod messages;
 mod projects;
+mod queries;
+mod steps;
 mod tasks;
 
 use std::collections::HashMap;

@@ -206,7 +206,7 @@ async fn reject_returns_the_task_to_backlog_unassigned_with_a_system_message() {
     assert_eq!(last.actor.unwrap().id, bot.id());
     let actions = fx.board.task_actions(&fx.owner, t.id).await.unwrap();
     let reject = actions.last().unwrap();
-    assert_eq!(reject.action, "reject");
+    assert_eq!(reject.action, AuditAction::Reject);
     assert_eq!(reject.changes["reason"].to, serde_json::json!("not my area"));
     assert_eq!(reject.changes["status"].from, serde_json::json!("in_progress"));
     // Reject works from any state.

@@ -1,0 +1,157 @@
+//! Global labels and the labels of tasks.
+
+use serde_json::json;
+use uuid::Uuid;
+
+use super::{Actor, Board, Tx};
+use crate::api::{LabelPatch, NewLabel, Page};
+use crate::error::{Error, Result};
+use crate::model::*;
+use crate::records::*;
+use crate::storage::codec::uuid_value;
+use crate::storage::tables::*;
+use crate::storage::{Direction, KeyRange, Scan};
+use crate::validate::LabelName;
+
+/// Label ids for names, creating the labels that do not exist yet with
+/// the default colour (DECISIONS 5.4).
+pub(super) fn label_ids(tx: &mut Tx<'_>, names: &[LabelName]) -> Result<Vec<Uuid>> {
+    let mut ids = Vec::with_capacity(names.len());
+    for name in names {
+        let id = match tx.w.label_by_name(name)? {
+            Some(l) => l.id,
+            None => {
+                let l = LabelRecord {
+                    id: Uuid::now_v7(),
+                    name: name.to_string(),
+                    color: crate::validate::Color::DEFAULT.to_string(),
+                };
+                tx.w.put_label(None, &l)?;
+                tx.emit_all("label.created", l.to_wire())?;
+                l.id
+            }
+        };
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
+}
+
+pub(super) fn label_names(r: &(impl Records + ?Sized), ids: &[Uuid]) -> Result<Vec<String>> {
+    let mut names = Vec::with_capacity(ids.len());
+    for &id in ids {
+        if let Some(l) = r.label(id)? {
+            names.push(l.name);
+        }
+    }
+    Ok(names)
+}
+
+impl Board {
+    /// `POST /tasks/{id}/labels/{label_id}` (idempotent) and `DELETE`.
+    pub async fn set_task_label(&self, actor: &Actor, id: Uuid, label: Uuid, on: bool) -> Result<()> {
+        let me = actor.id();
+        self.write(move |tx| {
+            let old = tx.w.task_required(id)?;
+            tx.w.label(label)?.ok_or_else(|| Error::not_found(format!("label {label} not found")))?;
+            let mut t = old.clone();
+            if on && !t.label_ids.contains(&label) {
+                t.label_ids.push(label);
+            }
+            if !on {
+                t.label_ids.retain(|l| *l != label);
+            }
+            Board::save_task_change(tx, me, &old, t, AuditAction::Updated).map(|_| ())
+        })
+        .await
+    }
+
+    pub async fn add_task_label(&self, actor: &Actor, id: Uuid, label: Uuid) -> Result<()> {
+        self.set_task_label(actor, id, label, true).await
+    }
+
+    pub async fn remove_task_label(&self, actor: &Actor, id: Uuid, label: Uuid) -> Result<()> {
+        self.set_task_label(actor, id, label, false).await
+    }
+
+    /// `GET /labels`, by name.
+    pub async fn list_labels(&self, _actor: &Actor, page: Page) -> Result<Vec<Label>> {
+        page.check()?;
+        self.read(move |r| {
+            let mut out = Vec::new();
+            r.scan(LABEL_NAME, KeyRange::all(), Direction::Forward, &mut |_, v| {
+                out.push(uuid_value(v)?);
+                Ok(Scan::Continue)
+            })?;
+            let mut labels = Vec::with_capacity(out.len());
+            for id in page.apply(out) {
+                if let Some(l) = r.label(id)? {
+                    labels.push(l.to_wire());
+                }
+            }
+            Ok(labels)
+        })
+        .await
+    }
+
+    /// `POST /labels`: names are unique regardless of case (409).
+    pub async fn create_label(&self, _actor: &Actor, new: NewLabel) -> Result<Label> {
+        self.write(move |tx| {
+            if tx.w.label_by_name(&new.name)?.is_some() {
+                return Err(Error::conflict(format!("label {:?} already exists", new.name.as_str())));
+            }
+            let l = LabelRecord {
+                id: Uuid::now_v7(),
+                name: new.name.to_string(),
+                color: new.color.as_str().to_string(),
+            };
+            tx.w.put_label(None, &l)?;
+            tx.emit_all("label.created", l.to_wire())?;
+            Ok(l.to_wire())
+        })
+        .await
+    }
+
+    /// `PATCH /labels/{id}`: a rename shows on every task at once, since
+    /// tasks hold label ids.
+    pub async fn update_label(&self, _actor: &Actor, id: Uuid, patch: LabelPatch) -> Result<Label> {
+        self.write(move |tx| {
+            let old = tx.w.label(id)?.ok_or_else(|| Error::not_found(format!("label {id} not found")))?;
+            let mut l = old.clone();
+            if let Some(name) = patch.name.value() {
+                if let Some(other) = tx.w.label_by_name(&name)?
+                    && other.id != id
+                {
+                    return Err(Error::conflict(format!("label {:?} already exists", name.as_str())));
+                }
+                l.name = name.to_string();
+            }
+            if let Some(color) = patch.color.value() {
+                l.color = color.as_str().to_string();
+            }
+            tx.w.put_label(Some(&old), &l)?;
+            tx.emit_all("label.updated", l.to_wire())?;
+            Ok(l.to_wire())
+        })
+        .await
+    }
+
+    /// `DELETE /labels/{id}`: removed from every task too.
+    pub async fn delete_label(&self, _actor: &Actor, id: Uuid) -> Result<()> {
+        self.write(move |tx| {
+            let l = tx.w.label(id)?.ok_or_else(|| Error::not_found(format!("label {id} not found")))?;
+            for tid in tx.w.ids_with_prefix(LABEL_TASKS, id.as_bytes(), Direction::Forward)? {
+                if let Some(old) = tx.w.task(tid)? {
+                    let mut t = old.clone();
+                    t.label_ids.retain(|x| *x != id);
+                    tx.w.put_task(Some(&old), &t)?;
+                }
+            }
+            tx.w.delete(LABEL_NAME, l.name.to_lowercase().as_bytes())?;
+            tx.w.delete(LABELS, id.as_bytes())?;
+            tx.emit_all("label.deleted", json!({"id": id, "name": l.name}))
+        })
+        .await
+    }
+}

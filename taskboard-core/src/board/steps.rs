@@ -1,0 +1,91 @@
+//! The checklist steps of a task.
+
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use super::{Actor, Board};
+use crate::api::StepPatch;
+use crate::error::{Error, Result};
+use crate::model::*;
+use crate::records::*;
+use crate::storage::codec::Key;
+use crate::storage::tables::*;
+use crate::validate::Title;
+
+impl Board {
+    /// `GET /tasks/{id}/steps`, by position.
+    pub async fn list_steps(&self, _actor: &Actor, task: Uuid) -> Result<Vec<Step>> {
+        self.read(move |r| {
+            r.task_required(task)?;
+            Ok(r.steps(task)?.iter().map(StepRecord::to_wire).collect())
+        })
+        .await
+    }
+
+    /// `POST /tasks/{id}/steps`: appended after the last step.
+    pub async fn create_step(&self, _actor: &Actor, task: Uuid, title: Title) -> Result<Step> {
+        self.write(move |tx| {
+            tx.w.task_required(task)?;
+            let position = tx.w.steps(task)?.last().map_or(1, |s| s.position + 1);
+            let s = StepRecord {
+                id: Uuid::now_v7(),
+                task_id: task,
+                title: title.to_string(),
+                done: false,
+                position,
+            };
+            tx.w.put_record(STEPS, &Key::new().uuid(task).uuid(s.id), &s)?;
+            tx.emit_all("step.created", step_event(&s))?;
+            Ok(s.to_wire())
+        })
+        .await
+    }
+
+    /// `PATCH /tasks/{id}/steps/{step_id}`.
+    pub async fn update_step(
+        &self,
+        _actor: &Actor,
+        task: Uuid,
+        step: Uuid,
+        patch: StepPatch,
+    ) -> Result<Step> {
+        self.write(move |tx| {
+            tx.w.task_required(task)?;
+            let mut s =
+                tx.w.step(task, step)?
+                    .ok_or_else(|| Error::not_found(format!("step {step} not found in task {task}")))?;
+            let old = s.clone();
+            if let Some(title) = patch.title.value() {
+                s.title = title.to_string();
+            }
+            if let Some(done) = patch.done.value() {
+                s.done = done;
+            }
+            if (s.title.as_str(), s.done) == (old.title.as_str(), old.done) {
+                return Ok(s.to_wire());
+            }
+            tx.w.put_record(STEPS, &Key::new().uuid(task).uuid(s.id), &s)?;
+            tx.emit_all("step.updated", step_event(&s))?;
+            Ok(s.to_wire())
+        })
+        .await
+    }
+
+    /// `DELETE /tasks/{id}/steps/{step_id}`.
+    pub async fn delete_step(&self, _actor: &Actor, task: Uuid, step: Uuid) -> Result<()> {
+        self.write(move |tx| {
+            tx.w.task_required(task)?;
+            if !tx.w.delete(STEPS, &Key::new().uuid(task).uuid(step))? {
+                return Err(Error::not_found(format!("step {step} not found in task {task}")));
+            }
+            tx.emit_all("step.deleted", json!({"id": step, "task_id": task}))
+        })
+        .await
+    }
+
+    // ---- labels -----------------------------------------------------------
+}
+
+fn step_event(s: &StepRecord) -> Value {
+    json!({"id": s.id, "task_id": s.task_id, "title": s.title, "done": s.done, "position": s.position})
+}

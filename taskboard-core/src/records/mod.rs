@@ -1,0 +1,246 @@
+//! Stored records and their indexes.
+//!
+//! A record holds ids where the wire form holds references; the wire form
+//! is assembled on read (`render_*`), so a renamed member, project or label
+//! shows its new name everywhere at once. Every function that writes a
+//! record also writes its index entries, in the caller's transaction.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::model::*;
+use crate::storage::tables::*;
+
+mod read;
+mod render;
+mod write;
+
+pub use read::Records;
+pub use render::Render;
+pub use write::RecordWrites;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MemberRecord {
+    pub id: Uuid,
+    pub name: String,
+    pub slug: String,
+    pub kind: MemberType,
+    pub role: Role,
+    pub status: MemberStatus,
+    pub is_active: bool,
+    pub avatar_url: Option<String>,
+    pub last_seen_at: Timestamp,
+    pub agent_config: AgentConfig,
+    pub created_at: Timestamp,
+}
+
+impl MemberRecord {
+    pub fn to_wire(&self) -> Member {
+        Member {
+            id: self.id,
+            name: self.name.clone(),
+            slug: self.slug.clone(),
+            kind: self.kind,
+            role: self.role,
+            status: self.status,
+            is_active: self.is_active,
+            avatar_url: self.avatar_url.clone(),
+            last_seen_at: self.last_seen_at,
+            agent_config: self.agent_config.clone(),
+        }
+    }
+    pub fn to_ref(&self) -> MemberRef {
+        MemberRef { id: self.id, slug: self.slug.clone(), name: self.name.clone() }
+    }
+    pub fn is_agent(&self) -> bool {
+        self.kind == MemberType::Agent
+    }
+}
+
+/// Credentials of a member: only hashes are kept.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Secret {
+    pub password_hash: Option<String>,
+    /// Hex SHA-256 of the agent token.
+    pub token_hash: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProjectRecord {
+    pub id: Uuid,
+    pub name: String,
+    pub slug: String,
+    pub description: Option<String>,
+    pub repo_urls: Vec<String>,
+    pub status: ProjectStatus,
+    pub task_counter: u64,
+    pub chat_id: Uuid,
+    pub auto_assign: bool,
+    pub created_by: Uuid,
+    pub created_at: Timestamp,
+}
+
+impl ProjectRecord {
+    pub fn to_wire(&self) -> Project {
+        Project {
+            id: self.id,
+            name: self.name.clone(),
+            slug: self.slug.clone(),
+            description: self.description.clone(),
+            repo_urls: self.repo_urls.clone(),
+            status: self.status,
+            task_counter: self.task_counter,
+            chat_id: Some(self.chat_id),
+            auto_assign: self.auto_assign,
+        }
+    }
+    pub fn to_ref(&self) -> ProjectRef {
+        ProjectRef { id: self.id, slug: self.slug.clone(), name: self.name.clone() }
+    }
+}
+
+/// The main chat of a project.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChatRecord {
+    pub id: Uuid,
+    pub project_id: Uuid,
+    pub created_at: Timestamp,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskRecord {
+    pub id: Uuid,
+    pub project_id: Uuid,
+    pub number: u64,
+    pub title: String,
+    pub description: Option<String>,
+    pub kind: TaskType,
+    pub status: TaskStatus,
+    pub priority: Priority,
+    pub label_ids: Vec<Uuid>,
+    pub assignee_id: Option<Uuid>,
+    pub reviewer_id: Option<Uuid>,
+    pub parent_id: Option<Uuid>,
+    pub watcher_ids: Vec<Uuid>,
+    pub position: f64,
+    pub created_by: Uuid,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl TaskRecord {
+    pub fn add_watcher(&mut self, member: Uuid) {
+        if !self.watcher_ids.contains(&member) {
+            self.watcher_ids.push(member);
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StepRecord {
+    pub id: Uuid,
+    pub task_id: Uuid,
+    pub title: String,
+    pub done: bool,
+    pub position: i64,
+}
+
+impl StepRecord {
+    pub fn to_wire(&self) -> Step {
+        Step { id: self.id, title: self.title.clone(), done: self.done, position: self.position }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LinkRecord {
+    pub id: Uuid,
+    pub source_id: Uuid,
+    pub target_id: Uuid,
+    pub link_type: LinkType,
+    pub created_at: Timestamp,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ActionRecord {
+    pub id: Uuid,
+    pub task_id: Uuid,
+    pub actor_id: Uuid,
+    pub action: AuditAction,
+    pub changes: BTreeMap<String, Change>,
+    pub created_at: Timestamp,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MessageRecord {
+    pub id: Uuid,
+    pub chat_id: Option<Uuid>,
+    pub task_id: Option<Uuid>,
+    pub parent_id: Option<Uuid>,
+    pub author_type: AuthorType,
+    pub author_id: Option<Uuid>,
+    pub actor_id: Option<Uuid>,
+    pub content: String,
+    pub thinking: Option<String>,
+    pub mention_ids: Vec<Uuid>,
+    pub voice_url: Option<String>,
+    pub attachment_ids: Vec<Uuid>,
+    pub created_at: Timestamp,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct UploadRecord {
+    pub file_id: Uuid,
+    pub filename: String,
+    pub mime_type: String,
+    pub size: u64,
+    pub storage_name: String,
+    pub uploaded_by: Uuid,
+    pub created_at: Timestamp,
+    pub message_id: Option<Uuid>,
+}
+
+impl UploadRecord {
+    pub fn to_wire(&self) -> UploadedFile {
+        UploadedFile {
+            file_id: self.file_id,
+            filename: self.filename.clone(),
+            mime_type: self.mime_type.clone(),
+            size: self.size,
+            storage_name: self.storage_name.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProjectFileRecord {
+    pub id: Uuid,
+    pub project_id: Uuid,
+    pub filename: String,
+    pub description: Option<String>,
+    pub mime_type: String,
+    pub size: u64,
+    pub storage_name: String,
+    pub uploaded_by: Uuid,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LabelRecord {
+    pub id: Uuid,
+    pub name: String,
+    pub color: String,
+}
+
+impl LabelRecord {
+    pub fn to_wire(&self) -> Label {
+        Label { id: self.id, name: self.name.clone(), color: self.color.clone() }
+    }
+}
+
+pub(crate) fn id_key(id: Uuid) -> Vec<u8> {
+    id.as_bytes().to_vec()
+}

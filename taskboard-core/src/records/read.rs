@@ -1,0 +1,214 @@
+//! Typed reads of records over any transaction.
+
+use super::*;
+use crate::error::{Error, Result};
+use crate::storage::codec::{Key, decode, uuid_suffix, uuid_value};
+use crate::storage::{Direction, KeyRange, ReadTxn, Scan};
+
+pub trait Records: ReadTxn {
+    fn record<T: serde::de::DeserializeOwned>(&self, table: Table, key: &[u8]) -> Result<Option<T>> {
+        self.get(table, key)?.map(|b| decode(&b)).transpose()
+    }
+
+    /// Values of the records whose ids an index prefix scan yields (ids
+    /// are the last 16 bytes of each index key), in index order.
+    fn ids_with_prefix(&self, table: Table, prefix: &[u8], direction: Direction) -> Result<Vec<Uuid>> {
+        let mut ids = Vec::new();
+        self.scan(table, KeyRange::prefix(prefix), direction, &mut |k, _| {
+            ids.push(uuid_suffix(k)?);
+            Ok(Scan::Continue)
+        })?;
+        Ok(ids)
+    }
+
+    /// Values (uuids) stored under a prefix, in key order.
+    fn id_values_with_prefix(&self, table: Table, prefix: &[u8]) -> Result<Vec<Uuid>> {
+        let mut ids = Vec::new();
+        self.scan(table, KeyRange::prefix(prefix), Direction::Forward, &mut |_, v| {
+            ids.push(uuid_value(v)?);
+            Ok(Scan::Continue)
+        })?;
+        Ok(ids)
+    }
+
+    fn all_records<T: serde::de::DeserializeOwned>(&self, table: Table) -> Result<Vec<T>> {
+        let mut out = Vec::new();
+        self.scan(table, KeyRange::all(), Direction::Forward, &mut |_, v| {
+            out.push(decode(v)?);
+            Ok(Scan::Continue)
+        })?;
+        Ok(out)
+    }
+
+    fn member(&self, id: Uuid) -> Result<Option<MemberRecord>> {
+        self.record(MEMBERS, &id_key(id))
+    }
+    fn member_required(&self, id: Uuid) -> Result<MemberRecord> {
+        self.member(id)?.ok_or_else(|| Error::not_found(format!("member {id} not found")))
+    }
+    /// An active member, or 404: the rule for assignees, reviewers and
+    /// project members.
+    fn active_member(&self, id: Uuid) -> Result<MemberRecord> {
+        match self.member(id)? {
+            Some(m) if m.is_active => Ok(m),
+            _ => Err(Error::not_found(format!("member {id} not found"))),
+        }
+    }
+    fn member_by_slug(&self, slug: &str) -> Result<Option<MemberRecord>> {
+        match self.get(MEMBER_SLUG, slug.as_bytes())? {
+            Some(id) => self.member(uuid_value(&id)?),
+            None => Ok(None),
+        }
+    }
+    fn members_by_name(&self, name: &str) -> Result<Vec<MemberRecord>> {
+        let prefix = Key::new().str0(&name.to_lowercase());
+        let ids = self.ids_with_prefix(MEMBER_NAME, &prefix, Direction::Forward)?;
+        let mut out = Vec::new();
+        for id in ids {
+            if let Some(m) = self.member(id)? {
+                out.push(m);
+            }
+        }
+        Ok(out)
+    }
+    fn member_ref(&self, id: Uuid) -> Result<MemberRef> {
+        Ok(match self.member(id)? {
+            Some(m) => m.to_ref(),
+            None => MemberRef { id, slug: String::new(), name: String::new() },
+        })
+    }
+    fn secret(&self, member: Uuid) -> Result<Secret> {
+        Ok(self.record(MEMBER_SECRET, &id_key(member))?.unwrap_or_default())
+    }
+
+    fn project(&self, id: Uuid) -> Result<Option<ProjectRecord>> {
+        self.record(PROJECTS, &id_key(id))
+    }
+    fn project_required(&self, id: Uuid) -> Result<ProjectRecord> {
+        self.project(id)?.ok_or_else(|| Error::not_found(format!("project {id} not found")))
+    }
+    fn project_by_slug(&self, slug: &str) -> Result<Option<ProjectRecord>> {
+        match self.get(PROJECT_SLUG, slug.as_bytes())? {
+            Some(id) => self.project(uuid_value(&id)?),
+            None => Ok(None),
+        }
+    }
+    fn project_role(&self, project: Uuid, member: Uuid) -> Result<Option<ProjectRole>> {
+        self.record(PROJECT_MEMBERS, &Key::new().uuid(project).uuid(member))
+    }
+    fn project_member_ids(&self, project: Uuid) -> Result<Vec<Uuid>> {
+        self.ids_with_prefix(PROJECT_MEMBERS, &id_key(project), Direction::Forward)
+    }
+    fn chat(&self, id: Uuid) -> Result<Option<ChatRecord>> {
+        self.record(CHATS, &id_key(id))
+    }
+
+    fn task(&self, id: Uuid) -> Result<Option<TaskRecord>> {
+        self.record(TASKS, &id_key(id))
+    }
+    fn task_required(&self, id: Uuid) -> Result<TaskRecord> {
+        self.task(id)?.ok_or_else(|| Error::not_found(format!("task {id} not found")))
+    }
+    fn task_by_number(&self, project: Uuid, number: u64) -> Result<Option<TaskRecord>> {
+        match self.get(TASK_NUMBER, &Key::new().uuid(project).u64(number))? {
+            Some(id) => self.task(uuid_value(&id)?),
+            None => Ok(None),
+        }
+    }
+    /// A task by key (`WEB-12`, any case).
+    fn task_by_key(&self, key: &str) -> Result<Option<TaskRecord>> {
+        let Some((slug, number)) = parse_task_key(key) else { return Ok(None) };
+        match self.project_by_slug(&slug)? {
+            Some(p) => self.task_by_number(p.id, number),
+            None => Ok(None),
+        }
+    }
+    fn tasks_by_ids(&self, ids: &[Uuid]) -> Result<Vec<TaskRecord>> {
+        let mut out = Vec::with_capacity(ids.len());
+        for &id in ids {
+            if let Some(t) = self.task(id)? {
+                out.push(t);
+            }
+        }
+        Ok(out)
+    }
+    /// The largest task position in a project, if it has tasks.
+    fn max_position(&self, project: Uuid) -> Result<Option<f64>> {
+        let mut max = None;
+        self.scan(PROJECT_TASKS, KeyRange::prefix(&id_key(project)), Direction::Reverse, &mut |k, _| {
+            max = Some(crate::storage::codec::f64_at(k, 16)?);
+            Ok(Scan::Stop)
+        })?;
+        Ok(max)
+    }
+    fn steps(&self, task: Uuid) -> Result<Vec<StepRecord>> {
+        let mut steps: Vec<StepRecord> = Vec::new();
+        self.scan(STEPS, KeyRange::prefix(&id_key(task)), Direction::Forward, &mut |_, v| {
+            steps.push(decode(v)?);
+            Ok(Scan::Continue)
+        })?;
+        steps.sort_by_key(|s| (s.position, s.id));
+        Ok(steps)
+    }
+    fn step(&self, task: Uuid, step: Uuid) -> Result<Option<StepRecord>> {
+        self.record(STEPS, &Key::new().uuid(task).uuid(step))
+    }
+    fn link(&self, id: Uuid) -> Result<Option<LinkRecord>> {
+        self.record(LINKS, &id_key(id))
+    }
+    fn links_from(&self, task: Uuid) -> Result<Vec<LinkRecord>> {
+        let ids = self.ids_with_prefix(LINKS_FROM, &id_key(task), Direction::Forward)?;
+        ids.into_iter().filter_map(|id| self.link(id).transpose()).collect()
+    }
+    fn links_to(&self, task: Uuid) -> Result<Vec<LinkRecord>> {
+        let ids = self.ids_with_prefix(LINKS_TO, &id_key(task), Direction::Forward)?;
+        ids.into_iter().filter_map(|id| self.link(id).transpose()).collect()
+    }
+    /// What a task depends on (DECISIONS 5.8): targets of its depends_on
+    /// links and sources of blocks links aimed at it.
+    fn depends_on(&self, task: Uuid) -> Result<Vec<Uuid>> {
+        let mut out: Vec<Uuid> = Vec::new();
+        for l in self.links_from(task)? {
+            if l.link_type == LinkType::DependsOn && !out.contains(&l.target_id) {
+                out.push(l.target_id);
+            }
+        }
+        for l in self.links_to(task)? {
+            if l.link_type == LinkType::Blocks && !out.contains(&l.source_id) {
+                out.push(l.source_id);
+            }
+        }
+        Ok(out)
+    }
+    fn subtask_ids(&self, parent: Uuid) -> Result<Vec<Uuid>> {
+        self.ids_with_prefix(SUBTASKS, &id_key(parent), Direction::Forward)
+    }
+
+    fn label(&self, id: Uuid) -> Result<Option<LabelRecord>> {
+        self.record(LABELS, &id_key(id))
+    }
+    fn label_by_name(&self, name: &str) -> Result<Option<LabelRecord>> {
+        match self.get(LABEL_NAME, name.to_lowercase().as_bytes())? {
+            Some(id) => self.label(uuid_value(&id)?),
+            None => Ok(None),
+        }
+    }
+
+    fn message(&self, id: Uuid) -> Result<Option<MessageRecord>> {
+        self.record(MESSAGES, &id_key(id))
+    }
+    fn upload(&self, id: Uuid) -> Result<Option<UploadRecord>> {
+        self.record(UPLOADS, &id_key(id))
+    }
+    fn project_file(&self, id: Uuid) -> Result<Option<ProjectFileRecord>> {
+        self.record(PROJECT_FILES, &id_key(id))
+    }
+    fn project_file_by_name(&self, project: Uuid, filename: &str) -> Result<Option<ProjectFileRecord>> {
+        match self.get(PROJECT_FILE_NAME, &Key::new().uuid(project).str(filename))? {
+            Some(id) => self.project_file(uuid_value(&id)?),
+            None => Ok(None),
+        }
+    }
+}
+
+impl<T: ReadTxn + ?Sized> Records for T {}
