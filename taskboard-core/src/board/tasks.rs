@@ -1,5 +1,5 @@
 //! Tasks, their links, labels, watchers, steps and audit log
-//! (REST-INTERFACE Tasks and Steps; DECISIONS 5), and global labels.
+//! (docs/rules.md, tasks), and global labels.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -61,7 +61,7 @@ fn member_slug(r: &(impl Records + ?Sized), id: Option<Uuid>) -> Result<String> 
 }
 
 /// Label ids for names, creating the labels that do not exist yet with
-/// the default colour (DECISIONS 5.4).
+/// the default colour (docs/rules.md, tasks).
 fn label_ids(tx: &mut Tx<'_>, names: &[LabelName]) -> Result<Vec<Uuid>> {
     let mut ids = Vec::with_capacity(names.len());
     for name in names {
@@ -131,7 +131,7 @@ fn depends_transitively(r: &(impl Records + ?Sized), from: Uuid, to: Uuid) -> Re
     Ok(false)
 }
 
-/// Auto-assignment (DECISIONS 5.12): among active agents of the project
+/// Auto-assignment (docs/rules.md, tasks): among active agents of the project
 /// sharing a label with the task, the one with fewest open tasks, then
 /// online before others, then the oldest.
 fn auto_assignee(r: &(impl Records + ?Sized), project: Uuid, labels: &[String]) -> Result<Option<Uuid>> {
@@ -222,7 +222,7 @@ pub(crate) fn query_tasks(r: &dyn ReadTxn, f: &TaskFilter) -> Result<Vec<TaskRec
 }
 
 impl Board {
-    /// `GET /tasks` (DECISIONS 2.4). Tasks rendered before and unchanged
+    /// `GET /tasks` (docs/rules.md, lists). Tasks rendered before and unchanged
     /// since come from the cache of rendered tasks.
     pub async fn list_tasks(&self, _actor: &Actor, filter: TaskFilter) -> Result<Vec<Task>> {
         filter.page.check()?;
@@ -286,8 +286,7 @@ impl Board {
         .await
     }
 
-    /// `POST /tasks?project_id=…` (REST-INTERFACE rules 1–3; DECISIONS
-    /// 5.2, 5.3, 5.6, 5.8, 5.9, 5.12).
+    /// `POST /tasks?project_id=…` (docs/rules.md, tasks: creating).
     pub async fn create_task(&self, actor: &Actor, project_id: Uuid, new: NewTask) -> Result<Task> {
         let creator = actor.id();
         self.write(move |tx| {
@@ -368,7 +367,7 @@ impl Board {
         .await
     }
 
-    /// `PATCH /tasks/{id}` (REST-INTERFACE rule 4; DECISIONS 1.3, 5.6).
+    /// `PATCH /tasks/{id}` (docs/rules.md, requests and errors and tasks).
     pub async fn update_task(&self, actor: &Actor, id: Uuid, patch: TaskPatch) -> Result<Task> {
         let actor = actor.id();
         self.write(move |tx| {
@@ -389,8 +388,8 @@ impl Board {
             if let Some(p) = patch.priority.value() {
                 t.priority = p;
             }
-            // `labels` is not nullable: null leaves it unchanged (DECISIONS
-            // 1.3); an empty array clears it.
+            // `labels` is not nullable: null leaves it unchanged
+            // (docs/rules.md, requests and errors); an empty array clears it.
             if let Some(names) = patch.labels.value() {
                 t.label_ids = label_ids(tx, &names)?;
             }
@@ -425,7 +424,7 @@ impl Board {
     }
 
     /// Writes a changed task with its audit entry, system messages for
-    /// significant changes (DECISIONS 5.9) and `task.updated`. A change
+    /// significant changes (docs/rules.md, tasks) and `task.updated`. A change
     /// that changes nothing writes nothing.
     fn save_task_change(
         tx: &mut Tx<'_>,
@@ -490,7 +489,7 @@ impl Board {
     }
 
     /// Deletes a task with its steps, links, comments and audit log;
-    /// subtasks lose their parent (DECISIONS 5.11).
+    /// subtasks lose their parent (docs/rules.md, tasks).
     pub(crate) fn delete_task_in(tx: &mut Tx<'_>, t: &TaskRecord) -> Result<()> {
         let key = tx.w.task_key_of(t)?;
         for step in tx.w.steps(t.id)? {
@@ -629,7 +628,7 @@ impl Board {
         self.set_watching(actor, id, false).await
     }
 
-    /// `POST /tasks/{id}/links` (DECISIONS 5.8).
+    /// `POST /tasks/{id}/links` (docs/rules.md, tasks).
     pub async fn create_link(&self, _actor: &Actor, id: Uuid, new: NewLink) -> Result<TaskLink> {
         self.write(move |tx| {
             tx.w.task_required(id)?;
@@ -671,7 +670,7 @@ impl Board {
         .await
     }
 
-    /// [ext] `GET /tasks/{id}/links`: links from and to the task.
+    /// `GET /tasks/{id}/links`: links from and to the task.
     pub async fn list_links(&self, _actor: &Actor, id: Uuid) -> Result<Vec<TaskLink>> {
         self.read(move |r| {
             r.task_required(id)?;
@@ -683,7 +682,7 @@ impl Board {
         .await
     }
 
-    /// [ext] `DELETE /tasks/{id}/links/{link_id}`.
+    /// `DELETE /tasks/{id}/links/{link_id}`.
     pub async fn delete_link(&self, _actor: &Actor, id: Uuid, link_id: Uuid) -> Result<()> {
         self.write(move |tx| {
             let l = tx.w.link(link_id)?.filter(|l| l.source_id == id || l.target_id == id);
@@ -723,7 +722,7 @@ impl Board {
         self.set_task_label(actor, id, label, false).await
     }
 
-    /// [ext] `GET /tasks/{id}/actions`: the audit log, oldest first.
+    /// `GET /tasks/{id}/actions`: the audit log, oldest first.
     pub async fn task_actions(&self, _actor: &Actor, id: Uuid) -> Result<Vec<TaskAction>> {
         self.read(move |r| {
             r.task_required(id)?;
