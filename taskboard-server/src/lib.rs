@@ -24,6 +24,7 @@ mod files;
 mod http;
 mod openapi;
 mod parse;
+pub mod reference;
 mod router;
 pub mod ws;
 
