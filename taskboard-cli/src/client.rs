@@ -330,7 +330,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for ProgressReader<R> {
 
 type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
-/// The event stream of a server (DECISIONS 7), resumed after disconnects.
+/// The event stream of a server (docs/rules.md, events), resumed after disconnects.
 ///
 /// Each item is one frame as JSON (`{"type", "seq", "ts", "data"}` or
 /// `{"type": "resync_required"}`); the `hello` frame of each connection is

@@ -249,7 +249,7 @@ impl Board {
         }
     }
 
-    /// [ext] A consistent backup of a running board into `dir` (owners
+    /// A consistent backup of a running board into `dir` (owners
     /// only): an archive, as [`Board::export_archive`] writes.
     pub async fn backup_archive(&self, actor: &Actor, dir: PathBuf) -> Result<ArchiveSummary> {
         if actor.role() != crate::model::Role::Owner {

@@ -1,5 +1,5 @@
-//! Credentials: argon2id password hashes, agent tokens (DECISIONS 3.4) and
-//! JWTs (DECISIONS 3.5).
+//! Credentials: argon2id password hashes, agent tokens (docs/rules.md, members) and
+//! JWTs (docs/rules.md, members).
 
 use std::path::Path;
 

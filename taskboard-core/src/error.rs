@@ -1,10 +1,10 @@
 //! The one error type of the board. Each [`ErrorKind`] maps to exactly one
-//! HTTP status and one machine-readable code (DECISIONS 1.1), so the server
+//! HTTP status and one machine-readable code (docs/rules.md, requests and errors), so the server
 //! renders errors without deciding anything.
 
 use std::fmt;
 
-/// What went wrong, in the terms of the specification's error table.
+/// What went wrong, in the terms of the error table of docs/rules.md.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
     BadRequest,
@@ -156,7 +156,7 @@ impl From<std::io::Error> for Error {
     }
 }
 
-/// The JSON body of an error response (DECISIONS 1.1).
+/// The JSON body of an error response (docs/rules.md, requests and errors).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ErrorBody {
     pub detail: String,

@@ -1,4 +1,4 @@
-//! The event stream (DECISIONS 7).
+//! The event stream (docs/rules.md, events).
 //!
 //! Each committed operation yields events, numbered by a board-wide `seq`
 //! inside the operation's transaction and stored with it, so numbering has
@@ -6,7 +6,7 @@
 //! after their transaction is durable, in commit order.
 //!
 //! Who may see an event is decided by [`Event::visible_to`], the recipient
-//! rule of DECISIONS 7.3; the audience is computed when the event is made,
+//! rule (docs/rules.md, events); the audience is computed when the event is made,
 //! from the state inside the same transaction.
 
 use std::collections::VecDeque;
@@ -128,7 +128,7 @@ impl Event {
             .clone()
     }
 
-    /// The recipient rule of DECISIONS 7.3.
+    /// The recipient rule (docs/rules.md, events).
     pub fn visible_to(&self, viewer: &Viewer) -> bool {
         let me = viewer.member_id;
         match &self.audience {
@@ -182,7 +182,7 @@ impl Viewer {
     }
 
     /// Keeps the viewer's settings current: a `config.updated` for this
-    /// member takes effect at once (REST-INTERFACE, Events).
+    /// member takes effect at once (docs/events.md).
     pub fn observe(&mut self, event: &Event) {
         if event.kind == "config.updated"
             && event.audience == (Audience::Member { member_id: self.member_id })
@@ -195,8 +195,8 @@ impl Viewer {
     }
 }
 
-/// How many events are kept, in memory and on disk (DECISIONS 7.4 asks
-/// for at least 10,000).
+/// How many events are kept, in memory and on disk (docs/rules.md, events,
+/// promises at least 10,000).
 pub const RETAINED_EVENTS: usize = 10_240;
 
 /// Live fan-out of committed events with a replay window.

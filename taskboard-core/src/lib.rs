@@ -5,7 +5,7 @@
 //! uploads and project files, the audit log, credentials and the event
 //! stream, stored in redb.
 //!
-//! Every rule of the specification lives here, so a program that embeds
+//! Every rule of the board (docs/rules.md) lives here, so a program that embeds
 //! this crate gets the same board as a user of the HTTP server.
 //!
 //! ```

@@ -1,5 +1,5 @@
-//! The resources of the specification as they appear on the wire: field
-//! names and enum spellings are exactly those of REST-INTERFACE.md.
+//! The resources of the board as they appear on the wire: field
+//! names and enum spellings are exactly those of docs/api.md.
 
 use std::collections::BTreeMap;
 
@@ -55,12 +55,12 @@ wire_enum!(
 );
 wire_enum!(MemberStatus { Online = "online", Offline = "offline", Busy = "busy" });
 wire_enum!(
-    /// Which messages an agent is told about (DECISIONS 7.3).
+    /// Which messages an agent is told about (docs/rules.md, events).
     Listen { All = "all", Mentions = "mentions" }
 );
 wire_enum!(ProjectStatus { Active = "active", Archived = "archived" });
 wire_enum!(
-    /// Role of a member inside one project (DECISIONS 4.1).
+    /// Role of a member inside one project (docs/rules.md, projects).
     ProjectRole { Owner = "owner", Member = "member" }
 );
 wire_enum!(TaskType { Task = "task", Bug = "bug", Epic = "epic" });
@@ -76,14 +76,14 @@ wire_enum!(LinkType { Blocks = "blocks", DependsOn = "depends_on", RelatesTo = "
 wire_enum!(AuthorType { Human = "human", Agent = "agent", System = "system" });
 
 impl Role {
-    /// Admins and owners manage members and credentials (DECISIONS 3.3).
+    /// Admins and owners manage members and credentials (docs/rules.md, members).
     pub fn is_admin(self) -> bool {
         matches!(self, Role::Owner | Role::Admin)
     }
 }
 
 impl TaskStatus {
-    /// Counted as open work by auto-assignment (DECISIONS 5.12).
+    /// Counted as open work by auto-assignment (docs/rules.md, tasks).
     pub fn is_open(self) -> bool {
         matches!(self, TaskStatus::Todo | TaskStatus::InProgress | TaskStatus::Review)
     }
@@ -198,7 +198,7 @@ pub struct ProjectMember {
     pub role: ProjectRole,
 }
 
-/// `{id, key, title}` of a parent task (DECISIONS 5.7).
+/// `{id, key, title}` of a parent task (docs/rules.md, tasks).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ParentRef {
     pub id: Uuid,
@@ -206,7 +206,7 @@ pub struct ParentRef {
     pub title: String,
 }
 
-/// `{id, key, title, status}` of a subtask (DECISIONS 5.7).
+/// `{id, key, title, status}` of a subtask (docs/rules.md, tasks).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SubtaskRef {
     pub id: Uuid,
@@ -359,7 +359,7 @@ impl std::fmt::Display for AuditAction {
     }
 }
 
-/// An audit-log record of a task (DECISIONS 5.10).
+/// An audit-log record of a task (docs/rules.md, tasks).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TaskAction {
     pub id: Uuid,
@@ -422,7 +422,7 @@ pub struct Health {
     pub version: String,
 }
 
-/// Builds a task key from a project slug and a number (DECISIONS 5.1).
+/// Builds a task key from a project slug and a number (docs/rules.md, tasks).
 ///
 /// ```
 /// assert_eq!(taskboard_core::model::task_key("web-app", 12), "WEB-APP-12");

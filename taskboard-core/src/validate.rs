@@ -1,4 +1,4 @@
-//! Validated newtypes (DECISIONS 1.6): a value of one of these types is
+//! Validated newtypes (docs/rules.md, requests and errors): a value of one of these types is
 //! valid, so no handler re-checks it. Each deserialises through `TryFrom`,
 //! so a bad request value fails while parsing with a message that says
 //! what is wrong; the server prefixes it with the field path.
@@ -238,7 +238,7 @@ impl schemars::JsonSchema for Color {
     }
 }
 
-/// A password: 8–1024 characters (DECISIONS 3.2).
+/// A password: 8–1024 characters (docs/rules.md, members).
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct Password(String);
@@ -286,7 +286,7 @@ impl schemars::JsonSchema for Password {
     }
 }
 
-/// Checks a message's content: at most 100,000 characters (DECISIONS 1.6).
+/// Checks a message's content: at most 100,000 characters (docs/rules.md, requests and errors).
 pub fn check_content(content: &str) -> Result<(), InvalidValue> {
     let n = content.chars().count();
     if n > 100_000 {
@@ -295,7 +295,7 @@ pub fn check_content(content: &str) -> Result<(), InvalidValue> {
     Ok(())
 }
 
-/// Checks a project file name (DECISIONS 6.6); the failure is a 400.
+/// Checks a project file name (docs/rules.md, messages and files); the failure is a 400.
 pub fn check_file_name(name: &str) -> Result<(), Error> {
     let bad = name.is_empty()
         || name.len() > 255

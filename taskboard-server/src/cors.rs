@@ -1,4 +1,4 @@
-//! CORS (DECISIONS 8.3): three configured origins, with credentials; any
+//! CORS (docs/rules.md, configuration): three configured origins, with credentials; any
 //! other origin gets no CORS header at all.
 
 use hyper::HeaderMap;

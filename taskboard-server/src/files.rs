@@ -1,7 +1,7 @@
 //! Multipart uploads streamed into the board, and downloads streamed out
 //! of it. Neither side ever holds a whole file: upload chunks go straight
 //! to the core's blob writer, which enforces the limit while writing
-//! (DECISIONS 6.4); downloads are read from disk chunk by chunk.
+//! (docs/rules.md, messages and files); downloads are read from disk chunk by chunk.
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -205,7 +205,7 @@ pub(crate) fn content_disposition(disposition: &str, filename: &str) -> String {
     )
 }
 
-/// Streams a download with the headers of DECISIONS 6.5.
+/// Streams a download with the headers docs/rules.md lists (messages and files).
 pub(crate) fn download(d: Download) -> Response<ResBody> {
     let disposition = content_disposition(d.disposition(), &d.filename);
     let stream = ReaderStream::with_capacity(d.content, 64 * 1024).map_ok(Frame::data);

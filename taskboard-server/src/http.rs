@@ -62,7 +62,7 @@ pub(crate) fn full(
     res
 }
 
-/// The error body of DECISIONS 1.1 with the status of its kind.
+/// The error body (docs/rules.md, requests and errors) with the status of its kind.
 pub(crate) fn error(e: &Error) -> Response<ResBody> {
     let status = StatusCode::from_u16(e.kind().status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let body = serde_json::to_vec(&ErrorBody::from(e)).unwrap_or_default();

@@ -24,6 +24,7 @@ mod files;
 mod http;
 mod openapi;
 mod parse;
+pub mod reference;
 mod router;
 pub mod ws;
 
@@ -47,7 +48,7 @@ pub use openapi::openapi_document;
 /// Error of starting the server.
 pub type StartError = Box<dyn std::error::Error + Send + Sync>;
 
-/// The origin of the web client in development (DECISIONS 8.3).
+/// The origin of the web client in development (docs/rules.md, configuration).
 pub const LOCAL_DEV_ORIGIN: &str = "http://localhost:3100";
 
 /// Everything the server needs to start.
@@ -69,7 +70,7 @@ pub struct Config {
     pub owner_password: Option<String>,
     pub limits: Limits,
     /// How many events a WebSocket client may fall behind before it is
-    /// closed with 4008 (DECISIONS 7.5); see `BoardOptions::event_buffer`.
+    /// closed with 4008 (docs/rules.md, events); see `BoardOptions::event_buffer`.
     pub event_buffer: usize,
     /// Adds `GET /__panic`, a handler that panics, so tests can prove a
     /// panic becomes a 500 and the server keeps serving.
@@ -87,7 +88,7 @@ pub struct Limits {
     /// Time a client has to send a whole JSON body, and the longest pause
     /// between two chunks of an upload.
     pub body_read_timeout: Duration,
-    /// Largest JSON request body (DECISIONS 1.5).
+    /// Largest JSON request body (docs/rules.md, requests and errors).
     pub max_json_bytes: usize,
 }
 
@@ -103,7 +104,7 @@ impl Default for Limits {
 }
 
 impl Config {
-    /// The defaults of DECISIONS 8.4 with the given data directory.
+    /// The defaults (docs/rules.md, configuration) with the given data directory.
     pub fn new(data_dir: impl Into<PathBuf>) -> Config {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
@@ -150,7 +151,7 @@ impl std::fmt::Debug for Server {
 
 impl Server {
     /// Opens the board, creates the first owner on an empty board
-    /// (DECISIONS 3.1) and binds the listening socket.
+    /// (docs/rules.md, members) and binds the listening socket.
     pub async fn bind(config: Config) -> Result<Server, StartError> {
         let options = BoardOptions {
             max_upload_bytes: config.max_upload_bytes,

@@ -14,7 +14,7 @@ use taskboard_server::{Config, Server};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Serves a Taskboard board (DECISIONS 8.4).
+/// Serves a Taskboard board (docs/rules.md, configuration).
 #[derive(Debug, Parser)]
 #[command(version, about)]
 struct Args {

@@ -1,4 +1,4 @@
-//! The OpenAPI 3.1 document (DECISIONS 8.2), generated from the endpoint
+//! The OpenAPI 3.1 document (docs/rules.md, configuration), generated from the endpoint
 //! table and the JSON Schemas of the very types dispatch parses and
 //! renders, and the offline `/docs` page that reads it.
 

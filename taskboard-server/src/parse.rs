@@ -1,5 +1,5 @@
 //! Request bodies and query strings into the core's request types. A value
-//! that does not fit is a 422 whose detail names the field (DECISIONS 1.2).
+//! that does not fit is a 422 whose detail names the field (docs/rules.md, requests and errors).
 
 use std::borrow::Cow;
 use std::collections::HashMap;

@@ -1,6 +1,6 @@
 //! Paths to endpoints: a matchit router keyed by path, each path holding
 //! its method table, so an unknown path is a 404 and a known path with
-//! another method a 405 with `Allow` (DECISIONS 1.4).
+//! another method a 405 with `Allow` (docs/rules.md, requests and errors).
 
 use std::sync::Arc;
 

@@ -1,4 +1,4 @@
-//! `GET /api/v1/ws`: the event stream over WebSocket (DECISIONS 7).
+//! `GET /api/v1/ws`: the event stream over WebSocket (docs/rules.md, events).
 //!
 //! One task per connection. It subscribes to the board's hub before the
 //! `101` is sent, so nothing published after authentication is missed,
@@ -12,7 +12,7 @@
 //! fed when ready, and a write that makes no progress for `SEND_TIMEOUT`
 //! ends the connection. A receiver that falls a whole ring behind gets
 //! `Lagged`: the client is closed with 4008 and resumes with `since`
-//! (DECISIONS 7.5). The publisher never waits for a connection.
+//! (docs/rules.md, events). The publisher never waits for a connection.
 
 use std::pin::Pin;
 use std::sync::{Arc, LazyLock};
@@ -35,14 +35,14 @@ use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use tokio_util::task::TaskTracker;
 
-/// Close code for a client too slow to keep up (DECISIONS 7.5).
+/// Close code for a client too slow to keep up (docs/rules.md, events).
 pub const CLOSE_TOO_SLOW: u16 = 4008;
 /// Close code when the member's credentials were revoked or the member
 /// deleted (docs/decisions.md 7.d): 4000 + the HTTP status a request
 /// with those credentials now gets, as 4008 mirrors 408.
 pub const CLOSE_REVOKED: u16 = 4001;
 
-/// Default time between two pings (DECISIONS 7.5).
+/// Default time between two pings (docs/rules.md, events).
 const PING_INTERVAL: Duration = Duration::from_secs(30);
 /// Environment variable overriding [`PING_INTERVAL`], in milliseconds, so
 /// tests and benchmarks need not wait 30 s.

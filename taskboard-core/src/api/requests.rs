@@ -7,7 +7,7 @@ use uuid::Uuid;
 use crate::model::*;
 use crate::validate::*;
 
-/// A field of a PATCH body (DECISIONS 1.3): absent means unchanged, `null`
+/// A field of a PATCH body (docs/rules.md, requests and errors): absent means unchanged, `null`
 /// clears a nullable field and leaves a non-nullable one unchanged.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum Patch<T> {
@@ -127,7 +127,7 @@ pub struct NewProject {
     pub description: Option<LongText>,
     #[serde(default)]
     pub repo_urls: Vec<String>,
-    /// [ext] Start with automatic assignment switched on.
+    /// Start with automatic assignment switched on.
     #[serde(default)]
     pub auto_assign: bool,
 }
@@ -153,7 +153,7 @@ pub struct NewProjectMember {
     pub member_id: Uuid,
 }
 
-/// Filters of `GET /tasks`, combined with AND (DECISIONS 2.4).
+/// Filters of `GET /tasks`, combined with AND (docs/rules.md, lists).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct TaskFilter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -180,7 +180,7 @@ pub struct TaskFilter {
     pub page: Page,
 }
 
-/// [ext] Paging of lists the specification does not page (DECISIONS 2.2).
+/// Paging of a list: optional `limit` (1–1000) and `offset` (docs/rules.md, lists).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Page {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -282,7 +282,7 @@ pub struct TaskPatch {
     pub assignee_id: Patch<Uuid>,
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
     pub reviewer_id: Patch<Uuid>,
-    /// [ext] Move the task under another parent, or (null) to the top.
+    /// Move the task under another parent, or (null) to the top.
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
     pub parent_id: Patch<Uuid>,
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
@@ -388,7 +388,7 @@ pub struct MemberListQuery {
 /// Query of `GET /projects`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ProjectListQuery {
-    /// [ext] Include archived projects.
+    /// Include archived projects.
     #[serde(default)]
     pub include_archived: bool,
     #[serde(flatten)]

@@ -1,4 +1,4 @@
-//! Project files (REST-INTERFACE Project files; DECISIONS 6.4–6.6).
+//! Project files (docs/rules.md, messages and files).
 
 use serde_json::json;
 use tokio::io::AsyncRead;
@@ -49,7 +49,7 @@ impl Board {
 
     /// `POST /projects/{id}/files`: a new name adds a file; an existing
     /// name replaces its content, size, type and `updated_at` and keeps
-    /// its id (DECISIONS 6.6). A description given replaces the old one.
+    /// its id (docs/rules.md, messages and files). A description given replaces the old one.
     pub async fn upload_file<R: AsyncRead + Unpin>(
         &self,
         actor: &Actor,

@@ -14,7 +14,7 @@ use crate::storage::{Direction, KeyRange, Scan};
 use crate::validate::LabelName;
 
 /// Label ids for names, creating the labels that do not exist yet with
-/// the default colour (DECISIONS 5.4).
+/// the default colour (docs/rules.md, tasks).
 pub(super) fn label_ids(tx: &mut Tx<'_>, names: &[LabelName]) -> Result<Vec<Uuid>> {
     let mut ids = Vec::with_capacity(names.len());
     for name in names {

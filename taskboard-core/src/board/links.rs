@@ -27,7 +27,7 @@ pub(super) fn depends_transitively(r: &(impl Records + ?Sized), from: Uuid, to: 
 }
 
 impl Board {
-    /// `POST /tasks/{id}/links` (DECISIONS 5.8).
+    /// `POST /tasks/{id}/links` (docs/rules.md, tasks).
     pub async fn create_link(&self, _actor: &Actor, id: Uuid, new: NewLink) -> Result<TaskLink> {
         self.write(move |tx| {
             tx.w.task_required(id)?;
@@ -69,7 +69,7 @@ impl Board {
         .await
     }
 
-    /// [ext] `GET /tasks/{id}/links`: links from and to the task.
+    /// `GET /tasks/{id}/links`: links from and to the task.
     pub async fn list_links(&self, _actor: &Actor, id: Uuid) -> Result<Vec<TaskLink>> {
         self.read(move |r| {
             r.task_required(id)?;
@@ -81,7 +81,7 @@ impl Board {
         .await
     }
 
-    /// [ext] `DELETE /tasks/{id}/links/{link_id}`.
+    /// `DELETE /tasks/{id}/links/{link_id}`.
     pub async fn delete_link(&self, _actor: &Actor, id: Uuid, link_id: Uuid) -> Result<()> {
         self.write(move |tx| {
             let l = tx.w.link(link_id)?.filter(|l| l.source_id == id || l.target_id == id);

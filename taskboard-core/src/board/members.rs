@@ -1,5 +1,5 @@
-//! Members, credentials and presence (REST-INTERFACE Members and
-//! Authentication; DECISIONS 3).
+//! Members, credentials and presence (docs/rules.md, members, roles and
+//! authentication).
 
 use std::time::{Duration, Instant};
 
@@ -19,7 +19,7 @@ use crate::storage::tables::{MEMBER_SECRET, MEMBERS, TOKEN_MEMBER};
 use crate::storage::{Direction, KeyRange, Scan};
 use crate::validate::{Password, Slug};
 
-/// How often `last_seen_at` is refreshed by requests (DECISIONS 3.7).
+/// How often `last_seen_at` is refreshed by requests (docs/rules.md, members).
 const LAST_SEEN_INTERVAL: Duration = Duration::from_secs(60);
 
 /// What bootstrapping an empty board did.
@@ -71,8 +71,8 @@ fn load_actor_member(tx: &Tx<'_>, actor: &Actor) -> Result<MemberRecord> {
 }
 
 impl Board {
-    /// Creates the first owner when the board has no member (DECISIONS
-    /// 3.1). Returns `None` when the board already has members.
+    /// Creates the first owner when the board has no member (docs/rules.md,
+    /// members). Returns `None` when the board already has members.
     pub async fn bootstrap_owner(&self, slug: Slug, password: Option<Password>) -> Result<Option<Bootstrap>> {
         let generated = password.is_none().then(credentials::new_password);
         let plain = password.map(String::from).or_else(|| generated.clone()).expect("one of the two");
@@ -112,7 +112,7 @@ impl Board {
         Ok(owner.map(|owner| Bootstrap { owner, generated_password: generated }))
     }
 
-    /// Logs in by slug or name (REST-INTERFACE Auth). Wrong login and
+    /// Logs in by slug or name (docs/rules.md, members). Wrong login and
     /// wrong password give the same 401.
     pub async fn login(&self, login: &str, password: &str) -> Result<LoginResponse> {
         let wrong = || Error::unauthorized("wrong login or password");
@@ -363,7 +363,7 @@ impl Board {
         .await
     }
 
-    /// `PATCH /members/{id}` with the permissions of DECISIONS 3.3.
+    /// `PATCH /members/{id}` with the permissions of docs/rules.md (members: roles).
     pub async fn update_member(&self, actor: &Actor, id: Uuid, patch: MemberPatch) -> Result<Member> {
         let actor = actor.clone();
         self.write(move |tx| {
@@ -486,7 +486,7 @@ impl Board {
         .await
     }
 
-    /// [ext] `PUT /members/{id}/password` (DECISIONS 3.2).
+    /// `PUT /members/{id}/password` (docs/rules.md, members).
     pub async fn set_password(&self, actor: &Actor, id: Uuid, password: Password) -> Result<()> {
         let hash = tokio::task::spawn_blocking(move || credentials::hash_password(password.as_str()))
             .await
@@ -534,7 +534,7 @@ impl Board {
     }
 
     /// Marks a WebSocket connection of `actor` opened: the first one sets
-    /// `online` (unless busy) and refreshes `last_seen_at` (DECISIONS 3.7).
+    /// `online` (unless busy) and refreshes `last_seen_at` (docs/rules.md, members).
     pub async fn connected(&self, actor: &Actor) -> Result<()> {
         let first = {
             let mut conns = self.inner.connections.lock().unwrap();

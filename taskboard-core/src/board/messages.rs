@@ -1,5 +1,5 @@
-//! Chat messages, task comments and uploads (REST-INTERFACE Messages and
-//! Attachments; DECISIONS 6.1–6.4).
+//! Chat messages, task comments and uploads (docs/rules.md, messages and
+//! files).
 
 use jiff::Timestamp;
 use tokio::io::AsyncRead;
@@ -45,7 +45,7 @@ pub(crate) fn guess_mime(filename: &str) -> String {
 }
 
 impl Board {
-    /// Emits `message.new` with the audience of DECISIONS 7.3, computed
+    /// Emits `message.new` with its audience (docs/rules.md, events), computed
     /// from the state inside the message's transaction.
     pub(crate) fn emit_message(tx: &mut Tx<'_>, m: &MessageRecord) -> Result<()> {
         let audience = if let Some(task_id) = m.task_id {
@@ -69,7 +69,7 @@ impl Board {
 
     /// `GET /messages`: the last `limit` messages (after skipping the
     /// newest `offset`) of a chat, a task or a thread, in chronological
-    /// order; of all messages without a filter (DECISIONS 6.3).
+    /// order; of all messages without a filter (docs/rules.md, messages and files).
     pub async fn list_messages(&self, _actor: &Actor, filter: MessageFilter) -> Result<Vec<Message>> {
         let limit = filter.limit.unwrap_or(50);
         if !(1..=MAX_MESSAGE_PAGE).contains(&limit) {
@@ -137,7 +137,7 @@ impl Board {
         .await
     }
 
-    /// `POST /messages` (DECISIONS 6.1, 6.2): the author comes from the
+    /// `POST /messages` (docs/rules.md, messages and files): the author comes from the
     /// actor; `@slug` words add mentions; attachments bind unbound uploads.
     pub async fn post_message(&self, actor: &Actor, new: NewMessage) -> Result<Message> {
         if new.chat_id.is_none() && new.task_id.is_none() {

@@ -1,4 +1,4 @@
-//! The board: every operation of the specification, performed as an
+//! The board: every operation of the API, performed as an
 //! acting member, with all its rules.
 //!
 //! Reads run on tokio's blocking pool over a storage snapshot; writes are
@@ -38,7 +38,7 @@ use crate::storage::{Direction, KeyRange, Scan, Storage, WriteOp, WriteTxn};
 
 pub use members::Bootstrap;
 
-/// Default limit of an uploaded file: 50 MB (REST-INTERFACE, Limits).
+/// Default limit of an uploaded file: 50 MB (docs/rules.md, messages and files).
 pub const DEFAULT_MAX_UPLOAD_BYTES: u64 = 50 * 1000 * 1000;
 
 /// How a board is opened.

@@ -1,4 +1,4 @@
-//! Projects and project membership (REST-INTERFACE Projects; DECISIONS 4).
+//! Projects and project membership (docs/rules.md, projects).
 
 use serde_json::json;
 use uuid::Uuid;
@@ -23,7 +23,7 @@ fn slug_free(r: &(impl Records + ?Sized), slug: &str, except: Option<Uuid>) -> R
 
 impl Board {
     /// `GET /projects`: active projects by creation time; archived ones
-    /// too with `include_archived` (DECISIONS 2.3).
+    /// too with `include_archived` (docs/rules.md, lists).
     pub async fn list_projects(
         &self,
         _actor: &Actor,
@@ -63,7 +63,7 @@ impl Board {
     }
 
     /// `POST /projects`: creates the project with its main chat; the
-    /// creator becomes a project owner (DECISIONS 4.1).
+    /// creator becomes a project owner (docs/rules.md, projects).
     pub async fn create_project(&self, actor: &Actor, new: NewProject) -> Result<Project> {
         let creator = actor.id();
         self.write(move |tx| {
@@ -125,7 +125,7 @@ impl Board {
 
     /// `DELETE /projects/{id}`: owners only; removes the project with its
     /// tasks, steps, links, messages, chat and files, blobs included, in
-    /// one transaction (DECISIONS 4.3).
+    /// one transaction (docs/rules.md, projects).
     pub async fn delete_project(&self, actor: &Actor, id: Uuid) -> Result<()> {
         actor.require_owner("delete projects")?;
         self.write(move |tx| {
@@ -189,7 +189,7 @@ impl Board {
         .await
     }
 
-    /// `POST /projects/{id}/members` (admin or owner; DECISIONS 4.2).
+    /// `POST /projects/{id}/members` (admin or owner; docs/rules.md, projects).
     pub async fn add_project_member(&self, actor: &Actor, project: Uuid, member: Uuid) -> Result<()> {
         actor.require_admin("add project members")?;
         self.write(move |tx| {
@@ -232,7 +232,7 @@ impl Board {
         .await
     }
 
-    /// Writes a system message (DECISIONS 5.9) to a chat or a task's
+    /// Writes a system message (docs/rules.md, tasks) to a chat or a task's
     /// comments and emits its `message.new`.
     pub(crate) fn system_message(
         tx: &mut Tx<'_>,

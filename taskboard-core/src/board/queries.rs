@@ -73,7 +73,7 @@ pub(crate) fn query_tasks(r: &dyn ReadTxn, f: &TaskFilter) -> Result<Vec<TaskRec
 }
 
 impl Board {
-    /// `GET /tasks` (DECISIONS 2.4). Tasks rendered before and unchanged
+    /// `GET /tasks` (docs/rules.md, lists). Tasks rendered before and unchanged
     /// since come from the cache of rendered tasks.
     pub async fn list_tasks(&self, _actor: &Actor, filter: TaskFilter) -> Result<Vec<Task>> {
         filter.page.check()?;

@@ -80,7 +80,7 @@ fn check_parent(r: &(impl Records + ?Sized), task: Option<Uuid>, project: Uuid, 
     Ok(())
 }
 
-/// Auto-assignment (DECISIONS 5.12): among active agents of the project
+/// Auto-assignment (docs/rules.md, tasks): among active agents of the project
 /// sharing a label with the task, the one with fewest open tasks, then
 /// online before others, then the oldest.
 fn auto_assignee(r: &(impl Records + ?Sized), project: Uuid, labels: &[String]) -> Result<Option<Uuid>> {
@@ -112,8 +112,7 @@ fn auto_assignee(r: &(impl Records + ?Sized), project: Uuid, labels: &[String]) 
 }
 
 impl Board {
-    /// `POST /tasks?project_id=…` (REST-INTERFACE rules 1–3; DECISIONS
-    /// 5.2, 5.3, 5.6, 5.8, 5.9, 5.12).
+    /// `POST /tasks?project_id=…` (docs/rules.md, tasks: creating).
     pub async fn create_task(&self, actor: &Actor, project_id: Uuid, new: NewTask) -> Result<Task> {
         let creator = actor.id();
         self.write(move |tx| {
@@ -194,7 +193,7 @@ impl Board {
         .await
     }
 
-    /// `PATCH /tasks/{id}` (REST-INTERFACE rule 4; DECISIONS 1.3, 5.6).
+    /// `PATCH /tasks/{id}` (docs/rules.md, requests and errors and tasks).
     pub async fn update_task(&self, actor: &Actor, id: Uuid, patch: TaskPatch) -> Result<Task> {
         let actor = actor.id();
         self.write(move |tx| {
@@ -215,8 +214,8 @@ impl Board {
             if let Some(p) = patch.priority.value() {
                 t.priority = p;
             }
-            // `labels` is not nullable: null leaves it unchanged (DECISIONS
-            // 1.3); an empty array clears it.
+            // `labels` is not nullable: null leaves it unchanged
+            // (docs/rules.md, requests and errors); an empty array clears it.
             if let Some(names) = patch.labels.value() {
                 t.label_ids = label_ids(tx, &names)?;
             }
@@ -251,7 +250,7 @@ impl Board {
     }
 
     /// Writes a changed task with its audit entry, system messages for
-    /// significant changes (DECISIONS 5.9) and `task.updated`. A change
+    /// significant changes (docs/rules.md, tasks) and `task.updated`. A change
     /// that changes nothing writes nothing.
     pub(super) fn save_task_change(
         tx: &mut Tx<'_>,
@@ -318,7 +317,7 @@ impl Board {
     }
 
     /// Deletes a task with its steps, links, comments and audit log;
-    /// subtasks lose their parent (DECISIONS 5.11).
+    /// subtasks lose their parent (docs/rules.md, tasks).
     pub(crate) fn delete_task_in(tx: &mut Tx<'_>, t: &TaskRecord) -> Result<()> {
         let key = tx.w.task_key_of(t)?;
         for step in tx.w.steps(t.id)? {
@@ -457,7 +456,7 @@ impl Board {
         self.set_watching(actor, id, false).await
     }
 
-    /// [ext] `GET /tasks/{id}/actions`: the audit log, oldest first.
+    /// `GET /tasks/{id}/actions`: the audit log, oldest first.
     pub async fn task_actions(&self, _actor: &Actor, id: Uuid) -> Result<Vec<TaskAction>> {
         self.read(move |r| {
             r.task_required(id)?;

@@ -164,7 +164,7 @@ pub trait Records: ReadTxn {
         let ids = self.ids_with_prefix(LINKS_TO, &id_key(task), Direction::Forward)?;
         ids.into_iter().filter_map(|id| self.link(id).transpose()).collect()
     }
-    /// What a task depends on (DECISIONS 5.8): targets of its depends_on
+    /// What a task depends on (docs/rules.md, tasks): targets of its depends_on
     /// links and sources of blocks links aimed at it.
     fn depends_on(&self, task: Uuid) -> Result<Vec<Uuid>> {
         let mut out: Vec<Uuid> = Vec::new();
