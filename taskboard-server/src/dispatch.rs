@@ -93,8 +93,9 @@ pub(crate) async fn dispatch(
             return Ok(json(status, &health));
         }
         EndpointName::login => {
+            let client = req.extensions().get::<crate::ClientAddr>().map(|a| a.0);
             let login: LoginRequest = body(state, req).await?;
-            return Ok(json(status, &board.login(&login.login, &login.password).await?));
+            return Ok(json(status, &board.login(&login.login, &login.password, client).await?));
         }
         _ => {}
     }
