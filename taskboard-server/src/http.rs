@@ -72,7 +72,7 @@ pub(crate) fn json<T: Serialize>(status: StatusCode, value: &T) -> Response<ResB
     }
 }
 
-/// The error body of DECISIONS 1.1 with the status of its kind, and
+/// The error body (`detail` and `code`) with the status of its kind, and
 /// `Retry-After` when the error says how long to wait.
 pub(crate) fn error(e: &Error) -> Response<ResBody> {
     let status = StatusCode::from_u16(e.kind().status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);

@@ -1,7 +1,6 @@
 //! Authentication and credentials: logging in (throttled, with password
 //! hashing on the bounded pool), resolving credentials to the acting
-//! member, and who may set whose credentials (REST-INTERFACE Members and
-//! Authentication).
+//! member, and who may set whose credentials (docs/decisions.md 3.e–3.h).
 
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
@@ -75,7 +74,7 @@ fn check_token_rights(acting: &MemberRecord, target: &MemberRecord, what: &str) 
 }
 
 impl Board {
-    /// Logs in by slug or name (REST-INTERFACE Auth). Wrong login and
+    /// Logs in by slug or name (`POST /auth/login`). Wrong login and
     /// wrong password give the same 401. `client` is the address the
     /// attempt comes from, when known: failed logins are throttled per
     /// login and per address (429 with the time to wait), and a refused

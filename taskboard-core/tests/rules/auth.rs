@@ -1,6 +1,5 @@
 //! Who may set whose credentials, password changes ending older tokens,
-//! and login throttling (REST-INTERFACE Authentication; DECISIONS 3.2,
-//! 3.3, 3.9; docs/decisions.md 3.e–3.h).
+//! and login throttling (docs/decisions.md 3.e–3.h).
 
 use std::net::IpAddr;
 use std::time::Duration;
