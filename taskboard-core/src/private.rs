@@ -106,17 +106,24 @@ fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
     Ok(())
 }
 
+/// Files of the data directory besides the blob store.
+const DATA_FILES: &[&str] = &["board.redb", "jwt_secret"];
+
 /// Creates the data directory if it is missing, private; an existing one
 /// that is not `0700`, or whose `blobs/` is not, was written before this
-/// rule (or by hand) and is tightened whole. A directory already private
-/// is trusted: the board itself creates nothing with other modes, and
-/// walking every blob at each start would cost time with many files.
+/// rule (or by hand) and is tightened: the directory, the board's files
+/// in it and the whole blob store. What the board did not write there is
+/// left alone, so a data directory pointed at the wrong place (a home
+/// directory) does not have every file below it changed. A directory
+/// already private is trusted: the board creates nothing with other
+/// modes, and walking every blob at each start would cost time.
 pub fn open_data_dir(dir: &Path) -> io::Result<()> {
     if !dir.exists() {
         return create_dir_all(dir);
     }
-    if !is_private_dir(dir) || (dir.join("blobs").exists() && !is_private_dir(&dir.join("blobs"))) {
-        match tighten_tree(dir) {
+    let blobs = dir.join("blobs");
+    if !is_private_dir(dir) || (blobs.exists() && !is_private_dir(&blobs)) {
+        match tighten_data_dir(dir) {
             Ok(0) => {}
             Ok(n) => {
                 tracing::info!(dir = %dir.display(), changed = n, "restricted the data directory to its owner")
@@ -125,6 +132,22 @@ pub fn open_data_dir(dir: &Path) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+fn tighten_data_dir(dir: &Path) -> io::Result<usize> {
+    let dir = std::fs::canonicalize(dir)?;
+    let mut changed = usize::from(tighten(&dir, DIR_MODE)?);
+    for name in DATA_FILES {
+        let path = dir.join(name);
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+            changed += usize::from(tighten(&path, FILE_MODE)?);
+        }
+    }
+    let blobs = dir.join("blobs");
+    if std::fs::symlink_metadata(&blobs).is_ok_and(|m| m.is_dir()) {
+        changed += tighten_tree(&blobs)?;
+    }
+    Ok(changed)
 }
 
 /// Whether `path` is a directory with exactly mode `0700` (always true

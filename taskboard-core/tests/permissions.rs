@@ -80,7 +80,9 @@ impl AsyncRead for Watching {
     }
 }
 
-async fn use_every_kind_of_file(data: &Path, backup: &Path) {
+/// Writes every kind of file: the database, the JWT secret, blobs, an
+/// archive into `out/backup` and a database copy into `out/copy.redb`.
+async fn use_every_kind_of_file(data: &Path, out: &Path) {
     let board = Board::open(data, BoardOptions::default()).await.unwrap();
     let boot = board
         .bootstrap_owner(Slug::new("owner").unwrap(), Some(Password::new("owner-password").unwrap()))
@@ -104,8 +106,8 @@ async fn use_every_kind_of_file(data: &Path, backup: &Path) {
     };
     let p = board.create_project(&owner, project).await.unwrap();
     board.upload_file(&owner, p.id, "spec.md", None, None, &b"# spec"[..]).await.unwrap();
-    board.backup_archive(&owner, backup.to_path_buf()).await.unwrap();
-    board.backup_database(data.join("copy.redb")).await.unwrap();
+    board.backup_archive(&owner, out.join("backup")).await.unwrap();
+    board.backup_database(out.join("copy.redb")).await.unwrap();
     board.flush().await.unwrap();
 }
 
@@ -140,11 +142,12 @@ fn in_a_child_with_the_umask_of_the_environment() {
 
     let (data, backup) = (tmp.path().join("data"), tmp.path().join("backup"));
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    rt.block_on(use_every_kind_of_file(&data, &backup));
+    rt.block_on(use_every_kind_of_file(&data, tmp.path()));
     drop(rt);
-    for required in ["board.redb", "jwt_secret", "blobs/tmp", "copy.redb"] {
+    for required in ["board.redb", "jwt_secret", "blobs/tmp"] {
         assert!(data.join(required).exists(), "{required}");
     }
+    assert_eq!(mode(&tmp.path().join("copy.redb")), 0o600, "under umask {umask:03o}");
     assert_eq!(std::fs::read_dir(data.join("blobs")).unwrap().count(), 3, "two blobs and tmp");
     assert_eq!(not_private(&data), vec![], "under umask {umask:03o}");
     assert_eq!(std::fs::read_dir(backup.join("blobs")).unwrap().count(), 2);
@@ -155,7 +158,7 @@ fn in_a_child_with_the_umask_of_the_environment() {
 async fn an_older_data_directory_is_tightened_when_opened() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
-    use_every_kind_of_file(&data, &tmp.path().join("backup")).await;
+    use_every_kind_of_file(&data, tmp.path()).await;
     // As an older build under umask 022 left it.
     let mut stack = vec![data.clone()];
     while let Some(d) = stack.pop() {
@@ -174,14 +177,21 @@ async fn an_older_data_directory_is_tightened_when_opened() {
     assert_eq!(not_private(&data), vec![]);
     drop(board);
 
-    // Only the data directory's own tree is touched: not a file a link
-    // in it points to.
+    // Only what the board wrote is touched: not a file or directory
+    // someone else put there, nor what a link points to.
     let outside = tmp.path().join("outside");
     std::fs::write(&outside, b"y").unwrap();
     std::fs::set_permissions(&outside, std::fs::Permissions::from_mode(0o644)).unwrap();
     std::os::unix::fs::symlink(&outside, data.join("link")).unwrap();
+    std::os::unix::fs::symlink(&outside, data.join("blobs/link")).unwrap();
+    std::fs::write(data.join("notes.sh"), b"echo").unwrap();
+    std::fs::set_permissions(data.join("notes.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::create_dir(data.join("other")).unwrap();
+    std::fs::set_permissions(data.join("other"), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o750)).unwrap();
+    std::fs::set_permissions(data.join("board.redb"), std::fs::Permissions::from_mode(0o640)).unwrap();
     drop(Board::open(&data, BoardOptions::default()).await.unwrap());
-    assert_eq!(mode(&data), 0o700);
+    assert_eq!((mode(&data), mode(&data.join("board.redb"))), (0o700, 0o600));
     assert_eq!(mode(&outside), 0o644);
+    assert_eq!((mode(&data.join("notes.sh")), mode(&data.join("other"))), (0o755, 0o755));
 }
