@@ -21,7 +21,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("owner {} created with password {password}", boot.owner.slug);
 
     // Credentials resolve to the acting member, as the server does per request.
-    let login = board.login("owner", &password).await?;
+    let login = board.login("owner", &password, None).await?;
     let owner = board.authenticate(&login.token).await?;
 
     let project = board

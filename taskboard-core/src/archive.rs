@@ -15,7 +15,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::board::{Actor, Board, BoardOptions};
+use crate::board::{Board, BoardOptions};
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::model::ProjectRole;
@@ -157,27 +157,74 @@ fn fresh_dir(dir: &Path) -> Result<()> {
             return Err(Error::conflict(format!("{} exists and is not empty", dir.display())));
         }
     }
-    std::fs::create_dir_all(dir)?;
+    crate::private::create_dir_all(dir)?;
     Ok(())
 }
 
-fn private_file(path: &Path) -> Result<std::fs::File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
+/// The directory an export writes into, and whether the export created
+/// it, so that a failed export removes exactly what it made.
+struct ArchiveDir {
+    path: PathBuf,
+    created: bool,
+}
+
+impl ArchiveDir {
+    /// Takes `dir` if it is an empty directory, or creates it (`0700`,
+    /// with any missing parents).
+    fn prepare(dir: &Path) -> Result<ArchiveDir> {
+        let fail = |e| crate::backup::target_error(dir, e);
+        match std::fs::symlink_metadata(dir) {
+            Ok(meta) if meta.is_dir() || dir.is_dir() => {
+                if std::fs::read_dir(dir).map_err(fail)?.next().is_some() {
+                    return Err(Error::conflict(format!("path: {} exists and is not empty", dir.display())));
+                }
+                Ok(ArchiveDir { path: dir.to_path_buf(), created: false })
+            }
+            Ok(_) => Err(Error::conflict(format!("path: {} exists and is not a directory", dir.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                crate::private::create_dir_all(dir).map_err(fail)?;
+                Ok(ArchiveDir { path: dir.to_path_buf(), created: true })
+            }
+            Err(e) => Err(fail(e)),
+        }
     }
-    Ok(options.open(path)?)
+
+    /// Removes what an attempt wrote, keeping the directory.
+    fn clear(&self) -> Result<()> {
+        match std::fs::remove_file(self.path.join("board.jsonl")) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+            _ => {}
+        }
+        match std::fs::remove_dir_all(self.path.join("blobs")) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Removes everything the export made.
+    fn discard(&self) {
+        let removed = if self.created {
+            std::fs::remove_dir_all(&self.path).map_err(Error::from)
+        } else {
+            self.clear()
+        };
+        if let Err(e) = removed {
+            tracing::warn!(path = %self.path.display(), %e, "could not remove a failed export");
+        }
+    }
 }
 
 /// Writes every record of a snapshot to `out`; returns the record count
-/// and the storage names of the blobs the records refer to.
-fn write_records(r: &dyn ReadTxn, out: &mut dyn Write) -> Result<(u64, Vec<String>)> {
+/// and the storage names of the blobs the records refer to. `fail` turns
+/// a write error into the error to report.
+fn write_records(
+    r: &dyn ReadTxn,
+    out: &mut dyn Write,
+    fail: &dyn Fn(std::io::Error) -> Error,
+) -> Result<(u64, Vec<String>)> {
     let header = Line::Header { format: ARCHIVE_FORMAT.into(), version: ARCHIVE_VERSION };
-    serde_json::to_writer(&mut *out, &header).map_err(Error::internal)?;
-    out.write_all(b"\n")?;
+    serde_json::to_writer(&mut *out, &header).map_err(|e| fail(e.into()))?;
+    out.write_all(b"\n").map_err(fail)?;
     let mut records = 0u64;
     let mut blobs = Vec::new();
     for &table in RECORD_TABLES {
@@ -188,8 +235,8 @@ fn write_records(r: &dyn ReadTxn, out: &mut dyn Write) -> Result<(u64, Vec<Strin
                 Line::ProjectFile(f) => blobs.push(f.storage_name.clone()),
                 _ => {}
             }
-            serde_json::to_writer(&mut *out, &line).map_err(Error::internal)?;
-            out.write_all(b"\n")?;
+            serde_json::to_writer(&mut *out, &line).map_err(|e| fail(e.into()))?;
+            out.write_all(b"\n").map_err(fail)?;
             records += 1;
             Ok(Scan::Continue)
         })?;
@@ -202,35 +249,58 @@ impl Board {
     /// must be absent or empty. Records come from one snapshot; a blob
     /// deleted while it is being copied makes the export start over.
     pub async fn export_archive(&self, dir: PathBuf, progress: Option<ProgressFn>) -> Result<ArchiveSummary> {
+        let target = dir.clone();
+        let target = Arc::new(
+            tokio::task::spawn_blocking(move || ArchiveDir::prepare(&target))
+                .await
+                .map_err(Error::internal)??,
+        );
+        let result = self.export_into(target.clone(), progress).await;
+        if result.is_err() {
+            tokio::task::spawn_blocking(move || target.discard()).await.map_err(Error::internal)?;
+        }
+        result
+    }
+
+    async fn export_into(
+        &self,
+        target: Arc<ArchiveDir>,
+        progress: Option<ProgressFn>,
+    ) -> Result<ArchiveSummary> {
         let blob_dir = self.blob_dir().to_path_buf();
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let target = dir.clone();
+            let out_dir = target.path.clone();
             let (records, names) = self
                 .read(move |r| {
-                    fresh_dir(&target)?;
-                    let mut out = BufWriter::new(private_file(&target.join("board.jsonl"))?);
-                    let result = write_records(r, &mut out)?;
-                    out.into_inner().map_err(|e| Error::internal(e.to_string()))?.sync_all()?;
+                    let path = out_dir.join("board.jsonl");
+                    let fail = |e| crate::backup::target_error(&path, e);
+                    let mut out = BufWriter::new(crate::private::create_file(&path).map_err(fail)?);
+                    let result = write_records(r, &mut out, &fail)?;
+                    out.into_inner().map_err(|e| fail(e.into_error()))?.sync_all().map_err(fail)?;
                     Ok(result)
                 })
                 .await?;
-            let (dir2, blob_dir2, progress2) = (dir.clone(), blob_dir.clone(), progress.clone());
+            let (out_dir, blob_dir2, progress2) = (target.path.clone(), blob_dir.clone(), progress.clone());
             let copied = tokio::task::spawn_blocking(move || -> Result<Option<ArchiveSummary>> {
-                let blobs_out = dir2.join("blobs");
-                std::fs::create_dir_all(&blobs_out)?;
+                let blobs_out = out_dir.join("blobs");
+                crate::private::create_dir(&blobs_out)
+                    .map_err(|e| crate::backup::target_error(&blobs_out, e))?;
                 let total = names.len() as u64;
                 let mut summary = ArchiveSummary { records, ..Default::default() };
                 for (i, name) in names.iter().enumerate() {
-                    match std::fs::copy(blob_dir2.join(name), blobs_out.join(name)) {
-                        Ok(bytes) => {
-                            summary.blobs += 1;
-                            summary.blob_bytes += bytes;
-                        }
+                    let mut source = match std::fs::File::open(blob_dir2.join(name)) {
+                        Ok(file) => file,
+                        // Deleted since the snapshot: start over.
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
                         Err(e) => return Err(e.into()),
-                    }
+                    };
+                    let to = blobs_out.join(name);
+                    let fail = |e| crate::backup::target_error(&to, e);
+                    let mut file = crate::private::create_file(&to).map_err(fail)?;
+                    summary.blob_bytes += std::io::copy(&mut source, &mut file).map_err(fail)?;
+                    summary.blobs += 1;
                     if let Some(p) = &progress2 {
                         p(i as u64 + 1, total);
                     }
@@ -242,23 +312,12 @@ impl Board {
             match copied {
                 Some(summary) => return Ok(summary),
                 None if attempt < 3 => {
-                    std::fs::remove_dir_all(&dir)?;
+                    let target = target.clone();
+                    tokio::task::spawn_blocking(move || target.clear()).await.map_err(Error::internal)??;
                 }
                 None => return Err(Error::conflict("the board kept changing during the export; try again")),
             }
         }
-    }
-
-    /// A consistent backup of a running board into `dir` (owners
-    /// only): an archive, as [`Board::export_archive`] writes.
-    pub async fn backup_archive(&self, actor: &Actor, dir: PathBuf) -> Result<ArchiveSummary> {
-        if actor.role() != crate::model::Role::Owner {
-            return Err(Error::forbidden("only an owner may back up the board"));
-        }
-        if !dir.is_absolute() {
-            return Err(Error::invalid("path", "must be an absolute path on the server's machine"));
-        }
-        self.export_archive(dir, None).await
     }
 
     /// Creates the board data directory `data_dir` (absent or empty) from
@@ -342,7 +401,7 @@ impl Board {
             let mut s = ArchiveSummary::default();
             for name in blobs {
                 crate::blobs::BlobStore::open_existing(&blob_dir).path(&name)?;
-                let bytes = std::fs::copy(source.join(&name), blob_dir.join(&name))
+                let bytes = crate::private::copy_file(&source.join(&name), &blob_dir.join(&name))
                     .map_err(|e| Error::bad_request(format!("blob {name} of the archive: {e}")))?;
                 s.blobs += 1;
                 s.blob_bytes += bytes;
@@ -430,7 +489,7 @@ mod tests {
         assert_eq!(board2.find_task(&owner2, "web-1").await.unwrap().labels, vec!["bug"]);
         let files = board2.list_files(&owner2, p.id, None, Default::default()).await.unwrap();
         assert_eq!(files[0].filename, "spec.md");
-        assert!(board2.login("owner", "wrong").await.is_err());
+        assert!(board2.login("owner", "wrong", None).await.is_err());
     }
 
     #[tokio::test]

@@ -31,7 +31,8 @@ impl BlobStore {
         if tmp.exists() {
             std::fs::remove_dir_all(&tmp)?;
         }
-        std::fs::create_dir_all(&tmp)?;
+        crate::private::create_dir_all(&dir)?;
+        crate::private::create_dir(&tmp)?;
         Ok(BlobStore { dir })
     }
 
@@ -59,7 +60,11 @@ impl BlobStore {
         let storage_name = Uuid::new_v4().simple().to_string();
         let tmp = self.dir.join("tmp").join(&storage_name);
         let result = async {
-            let mut file = tokio::fs::File::create(&tmp).await?;
+            let path = tmp.clone();
+            let file = tokio::task::spawn_blocking(move || crate::private::create_file(&path))
+                .await
+                .map_err(Error::internal)??;
+            let mut file = tokio::fs::File::from_std(file);
             let mut buf = vec![0u8; 64 * 1024];
             let mut size: u64 = 0;
             loop {

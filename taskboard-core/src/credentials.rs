@@ -2,6 +2,9 @@
 //! JWTs (docs/rules.md, members).
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use argon2::password_hash::{PasswordHasher, PasswordVerifier, SaltString};
 use argon2::{Argon2, PasswordHash};
@@ -68,12 +71,91 @@ pub fn verify_password(password: &str, hash: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// The bounded pool password hashing runs on. Hashing is slow by design,
+/// so at most `permits` hashes run at once (on the blocking pool, beside
+/// the storage reads, which are never kept waiting by it), at most
+/// `queue` more wait for a turn, and any beyond are refused at once with
+/// `too_many_requests` and a `Retry-After` of a second, rather than
+/// queueing without end.
+pub struct HashPool {
+    permits: Arc<tokio::sync::Semaphore>,
+    waiting: AtomicUsize,
+    queue: usize,
+}
+
+impl std::fmt::Debug for HashPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HashPool").field("available", &self.permits.available_permits()).finish()
+    }
+}
+
+/// Takes a place in the queue back when the wait ends, even when the
+/// waiting request is dropped.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl HashPool {
+    /// Waiting requests allowed per hash running.
+    pub const QUEUE_PER_PERMIT: usize = 32;
+
+    pub fn new(permits: usize) -> HashPool {
+        let permits = permits.max(1);
+        HashPool {
+            permits: Arc::new(tokio::sync::Semaphore::new(permits)),
+            waiting: AtomicUsize::new(0),
+            queue: permits * HashPool::QUEUE_PER_PERMIT,
+        }
+    }
+
+    /// Runs `f` (a hash or a verification) on the pool.
+    pub async fn run<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
+        let permit = {
+            if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.queue {
+                self.waiting.fetch_sub(1, Ordering::AcqRel);
+                return Err(Error::too_many_requests(
+                    "too many password checks are waiting; try again shortly",
+                    Duration::from_secs(1),
+                ));
+            }
+            let _waiting = Waiting(&self.waiting);
+            self.permits.clone().acquire_owned().await.map_err(Error::internal)?
+        };
+        // The permit travels with the work: a request dropped meanwhile
+        // does not free its place before the hash is done.
+        tokio::task::spawn_blocking(move || {
+            let out = f();
+            drop(permit);
+            out
+        })
+        .await
+        .map_err(Error::internal)
+    }
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 struct Claims {
     sub: String,
     role: Role,
     iat: i64,
     exp: i64,
+    /// The member's credential version when the token was issued; a
+    /// password change raises it, ending every older token. Absent in
+    /// tokens of older builds: version 0.
+    #[serde(default)]
+    ver: u64,
+}
+
+/// What a valid login JWT names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JwtSubject {
+    pub member: Uuid,
+    /// The credential version it was issued under.
+    pub version: u64,
 }
 
 /// Signs and checks login JWTs (HS256).
@@ -116,30 +198,28 @@ impl JwtKeys {
         Ok(JwtKeys::new(secret.as_bytes()))
     }
 
-    pub fn issue(&self, member: Uuid, role: Role, now: i64) -> Result<String> {
-        let claims = Claims { sub: member.to_string(), role, iat: now, exp: now + JWT_LIFETIME_SECS };
+    /// A token for `member`, issued at `now` (seconds) under its
+    /// credential version `version`.
+    pub fn issue(&self, member: Uuid, role: Role, version: u64, now: i64) -> Result<String> {
+        let claims =
+            Claims { sub: member.to_string(), role, iat: now, exp: now + JWT_LIFETIME_SECS, ver: version };
         jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding).map_err(Error::internal)
     }
 
-    /// The member a valid, unexpired token names.
-    pub fn verify(&self, token: &str) -> Result<Uuid> {
+    /// What a valid, unexpired token names. Whether its version is still
+    /// the member's is for the caller to check.
+    pub fn verify(&self, token: &str) -> Result<JwtSubject> {
         let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
             .map_err(|_| Error::unauthorized("invalid or expired token"))?;
-        data.claims.sub.parse().map_err(|_| Error::unauthorized("invalid token"))
+        let member = data.claims.sub.parse().map_err(|_| Error::unauthorized("invalid token"))?;
+        Ok(JwtSubject { member, version: data.claims.ver })
     }
 }
 
 /// Writes a file readable by its owner only.
 pub fn write_private(path: &Path, contents: &[u8]) -> Result<()> {
     use std::io::Write;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path)?;
+    let mut file = crate::private::create_file(path)?;
     file.write_all(contents)?;
     file.sync_all()?;
     Ok(())
@@ -172,11 +252,39 @@ mod tests {
         let keys = JwtKeys::new(b"0123456789abcdef0123456789abcdef");
         let id = Uuid::now_v7();
         let now = jiff::Timestamp::now().as_second();
-        let t = keys.issue(id, Role::Owner, now).unwrap();
-        assert_eq!(keys.verify(&t).unwrap(), id);
-        let old = keys.issue(id, Role::Owner, now - JWT_LIFETIME_SECS - 10).unwrap();
+        let t = keys.issue(id, Role::Owner, 3, now).unwrap();
+        assert_eq!(keys.verify(&t).unwrap(), JwtSubject { member: id, version: 3 });
+        let old = keys.issue(id, Role::Owner, 0, now - JWT_LIFETIME_SECS - 10).unwrap();
         assert!(keys.verify(&old).is_err());
         assert!(JwtKeys::new(b"another secret another secret 00").verify(&t).is_err());
+    }
+
+    #[tokio::test]
+    async fn a_full_hashing_queue_refuses_at_once() {
+        use std::future::Future;
+        use std::task::{Context, Poll, Waker};
+        let pool = HashPool::new(1);
+        let mut cx = Context::from_waker(Waker::noop());
+        let (release, hold) = std::sync::mpsc::channel::<()>();
+        let mut running = Box::pin(pool.run(move || hold.recv().is_ok()));
+        assert!(running.as_mut().poll(&mut cx).is_pending());
+        let mut queued: Vec<_> =
+            (0..HashPool::QUEUE_PER_PERMIT).map(|_| Box::pin(pool.run(|| true))).collect();
+        for q in &mut queued {
+            assert!(q.as_mut().poll(&mut cx).is_pending());
+        }
+        match Box::pin(pool.run(|| true)).as_mut().poll(&mut cx) {
+            Poll::Ready(Err(e)) => {
+                assert_eq!(e.kind(), crate::ErrorKind::TooManyRequests);
+                assert_eq!(e.retry_after(), Some(1));
+            }
+            other => panic!("expected a refusal, got {:?}", other.map(|r| r.map(|_| ()))),
+        }
+        // A place freed by a request that gave up is taken again.
+        queued.pop();
+        assert!(Box::pin(pool.run(|| true)).as_mut().poll(&mut cx).is_pending());
+        release.send(()).unwrap();
+        assert!(running.await.unwrap());
     }
 
     #[test]
@@ -184,7 +292,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let a = JwtKeys::load_or_create(dir.path()).unwrap();
         let b = JwtKeys::load_or_create(dir.path()).unwrap();
-        let t = a.issue(Uuid::now_v7(), Role::Member, jiff::Timestamp::now().as_second()).unwrap();
+        let t = a.issue(Uuid::now_v7(), Role::Member, 0, jiff::Timestamp::now().as_second()).unwrap();
         assert!(b.verify(&t).is_ok());
         #[cfg(unix)]
         {

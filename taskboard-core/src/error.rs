@@ -15,6 +15,9 @@ pub enum ErrorKind {
     PayloadTooLarge,
     Validation,
     MethodNotAllowed,
+    /// Too many attempts (throttled logins, a full password-hashing
+    /// queue); the error carries how long to wait.
+    TooManyRequests,
     Internal,
 }
 
@@ -30,6 +33,7 @@ impl ErrorKind {
             ErrorKind::Conflict => 409,
             ErrorKind::PayloadTooLarge => 413,
             ErrorKind::Validation => 422,
+            ErrorKind::TooManyRequests => 429,
             ErrorKind::Internal => 500,
         }
     }
@@ -45,12 +49,13 @@ impl ErrorKind {
             ErrorKind::PayloadTooLarge => "payload_too_large",
             ErrorKind::Validation => "validation_error",
             ErrorKind::MethodNotAllowed => "method_not_allowed",
+            ErrorKind::TooManyRequests => "too_many_requests",
             ErrorKind::Internal => "internal",
         }
     }
 
     /// Every kind.
-    pub const ALL: [ErrorKind; 9] = [
+    pub const ALL: [ErrorKind; 10] = [
         ErrorKind::BadRequest,
         ErrorKind::Unauthorized,
         ErrorKind::Forbidden,
@@ -59,6 +64,7 @@ impl ErrorKind {
         ErrorKind::PayloadTooLarge,
         ErrorKind::Validation,
         ErrorKind::MethodNotAllowed,
+        ErrorKind::TooManyRequests,
         ErrorKind::Internal,
     ];
 
@@ -80,6 +86,7 @@ impl ErrorKind {
             409 => ErrorKind::Conflict,
             413 => ErrorKind::PayloadTooLarge,
             422 => ErrorKind::Validation,
+            429 => ErrorKind::TooManyRequests,
             _ => ErrorKind::Internal,
         }
     }
@@ -92,19 +99,26 @@ impl ErrorKind {
 pub struct Error {
     kind: ErrorKind,
     detail: String,
+    /// Seconds to wait before trying again (`Retry-After`), for
+    /// [`ErrorKind::TooManyRequests`].
+    retry_after: Option<u64>,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn new(kind: ErrorKind, detail: impl Into<String>) -> Error {
-        Error { kind, detail: detail.into() }
+        Error { kind, detail: detail.into(), retry_after: None }
     }
     pub fn kind(&self) -> ErrorKind {
         self.kind
     }
     pub fn detail(&self) -> &str {
         &self.detail
+    }
+    /// Seconds the client should wait before trying again.
+    pub fn retry_after(&self) -> Option<u64> {
+        self.retry_after
     }
     pub fn bad_request(detail: impl Into<String>) -> Error {
         Error::new(ErrorKind::BadRequest, detail)
@@ -123,6 +137,12 @@ impl Error {
     }
     pub fn too_large(detail: impl Into<String>) -> Error {
         Error::new(ErrorKind::PayloadTooLarge, detail)
+    }
+    /// Too many attempts: try again in `retry_after` (rounded up to whole
+    /// seconds, at least one).
+    pub fn too_many_requests(detail: impl Into<String>, retry_after: std::time::Duration) -> Error {
+        let secs = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
+        Error { kind: ErrorKind::TooManyRequests, detail: detail.into(), retry_after: Some(secs.max(1)) }
     }
     /// A request that does not fit the schema; `field` names the culprit.
     pub fn invalid(field: &str, problem: impl fmt::Display) -> Error {

@@ -36,12 +36,14 @@
 
 pub mod api;
 pub mod archive;
+mod backup;
 pub mod blobs;
 pub mod board;
 pub mod credentials;
 pub mod error;
 pub mod events;
 pub mod model;
+pub mod private;
 pub mod records;
 pub mod storage;
 pub mod validate;

@@ -295,19 +295,71 @@ pub fn check_content(content: &str) -> Result<(), InvalidValue> {
     Ok(())
 }
 
+/// Whether `c` is invisible or reorders text: a format character
+/// (Unicode category Cf: bidirectional controls and marks, zero-width
+/// characters, the byte order mark, tags …) or a line or paragraph
+/// separator. Such a character lets one name pass for another
+/// (`invoice\u{202E}fdp.exe` shows as `invoiceexe.pdf`).
+pub fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{AD}'
+            | '\u{600}'..='\u{605}'
+            | '\u{61C}'
+            | '\u{6DD}'
+            | '\u{70F}'
+            | '\u{890}'..='\u{891}'
+            | '\u{8E2}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206F}'
+            | '\u{FEFF}'
+            | '\u{FFF9}'..='\u{FFFB}'
+            | '\u{110BD}'
+            | '\u{110CD}'
+            | '\u{13430}'..='\u{1343F}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0001}'
+            | '\u{E0020}'..='\u{E007F}'
+    )
+}
+
+/// Why a file name cannot be shown safely, if it cannot: blank (only
+/// white space), or holding a control character or an invisible one
+/// ([`is_invisible`]). Shared by project files and attachments.
+pub fn unsafe_name_problem(name: &str) -> Option<String> {
+    if name.chars().all(char::is_whitespace) {
+        return Some("it is blank".to_string());
+    }
+    name.chars().find(|&c| c.is_control() || is_invisible(c)).map(|c| {
+        let what =
+            if c.is_control() { "a control character" } else { "an invisible or text-reordering character" };
+        format!("it contains {what} (U+{:04X})", u32::from(c))
+    })
+}
+
 /// Checks a project file name (docs/rules.md, messages and files); the failure is a 400.
 pub fn check_file_name(name: &str) -> Result<(), Error> {
-    let bad = name.is_empty()
-        || name.len() > 255
-        || name == "."
-        || name == ".."
-        || name.chars().any(|c| c == '/' || c == '\\' || c.is_control());
-    if bad {
-        return Err(Error::bad_request(format!(
-            "invalid file name {name:?}: it must be 1-255 bytes, not '.' or '..', without '/', '\\' or control characters"
-        )));
+    let problem = if name.is_empty() {
+        Some("it is empty".to_string())
+    } else if name.len() > 255 {
+        Some(format!("it is {} bytes long, over 255", name.len()))
+    } else if name == "." || name == ".." {
+        Some("'.' and '..' are not file names".to_string())
+    } else if name.contains(['/', '\\']) {
+        Some("it contains '/' or '\\'".to_string())
+    } else {
+        unsafe_name_problem(name)
+    };
+    match problem {
+        Some(problem) => Err(Error::bad_request(format!(
+            "invalid file name {name:?}: {problem}; a file name is 1-255 bytes, not blank, '.' or '..', without '/', '\\', control or invisible characters"
+        ))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -343,9 +395,28 @@ mod tests {
     #[test]
     fn file_names_refuse_paths_and_controls() {
         assert!(check_file_name("report.pdf").is_ok());
-        for bad in ["", ".", "..", "a/b", "a\\b", "a\0b", "a\nb"] {
+        for bad in
+            ["", ".", "..", "a/b", "a\\b", "a\0b", "a\nb", " ", " \t ", "\u{3000}", "a\u{202E}b", "\u{FEFF}a"]
+        {
             assert!(check_file_name(bad).is_err(), "{bad:?}");
         }
         assert!(check_file_name(&"x".repeat(256)).is_err());
+        assert!(check_file_name("résumé 2024 (final).pdf").is_ok());
+        assert!(check_file_name("日本語.txt").is_ok());
+    }
+
+    #[test]
+    fn invisible_characters_are_the_format_characters_and_separators() {
+        for c in
+            ['\u{200B}', '\u{200C}', '\u{200D}', '\u{200E}', '\u{200F}', '\u{061C}', '\u{2060}', '\u{FEFF}']
+        {
+            assert!(is_invisible(c), "U+{:04X}", u32::from(c));
+        }
+        for c in ('\u{202A}'..='\u{202E}').chain('\u{2066}'..='\u{2069}') {
+            assert!(is_invisible(c), "U+{:04X}", u32::from(c));
+        }
+        for c in ['a', ' ', 'é', '\u{05D0}', '\u{0627}', '\u{FE0F}', '\u{1F600}'] {
+            assert!(!is_invisible(c), "U+{:04X}", u32::from(c));
+        }
     }
 }

@@ -75,7 +75,8 @@ async fn serve<E: Endpoint>(
     req: Request<Incoming>,
 ) -> Result<Response<ResBody>, Reject> {
     let actor = if E::INFO.auth { Some(authenticate(state, &req).await?) } else { None };
-    let caller = Caller { actor, address: None };
+    let address = req.extensions().get::<crate::ClientAddr>().map(|a| a.0);
+    let caller = Caller { actor, address };
     let path = E::Path::from_ids(ids.as_slice());
     let query = E::Query::from_json(parse::query(req.uri().query(), &route.query)?)?;
     let status = StatusCode::from_u16(E::INFO.status).unwrap_or(StatusCode::OK);

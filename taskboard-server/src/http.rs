@@ -62,11 +62,16 @@ pub(crate) fn full(
     res
 }
 
-/// The error body (docs/rules.md, requests and errors) with the status of its kind.
+/// The error body (`detail` and `code`) with the status of its kind, and
+/// `Retry-After` when the error says how long to wait.
 pub(crate) fn error(e: &Error) -> Response<ResBody> {
     let status = StatusCode::from_u16(e.kind().status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let body = serde_json::to_vec(&ErrorBody::from(e)).unwrap_or_default();
-    full(status, JSON, body)
+    let mut res = full(status, JSON, body);
+    if let Some(secs) = e.retry_after() {
+        res.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    res
 }
 
 /// The query string with the value of `token` hidden, for logs.

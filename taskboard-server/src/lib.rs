@@ -123,6 +123,12 @@ impl Config {
     }
 }
 
+/// The address of the peer of a request's connection, put into each
+/// request's extensions by the accept loop (login throttling counts
+/// failures per client address).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ClientAddr(pub std::net::IpAddr);
+
 /// Shared by every connection.
 pub(crate) struct State {
     pub board: Board,
@@ -222,8 +228,8 @@ impl Server {
                 _ = &mut signal => break,
                 _ = shutdown.cancelled() => break,
                 accepted = listener.accept() => {
-                    let stream = match accepted {
-                        Ok((stream, _)) => stream,
+                    let (stream, peer) = match accepted {
+                        Ok(accepted) => accepted,
                         Err(e) => {
                             // Out of descriptors and the like: back off
                             // rather than spin.
@@ -237,7 +243,9 @@ impl Server {
                     let shutdown = shutdown.clone();
                     let http = http.clone();
                     connections.spawn(async move {
-                        let service = hyper::service::service_fn(move |req| {
+                        let client = ClientAddr(peer.ip());
+                        let service = hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
+                            req.extensions_mut().insert(client);
                             let state = state.clone();
                             async move { http::handle(state, req).await }
                         });

@@ -95,7 +95,7 @@ impl RunningServer {
         config.owner_password = Some(OWNER_PASSWORD.into());
         let (handle, token) = runtime.block_on(async {
             let server = Server::bind(config).await.expect("the server binds");
-            let token = server.board().login("owner", OWNER_PASSWORD).await.expect("owner login").token;
+            let token = server.board().login("owner", OWNER_PASSWORD, None).await.expect("owner login").token;
             (server.spawn(), token)
         });
         let addr = handle.addr();

@@ -56,8 +56,8 @@ impl Endpoint for Login {
     type Body = LoginRequest;
     type Response = LoginResponse;
 
-    async fn handle(board: &Board, _: &Caller, call: Call<Self>) -> Result<LoginResponse> {
-        board.login(&call.body.login, &call.body.password).await
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<LoginResponse> {
+        board.login(&call.body.login, &call.body.password, caller.address).await
     }
 }
 
@@ -311,8 +311,9 @@ impl Endpoint for SetPassword {
         summary: "Set a human member's password",
         description: "The member itself, or an owner; an admin only for a human whose role is `member`, so \
             nobody takes over an account that ranks at or above their own (403). Every JWT issued to \
-            the member before the change stops working. 400 for an agent.",
-        errors: &[400, 403, 404],
+            the member before the change stops working. 400 for an agent; 429 while too many password \
+            hashes are already queued.",
+        errors: &[400, 403, 404, 429],
     };
     type Path = Uuid;
     type Query = ();

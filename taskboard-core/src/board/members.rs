@@ -1,26 +1,19 @@
 //! Members, credentials and presence (docs/rules.md, members, roles and
 //! authentication).
 
-use std::time::{Duration, Instant};
-
-use jiff::Timestamp;
 use serde_json::json;
 use uuid::Uuid;
 
 use super::{Actor, Board, Tx};
 use crate::api::{MemberPatch, NewMember, Page};
-use crate::credentials::{self, AGENT_TOKEN_PREFIX};
+use crate::credentials;
 use crate::error::{Error, Result};
 use crate::events::Audience;
 use crate::model::*;
 use crate::records::{MemberRecord, RecordWrites, Records, Secret};
-use crate::storage::codec::uuid_value;
 use crate::storage::tables::{MEMBER_SECRET, MEMBERS, TOKEN_MEMBER};
 use crate::storage::{Direction, KeyRange, Scan};
 use crate::validate::{Password, Slug};
-
-/// How often `last_seen_at` is refreshed by requests (docs/rules.md, members).
-const LAST_SEEN_INTERVAL: Duration = Duration::from_secs(60);
 
 /// What bootstrapping an empty board did.
 #[derive(Debug, Clone)]
@@ -50,7 +43,7 @@ fn slug_free(r: &(impl Records + ?Sized), slug: &str, except: Option<Uuid>) -> R
 }
 
 /// Sets a new agent token on a member, dropping the old one's index entry.
-fn replace_token(tx: &mut Tx<'_>, member: Uuid, token: Option<&str>) -> Result<()> {
+pub(super) fn replace_token(tx: &mut Tx<'_>, member: Uuid, token: Option<&str>) -> Result<()> {
     let mut secret = tx.w.secret(member)?;
     if let Some(old) = secret.token_hash.take() {
         tx.w.delete(TOKEN_MEMBER, old.as_bytes())?;
@@ -63,7 +56,7 @@ fn replace_token(tx: &mut Tx<'_>, member: Uuid, token: Option<&str>) -> Result<(
     tx.w.put_secret(member, &secret)
 }
 
-fn load_actor_member(tx: &Tx<'_>, actor: &Actor) -> Result<MemberRecord> {
+pub(super) fn load_actor_member(tx: &Tx<'_>, actor: &Actor) -> Result<MemberRecord> {
     match tx.w.member(actor.id())? {
         Some(m) if m.is_active => Ok(m),
         _ => Err(Error::unauthorized("the acting member is no longer active")),
@@ -76,9 +69,7 @@ impl Board {
     pub async fn bootstrap_owner(&self, slug: Slug, password: Option<Password>) -> Result<Option<Bootstrap>> {
         let generated = password.is_none().then(credentials::new_password);
         let plain = password.map(String::from).or_else(|| generated.clone()).expect("one of the two");
-        let hash = tokio::task::spawn_blocking(move || credentials::hash_password(&plain))
-            .await
-            .map_err(Error::internal)??;
+        let hash = self.inner.hashers.run(move || credentials::hash_password(&plain)).await??;
         let owner = self
             .write(move |tx| {
                 let mut empty = true;
@@ -104,109 +95,12 @@ impl Board {
                     created_at: tx.now,
                 };
                 tx.w.put_member(None, &m)?;
-                tx.w.put_secret(m.id, &Secret { password_hash: Some(hash), token_hash: None })?;
+                tx.w.put_secret(m.id, &Secret { password_hash: Some(hash), ..Secret::default() })?;
                 tx.emit_all("member.created", m.to_wire())?;
                 Ok(Some(m.to_wire()))
             })
             .await?;
         Ok(owner.map(|owner| Bootstrap { owner, generated_password: generated }))
-    }
-
-    /// Logs in by slug or name (docs/rules.md, members). Wrong login and
-    /// wrong password give the same 401.
-    pub async fn login(&self, login: &str, password: &str) -> Result<LoginResponse> {
-        let wrong = || Error::unauthorized("wrong login or password");
-        let login = login.to_string();
-        let candidate = self
-            .read(move |r| {
-                let member = match r.member_by_slug(&login)? {
-                    Some(m) => Some(m),
-                    None => {
-                        let mut by_name = r.members_by_name(&login)?;
-                        by_name.retain(|m| m.is_active && m.kind != MemberType::Agent);
-                        if by_name.len() == 1 { by_name.pop() } else { None }
-                    }
-                };
-                match member {
-                    Some(m) if m.is_active && m.kind != MemberType::Agent => {
-                        let hash = r.secret(m.id)?.password_hash;
-                        Ok(hash.map(|h| (m, h)))
-                    }
-                    _ => Ok(None),
-                }
-            })
-            .await?;
-        let Some((member, hash)) = candidate else {
-            // Spend the time of a verification anyway, so timing does not
-            // tell which logins exist.
-            let password = password.to_string();
-            let _ = tokio::task::spawn_blocking(move || {
-                credentials::verify_password(
-                    &password,
-                    "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG",
-                )
-            })
-            .await;
-            return Err(wrong());
-        };
-        let password = password.to_string();
-        let ok = tokio::task::spawn_blocking(move || credentials::verify_password(&password, &hash))
-            .await
-            .map_err(Error::internal)?;
-        if !ok {
-            return Err(wrong());
-        }
-        let token = self.inner.jwt.issue(member.id, member.role, Timestamp::now().as_second())?;
-        Ok(LoginResponse { token, member_id: member.id, slug: member.slug, role: member.role })
-    }
-
-    /// Resolves credentials (a JWT or an agent token) to the acting member.
-    /// Inactive members and revoked tokens get 401.
-    pub async fn authenticate(&self, token: &str) -> Result<Actor> {
-        let missing = || Error::unauthorized("invalid or expired credentials");
-        let is_agent_token = token.starts_with(AGENT_TOKEN_PREFIX);
-        let jwt_member = if is_agent_token { None } else { Some(self.inner.jwt.verify(token)?) };
-        let cached = {
-            let cache = self.inner.auth_cache.read().unwrap();
-            let id = jwt_member.or_else(|| cache.tokens.get(token).copied());
-            id.and_then(|id| cache.members.get(&id).cloned())
-        };
-        let member = match cached {
-            Some(m) => m,
-            None => {
-                let generation = self.inner.auth_cache.read().unwrap().generation;
-                let hash = is_agent_token.then(|| credentials::token_hash(token));
-                let member = self
-                    .read(move |r| match (jwt_member, hash) {
-                        (Some(id), _) => r.member(id),
-                        (None, Some(hash)) => match r.get(TOKEN_MEMBER, hash.as_bytes())? {
-                            Some(id) => r.member(uuid_value(&id)?),
-                            None => Ok(None),
-                        },
-                        (None, None) => Ok(None),
-                    })
-                    .await?
-                    .filter(|m| m.is_active)
-                    .ok_or_else(missing)?;
-                let mut cache = self.inner.auth_cache.write().unwrap();
-                if cache.generation == generation {
-                    if cache.members.len() >= super::AuthCache::MAX_ENTRIES {
-                        cache.members.clear();
-                        cache.tokens.clear();
-                    }
-                    if is_agent_token {
-                        cache.tokens.insert(token.to_string(), member.id);
-                    }
-                    cache.members.insert(member.id, member.clone());
-                }
-                member
-            }
-        };
-        if !member.is_active {
-            return Err(missing());
-        }
-        self.touch(&member);
-        Ok(Actor { member })
     }
 
     /// The acting member for a member id, without credentials: for
@@ -243,36 +137,6 @@ impl Board {
             })
             .await?;
         Ok(Actor { member })
-    }
-
-    /// Refreshes `last_seen_at`, at most once a minute per member.
-    fn touch(&self, member: &MemberRecord) {
-        let now = Instant::now();
-        {
-            let mut seen = self.inner.last_seen.lock().unwrap();
-            match seen.get(&member.id) {
-                Some(at) if now.duration_since(*at) < LAST_SEEN_INTERVAL => return,
-                _ => {
-                    seen.insert(member.id, now);
-                }
-            }
-        }
-        let board = self.clone();
-        let id = member.id;
-        let refresh = async move {
-            let _ = board
-                .write(move |tx| {
-                    if let Some(mut m) = tx.w.member(id)? {
-                        m.last_seen_at = tx.now;
-                        tx.w.put_member_record(&m)?;
-                    }
-                    Ok(())
-                })
-                .await;
-        };
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            handle.spawn(refresh);
-        }
     }
 
     /// `GET /members`: by creation time; inactive ones only on request.
@@ -370,13 +234,11 @@ impl Board {
             let acting = load_actor_member(tx, &actor)?;
             let old = tx.w.member_required(id)?;
             let is_self = acting.id == id;
-            let admin_needed = !is_self || !patch.slug.is_absent() || !patch.role.is_absent();
-            if admin_needed && !acting.role.is_admin() {
-                return Err(Error::forbidden(if is_self {
-                    "only an admin or owner may change a slug or a role".to_string()
-                } else {
-                    "only an admin or owner may change another member".to_string()
-                }));
+            if is_self && !acting.role.is_admin() && (!patch.slug.is_absent() || !patch.role.is_absent()) {
+                return Err(Error::forbidden("only an admin or owner may change a slug or a role"));
+            }
+            if !is_self {
+                super::auth::check_account_rights(&acting, &old, "change")?;
             }
             let mut m = old.clone();
             if let Some(name) = patch.name.value() {
@@ -440,72 +302,6 @@ impl Board {
             tx.w.put_member_record(&m)?;
             tx.emit_all("agent.status", json!({"member_id": id, "status": status}))?;
             Ok(status)
-        })
-        .await
-    }
-
-    fn check_credential_rights(actor: &MemberRecord, target: &MemberRecord) -> Result<()> {
-        if actor.id != target.id && !actor.role.is_admin() {
-            return Err(Error::forbidden("only an admin or owner may manage another member's credentials"));
-        }
-        Ok(())
-    }
-
-    /// `POST /members/{id}/regenerate-token`: the old token fails at once.
-    pub async fn regenerate_token(&self, actor: &Actor, id: Uuid) -> Result<String> {
-        let actor = actor.clone();
-        let token = credentials::new_agent_token();
-        self.write(move |tx| {
-            let acting = load_actor_member(tx, &actor)?;
-            let target = tx.w.member_required(id)?;
-            Board::check_credential_rights(&acting, &target)?;
-            if target.kind != MemberType::Agent {
-                return Err(Error::bad_request(format!("member {} is not an agent", target.slug)));
-            }
-            replace_token(tx, id, Some(&token))?;
-            tx.emit("member.token_revoked", json!({"member_id": id}), Audience::Member { member_id: id })?;
-            Ok(token)
-        })
-        .await
-    }
-
-    /// `POST /members/{id}/revoke-token`.
-    pub async fn revoke_token(&self, actor: &Actor, id: Uuid) -> Result<()> {
-        let actor = actor.clone();
-        self.write(move |tx| {
-            let acting = load_actor_member(tx, &actor)?;
-            let target = tx.w.member_required(id)?;
-            Board::check_credential_rights(&acting, &target)?;
-            if target.kind != MemberType::Agent {
-                return Err(Error::bad_request(format!("member {} is not an agent", target.slug)));
-            }
-            replace_token(tx, id, None)?;
-            tx.emit("member.token_revoked", json!({"member_id": id}), Audience::Member { member_id: id })?;
-            Ok(())
-        })
-        .await
-    }
-
-    /// `PUT /members/{id}/password` (docs/rules.md, members).
-    pub async fn set_password(&self, actor: &Actor, id: Uuid, password: Password) -> Result<()> {
-        let hash = tokio::task::spawn_blocking(move || credentials::hash_password(password.as_str()))
-            .await
-            .map_err(Error::internal)??;
-        let actor = actor.clone();
-        self.write(move |tx| {
-            let acting = load_actor_member(tx, &actor)?;
-            let target = tx.w.member_required(id)?;
-            Board::check_credential_rights(&acting, &target)?;
-            if target.kind == MemberType::Agent {
-                return Err(Error::bad_request(format!(
-                    "member {} is an agent; agents have no password",
-                    target.slug
-                )));
-            }
-            let mut secret = tx.w.secret(id)?;
-            secret.password_hash = Some(hash);
-            tx.w.put_secret(id, &secret)?;
-            Ok(())
         })
         .await
     }

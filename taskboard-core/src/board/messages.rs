@@ -240,6 +240,9 @@ impl Board {
         if filename.is_empty() || filename.len() > 255 {
             return Err(Error::invalid("file", "the file name must be 1-255 bytes"));
         }
+        if let Some(problem) = crate::validate::unsafe_name_problem(filename) {
+            return Err(Error::invalid("file", format!("invalid file name {filename:?}: {problem}")));
+        }
         let blob = self.blobs().write(content, self.options().max_upload_bytes).await?;
         let u = UploadRecord {
             file_id: Uuid::now_v7(),

@@ -6,6 +6,7 @@
 //! committed). The events an operation makes are numbered and stored in
 //! its transaction and published once it is durable.
 
+mod auth;
 mod files;
 mod labels;
 mod links;
@@ -15,6 +16,7 @@ mod projects;
 mod queries;
 mod steps;
 mod tasks;
+mod throttle;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -37,6 +39,7 @@ use crate::storage::tables::{EVENTS, META};
 use crate::storage::{Direction, KeyRange, Scan, Storage, WriteOp, WriteTxn};
 
 pub use members::Bootstrap;
+pub use throttle::{Clock, LoginLimits};
 
 /// Default limit of an uploaded file: 50 MB (docs/rules.md, messages and files).
 pub const DEFAULT_MAX_UPLOAD_BYTES: u64 = 50 * 1000 * 1000;
@@ -53,15 +56,26 @@ pub struct BoardOptions {
     pub event_buffer: usize,
     /// Age after which uploads never bound to a message are reclaimed.
     pub unbound_upload_ttl: Duration,
+    /// Throttling of failed logins.
+    pub login_limits: LoginLimits,
+    /// Password hashes computed at once (logins, password changes); the
+    /// default leaves half the processors to everything else.
+    pub password_hashers: usize,
+    /// The time source of login throttling; tests use a manual one.
+    pub clock: Clock,
 }
 
 impl Default for BoardOptions {
     fn default() -> BoardOptions {
+        let cpus = std::thread::available_parallelism().map_or(1, usize::from);
         BoardOptions {
             max_upload_bytes: DEFAULT_MAX_UPLOAD_BYTES,
             jwt_secret: None,
             event_buffer: 4096,
             unbound_upload_ttl: Duration::from_secs(24 * 3600),
+            login_limits: LoginLimits::default(),
+            password_hashers: (cpus / 2).max(1),
+            clock: Clock::system(),
         }
     }
 }
@@ -120,6 +134,8 @@ struct Inner {
     connections: Mutex<HashMap<Uuid, usize>>,
     auth_cache: std::sync::RwLock<AuthCache>,
     task_cache: std::sync::RwLock<TaskCache>,
+    throttle: throttle::LoginThrottle,
+    hashers: crate::credentials::HashPool,
 }
 
 /// Tasks as last rendered, so reading a task costs no storage read while
@@ -160,15 +176,16 @@ impl TaskCache {
 
 /// Credentials already resolved, so most requests authenticate without a
 /// storage read. Cleared whenever an event about members is published
-/// (their role, activity, configuration or token changed); `generation`
-/// lets a lookup that raced with such a change refrain from caching what
-/// it read.
+/// (their role, activity, configuration, token or password changed);
+/// `generation` lets a lookup that raced with such a change refrain from
+/// caching what it read.
 #[derive(Default)]
 pub(crate) struct AuthCache {
     pub generation: u64,
     /// Agent tokens as presented (memory only; the store keeps hashes).
     pub tokens: HashMap<String, Uuid>,
-    pub members: HashMap<Uuid, MemberRecord>,
+    /// Members with their credential version, which login JWTs must carry.
+    pub members: HashMap<Uuid, (MemberRecord, u64)>,
 }
 
 impl AuthCache {
@@ -234,7 +251,7 @@ impl Board {
     pub async fn open(data_dir: impl AsRef<Path>, options: BoardOptions) -> Result<Board> {
         let dir = data_dir.as_ref().to_path_buf();
         tokio::task::spawn_blocking(move || {
-            std::fs::create_dir_all(&dir)?;
+            crate::private::open_data_dir(&dir)?;
             let store = RedbStore::open(&dir.join("board.redb"))?;
             let blobs = BlobStore::open(dir.join("blobs"))?;
             let jwt = match &options.jwt_secret {
@@ -304,6 +321,8 @@ impl Board {
             (recent, latest)
         };
         let hub = Hub::new(recent, latest, options.event_buffer);
+        let throttle = throttle::LoginThrottle::new(options.login_limits, options.clock.clone());
+        let hashers = crate::credentials::HashPool::new(options.password_hashers);
         let board = Board {
             inner: Arc::new(Inner {
                 store,
@@ -317,6 +336,8 @@ impl Board {
                 connections: Mutex::new(HashMap::new()),
                 auth_cache: Default::default(),
                 task_cache: Default::default(),
+                throttle,
+                hashers,
             }),
         };
         Ok(board)

@@ -66,6 +66,15 @@ pub struct Secret {
     pub password_hash: Option<String>,
     /// Hex SHA-256 of the agent token.
     pub token_hash: Option<String>,
+    /// Raised by every password change. A login JWT carries the version
+    /// it was issued under and is refused once it differs, so a password
+    /// change ends every token issued before it, even in the same second.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub credential_version: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

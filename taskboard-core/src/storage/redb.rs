@@ -42,8 +42,10 @@ pub struct RedbStore {
 }
 
 impl RedbStore {
-    /// Opens (or creates) the database file at `path`.
+    /// Opens (or creates) the database file at `path`, readable by its
+    /// owner only.
     pub fn open(path: &Path) -> Result<RedbStore, Error> {
+        drop(crate::private::open_or_create(path)?);
         let db = Database::builder().create(path).map_err(|e| match e {
             redb::DatabaseError::DatabaseAlreadyOpen => Error::new(
                 crate::ErrorKind::Conflict,
@@ -196,6 +198,7 @@ impl Storage for RedbStore {
     }
 
     fn backup_to(&self, path: &Path) -> Result<(), Error> {
+        drop(crate::private::open_or_create(path)?);
         let target = Database::builder().create(path).map_err(storage_err)?;
         let source = self.db.begin_read().map_err(storage_err)?;
         let txn = target.begin_write().map_err(storage_err)?;

@@ -140,6 +140,67 @@ async fn invalid_project_file_names_are_400() {
     assert!(files_under(fx.board.blob_dir()).len() == 1);
 }
 
+/// Names that look like another name, or like none (docs/decisions.md 6.d).
+const DECEPTIVE_NAMES: &[&str] = &[
+    " ",
+    "   ",
+    "\u{3000}",
+    "\u{A0}\u{2003}",
+    "invoice\u{202E}fdp.exe",
+    "a\u{202A}b",
+    "a\u{202B}b",
+    "a\u{202C}b",
+    "a\u{202D}b",
+    "a\u{2066}b",
+    "a\u{2067}b",
+    "a\u{2068}b",
+    "a\u{2069}b",
+    "a\u{200E}b",
+    "a\u{200F}b",
+    "a\u{061C}b",
+    "a\u{200B}b",
+    "a\u{200C}b",
+    "a\u{200D}b",
+    "a\u{2060}b",
+    "\u{FEFF}report.pdf",
+    "a\u{00AD}b",
+    "flag\u{E0067}",
+    "line\u{2028}break",
+];
+
+#[tokio::test]
+async fn blank_and_invisible_project_file_names_are_400_naming_the_character() {
+    let fx = board_on_disk().await;
+    let p = fx.project("web").await;
+    for bad in DECEPTIVE_NAMES {
+        let e = fx.board.upload_file(&fx.owner, p.id, bad, None, None, &b"x"[..]).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::BadRequest, "{bad:?}");
+        let why = if bad.trim().is_empty() { "blank".to_string() } else { "U+".to_string() };
+        assert!(e.detail().contains(&why), "{bad:?}: {}", e.detail());
+    }
+    assert!(fx.board.list_files(&fx.owner, p.id, None, Page::default()).await.unwrap().is_empty());
+    assert!(files_under(fx.board.blob_dir()).is_empty(), "refused before any byte is stored");
+    // Right-to-left scripts, accents, emoji with variation selectors and
+    // inner spaces are names like any other.
+    for good in ["שלום.txt", "تقرير.pdf", "résumé final.pdf", "☕\u{FE0F} notes.md", "a b"] {
+        fx.board.upload_file(&fx.owner, p.id, good, None, None, &b"x"[..]).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn attachments_with_invisible_names_are_refused_too() {
+    let fx = board_on_disk().await;
+    for bad in DECEPTIVE_NAMES {
+        let e = fx.board.upload(&fx.owner, bad, None, &b"x"[..]).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Validation, "{bad:?}");
+        assert!(e.detail().starts_with("file:"), "{}", e.detail());
+    }
+    assert!(files_under(fx.board.blob_dir()).is_empty());
+    // Attachment names keep their own, looser rule otherwise: they are
+    // only shown, never used as a path.
+    fx.board.upload(&fx.owner, "reports/2024.pdf", None, &b"x"[..]).await.unwrap();
+}
+
 #[tokio::test]
 async fn uploading_an_existing_name_replaces_the_content_and_keeps_the_id() {
     let fx = board_on_disk().await;

@@ -4,6 +4,8 @@
 
 mod support;
 
+mod auth;
+mod backup;
 mod concurrency;
 mod events;
 mod files;

@@ -33,7 +33,7 @@ async fn bootstrap_creates_one_owner_on_an_empty_board_with_a_generated_password
     assert_eq!(boot.owner.kind, MemberType::Human);
     let generated = boot.generated_password.expect("generated when none is given");
     assert!(generated.len() >= 16);
-    board.login("boss", &generated).await.unwrap();
+    board.login("boss", &generated, None).await.unwrap();
     assert!(!board.is_empty().await.unwrap());
     // A board that has members is not bootstrapped again.
     assert!(board.bootstrap_owner(slug("other"), None).await.unwrap().is_none());
@@ -47,7 +47,7 @@ async fn bootstrap_uses_the_given_password_and_prints_none() {
     let board = Board::open_in_memory(BoardOptions::default()).await.unwrap();
     let boot = board.bootstrap_owner(slug("owner"), Some(password("s3cret-pass"))).await.unwrap().unwrap();
     assert!(boot.generated_password.is_none());
-    assert_eq!(board.login("owner", "s3cret-pass").await.unwrap().member_id, boot.owner.id);
+    assert_eq!(board.login("owner", "s3cret-pass", None).await.unwrap().member_id, boot.owner.id);
 }
 
 // ---- login and credentials (Auth; 3.4–3.6) ---------------------------------
@@ -55,14 +55,14 @@ async fn bootstrap_uses_the_given_password_and_prints_none() {
 #[tokio::test]
 async fn login_by_slug_or_name() {
     let fx = board().await;
-    let by_slug = fx.board.login("owner", OWNER_PASSWORD).await.unwrap();
+    let by_slug = fx.board.login("owner", OWNER_PASSWORD, None).await.unwrap();
     assert_eq!(by_slug.member_id, fx.owner.id());
     assert_eq!(by_slug.slug, "owner");
     assert_eq!(by_slug.role, Role::Owner);
     let ana = fx.human("ana", Role::Member).await;
     fx.board.set_password(&fx.owner, ana.id(), password("ana-password")).await.unwrap();
     // The name is "ana name"; any case works.
-    let by_name = fx.board.login("Ana Name", "ana-password").await.unwrap();
+    let by_name = fx.board.login("Ana Name", "ana-password", None).await.unwrap();
     assert_eq!(by_name.member_id, ana.id());
     assert_eq!(by_name.role, Role::Member);
     let actor = fx.board.authenticate(&by_name.token).await.unwrap();
@@ -83,20 +83,20 @@ async fn login_by_name_needs_exactly_one_active_human_with_that_name() {
             .unwrap();
         fx.board.set_password(&fx.owner, m.id, password("twin-password")).await.unwrap();
     }
-    assert_eq!(kind(fx.board.login("twin", "twin-password").await), ErrorKind::Unauthorized);
-    fx.board.login("twin-a", "twin-password").await.unwrap();
+    assert_eq!(kind(fx.board.login("twin", "twin-password", None).await), ErrorKind::Unauthorized);
+    fx.board.login("twin-a", "twin-password", None).await.unwrap();
     // Once one of them is gone the name is unambiguous again.
     let b = fx.board.find_member(&fx.owner, "twin-b").await.unwrap();
     fx.board.delete_member(&fx.owner, b.id).await.unwrap();
-    let a = fx.board.login("TWIN", "twin-password").await.unwrap();
+    let a = fx.board.login("TWIN", "twin-password", None).await.unwrap();
     assert_eq!(a.slug, "twin-a");
 }
 
 #[tokio::test]
 async fn wrong_login_or_password_is_unauthorized() {
     let fx = board().await;
-    assert_eq!(kind(fx.board.login("owner", "not the password").await), ErrorKind::Unauthorized);
-    assert_eq!(kind(fx.board.login("nobody", OWNER_PASSWORD).await), ErrorKind::Unauthorized);
+    assert_eq!(kind(fx.board.login("owner", "not the password", None).await), ErrorKind::Unauthorized);
+    assert_eq!(kind(fx.board.login("nobody", OWNER_PASSWORD, None).await), ErrorKind::Unauthorized);
     assert_eq!(kind(fx.board.authenticate("garbage").await), ErrorKind::Unauthorized);
     assert_eq!(kind(fx.board.authenticate("tbk-unknown-token").await), ErrorKind::Unauthorized);
 }
@@ -105,7 +105,7 @@ async fn wrong_login_or_password_is_unauthorized() {
 async fn agents_have_no_password_and_cannot_log_in() {
     let fx = board().await;
     let bot = fx.agent("bot").await;
-    assert_eq!(kind(fx.board.login("bot", "").await), ErrorKind::Unauthorized);
+    assert_eq!(kind(fx.board.login("bot", "", None).await), ErrorKind::Unauthorized);
     assert_eq!(
         kind(fx.board.set_password(&fx.owner, bot.id(), password("agent-password")).await),
         ErrorKind::BadRequest
@@ -197,7 +197,7 @@ async fn a_deleted_member_gets_401_everywhere_and_cannot_log_in() {
     let fx = board().await;
     let ana = fx.human("ana", Role::Member).await;
     fx.board.set_password(&fx.owner, ana.id(), password("ana-password")).await.unwrap();
-    let jwt = fx.board.login("ana", "ana-password").await.unwrap().token;
+    let jwt = fx.board.login("ana", "ana-password", None).await.unwrap().token;
     let (bot, token) = fx.agent_with("bot", AgentConfig::default()).await;
     fx.board.authenticate(&jwt).await.unwrap();
     fx.board.authenticate(&token).await.unwrap();
@@ -206,7 +206,7 @@ async fn a_deleted_member_gets_401_everywhere_and_cannot_log_in() {
     fx.board.delete_member(&fx.owner, bot.id()).await.unwrap();
     assert_eq!(kind(fx.board.authenticate(&jwt).await), ErrorKind::Unauthorized);
     assert_eq!(kind(fx.board.authenticate(&token).await), ErrorKind::Unauthorized);
-    assert_eq!(kind(fx.board.login("ana", "ana-password").await), ErrorKind::Unauthorized);
+    assert_eq!(kind(fx.board.login("ana", "ana-password", None).await), ErrorKind::Unauthorized);
     assert_eq!(kind(fx.board.actor(ana.id()).await), ErrorKind::NotFound);
     // An actor resolved before the deletion cannot act either.
     let p = fx.project("web").await;
@@ -239,7 +239,7 @@ async fn a_deleted_members_slug_stays_taken() {
 #[tokio::test]
 async fn jwt_is_hs256_with_sub_role_iat_and_a_72_hour_exp() {
     let fx = board().await;
-    let token = fx.board.login("owner", OWNER_PASSWORD).await.unwrap().token;
+    let token = fx.board.login("owner", OWNER_PASSWORD, None).await.unwrap().token;
     let parts: Vec<&str> = token.split('.').collect();
     assert_eq!(parts.len(), 3);
     let decode = |s: &str| -> serde_json::Value {
@@ -258,14 +258,14 @@ async fn jwt_is_hs256_with_sub_role_iat_and_a_72_hour_exp() {
 async fn a_jwt_signed_with_another_secret_is_unauthorized() {
     let fx = board().await;
     let other = board().await;
-    let foreign = other.board.login("owner", OWNER_PASSWORD).await.unwrap().token;
+    let foreign = other.board.login("owner", OWNER_PASSWORD, None).await.unwrap().token;
     assert_eq!(kind(fx.board.authenticate(&foreign).await), ErrorKind::Unauthorized);
 }
 
 #[tokio::test]
 async fn the_jwt_secret_is_kept_in_the_data_directory_readable_by_the_owner_only() {
     let fx = board_on_disk().await;
-    let token = fx.board.login("owner", OWNER_PASSWORD).await.unwrap().token;
+    let token = fx.board.login("owner", OWNER_PASSWORD, None).await.unwrap().token;
     let secret = fx.path().join("jwt_secret");
     #[cfg(unix)]
     {
@@ -285,7 +285,7 @@ async fn a_configured_jwt_secret_is_used_instead_of_a_generated_one() {
     };
     let fx = board_on_disk_with(options).await;
     assert!(!fx.path().join("jwt_secret").exists(), "nothing is generated");
-    let token = fx.board.login("owner", OWNER_PASSWORD).await.unwrap().token;
+    let token = fx.board.login("owner", OWNER_PASSWORD, None).await.unwrap().token;
     let fx = fx.reopen().await;
     assert_eq!(fx.board.authenticate(&token).await.unwrap().id(), fx.owner.id());
 }
@@ -496,12 +496,12 @@ async fn credentials_of_another_member_need_admin_and_own_ones_are_self_service(
     fx.board.revoke_token(&bot, bot.id()).await.unwrap();
     assert_eq!(kind(fx.board.authenticate(&fresh).await), ErrorKind::Unauthorized);
     fx.board.set_password(&ana, ana.id(), password("my-own-password")).await.unwrap();
-    fx.board.login("ana", "my-own-password").await.unwrap();
+    fx.board.login("ana", "my-own-password", None).await.unwrap();
     // An admin sets another human's password.
     let admin = fx.human("admin", Role::Admin).await;
     fx.board.set_password(&admin, ana.id(), password("reset-by-admin")).await.unwrap();
-    assert_eq!(kind(fx.board.login("ana", "my-own-password").await), ErrorKind::Unauthorized);
-    fx.board.login("ana", "reset-by-admin").await.unwrap();
+    assert_eq!(kind(fx.board.login("ana", "my-own-password", None).await), ErrorKind::Unauthorized);
+    fx.board.login("ana", "reset-by-admin", None).await.unwrap();
 }
 
 #[tokio::test]

@@ -96,3 +96,188 @@ async fn utility_endpoints_need_no_credentials() {
     res.error(405, "method_not_allowed", "");
     assert_eq!(res.header("allow"), Some("GET"));
 }
+
+// ---- account takeover and password changes ------------------------------------
+
+async fn login(app: &crate::support::TestApp, login: &str, password: &str) -> crate::support::Res {
+    app.post("/api/v1/auth/login", None, json!({"login": login, "password": password})).await
+}
+
+async fn human_token(
+    app: &crate::support::TestApp,
+    slug: &str,
+    role: &str,
+    password: &str,
+) -> (uuid::Uuid, String) {
+    let m = app.create_member(slug, "human", role).await;
+    app.put(&format!("/api/v1/members/{}/password", m.id), app.owner(), json!({"password": password}))
+        .await
+        .expect::<serde_json::Value>(200);
+    let res: LoginResponse = login(app, slug, password).await.expect(200);
+    (m.id, res.token)
+}
+
+#[tokio::test]
+async fn an_admin_cannot_take_over_an_owner_or_another_admin() {
+    let app = spawn().await;
+    let (_, admin) = human_token(&app, "admin", "admin", "admin-password").await;
+    let (other_admin, _) = human_token(&app, "admin2", "admin", "admin2-password").await;
+    let (plain, _) = human_token(&app, "plain", "member", "plain-password").await;
+
+    let res = app
+        .put(
+            &format!("/api/v1/members/{}/password", app.owner_id),
+            Some(&admin),
+            json!({"password": "taken-over"}),
+        )
+        .await;
+    res.error(403, "forbidden", "only an owner may set the password of an admin or owner; owner is an owner");
+    login(&app, "owner", "taken-over").await.error(401, "unauthorized", "");
+    app.put(
+        &format!("/api/v1/members/{other_admin}/password"),
+        Some(&admin),
+        json!({"password": "taken-over"}),
+    )
+    .await
+    .error(403, "forbidden", "admin2 is an admin");
+    // Nor by demoting the other admin first, or renaming the owner.
+    app.patch(&format!("/api/v1/members/{other_admin}"), Some(&admin), json!({"role": "member"}))
+        .await
+        .error(403, "forbidden", "admin2");
+    app.patch(&format!("/api/v1/members/{}", app.owner_id), Some(&admin), json!({"slug": "mallory"}))
+        .await
+        .error(403, "forbidden", "owner");
+    let (owner_bot, _) = app.create_agent("owner-bot", "owner").await;
+    app.post_empty(&format!("/api/v1/members/{owner_bot}/regenerate-token"), Some(&admin)).await.error(
+        403,
+        "forbidden",
+        "owner-bot",
+    );
+    app.post_empty(&format!("/api/v1/members/{owner_bot}/revoke-token"), Some(&admin)).await.error(
+        403,
+        "forbidden",
+        "owner-bot",
+    );
+
+    // What an admin may still do: a member's password; an owner anyone's.
+    app.put(
+        &format!("/api/v1/members/{plain}/password"),
+        Some(&admin),
+        json!({"password": "reset-by-admin"}),
+    )
+    .await
+    .expect::<serde_json::Value>(200);
+    login(&app, "plain", "reset-by-admin").await.expect::<LoginResponse>(200);
+    app.put(
+        &format!("/api/v1/members/{other_admin}/password"),
+        app.owner(),
+        json!({"password": "by-the-owner"}),
+    )
+    .await
+    .expect::<serde_json::Value>(200);
+    login(&app, "admin2", "by-the-owner").await.expect::<LoginResponse>(200);
+    app.put(
+        &format!("/api/v1/members/{owner_bot}/password"),
+        app.owner(),
+        json!({"password": "agent-password"}),
+    )
+    .await
+    .error(400, "bad_request", "agent");
+}
+
+#[tokio::test]
+async fn a_password_change_ends_older_jwts_and_a_fresh_login_works() {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+
+    let app = spawn().await;
+    let (ana, old) = human_token(&app, "ana", "member", "ana-password").await;
+    let (_, other) = human_token(&app, "bob", "member", "bob-password").await;
+    app.get("/api/v1/members/me", Some(&old)).await.expect::<Member>(200);
+    let ws_url = format!("{}/api/v1/ws?token={old}", app.base.replacen("http://", "ws://", 1));
+    let (mut ws, _) = tokio_tungstenite::connect_async(ws_url.as_str()).await.expect("the upgrade");
+
+    app.put(&format!("/api/v1/members/{ana}/password"), Some(&old), json!({"password": "new-password"}))
+        .await
+        .expect::<serde_json::Value>(200);
+    app.get("/api/v1/members/me", Some(&old)).await.error(401, "unauthorized", "password changed");
+    app.get(&format!("/api/v1/members/me?token={old}"), None).await.error(401, "unauthorized", "");
+    // A login right after the change, within the same second or not, works.
+    let fresh: LoginResponse = login(&app, "ana", "new-password").await.expect(200);
+    let me: Member = app.get("/api/v1/members/me", Some(&fresh.token)).await.expect(200);
+    assert_eq!(me.id, ana);
+    login(&app, "ana", "ana-password").await.error(401, "unauthorized", "");
+    app.get("/api/v1/members/me", Some(&other)).await.expect::<Member>(200);
+
+    // The WebSocket opened with the old token is closed with 4001.
+    let code = loop {
+        let next = tokio::time::timeout(std::time::Duration::from_secs(10), ws.next()).await;
+        match next.expect("a frame in time") {
+            Some(Ok(Message::Close(Some(frame)))) => break u16::from(frame.code),
+            Some(Ok(_)) => continue,
+            other => panic!("the connection ended without a close frame: {other:?}"),
+        }
+    };
+    assert_eq!(code, taskboard_server::ws::CLOSE_REVOKED);
+    match tokio_tungstenite::connect_async(ws_url.as_str()).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(res)) => assert_eq!(res.status(), 401),
+        other => panic!("the old token must fail: {other:?}"),
+    }
+}
+
+// ---- login throttling -----------------------------------------------------------
+
+#[track_caller]
+fn throttled(res: &crate::support::Res) -> u64 {
+    res.error(429, "too_many_requests", "too many failed logins");
+    let secs: u64 = res.header("retry-after").expect("a Retry-After header").parse().expect("seconds");
+    assert!((1..=15 * 60).contains(&secs), "{secs}");
+    secs
+}
+
+#[tokio::test]
+async fn the_eleventh_failed_login_is_429_with_retry_after_while_others_log_in() {
+    let app = spawn().await;
+    human_token(&app, "ana", "member", "ana-password").await;
+    for i in 1..=10 {
+        let res = login(&app, "ana", &format!("wrong-{i}")).await;
+        assert_eq!(res.status, 401, "failure {i}");
+        assert!(res.header("retry-after").is_none());
+    }
+    throttled(&login(&app, "ana", "wrong-11").await);
+    // The right password does not help now, by slug or by name (the
+    // name is the slug here; a login by name is matched without case).
+    throttled(&login(&app, "ana", "ana-password").await);
+    throttled(&login(&app, "ANA", "ana-password").await);
+    // Another account logs in from the same address.
+    login(&app, "owner", OWNER_PASSWORD).await.expect::<LoginResponse>(200);
+}
+
+#[tokio::test]
+async fn a_successful_login_resets_the_count() {
+    let app = spawn().await;
+    human_token(&app, "ana", "member", "ana-password").await;
+    for _ in 0..9 {
+        assert_eq!(login(&app, "ana", "wrong-password").await.status, 401);
+    }
+    login(&app, "ana", "ana-password").await.expect::<LoginResponse>(200);
+    for i in 1..=10 {
+        assert_eq!(login(&app, "ana", "wrong-password").await.status, 401, "failure {i} after the reset");
+    }
+    throttled(&login(&app, "ana", "ana-password").await);
+}
+
+#[tokio::test]
+async fn the_hundred_and_first_failed_login_from_one_address_is_429() {
+    let app = spawn().await;
+    for i in 0..100 {
+        // Ten names, ten failures each: no name reaches its own limit.
+        let res = login(&app, &format!("guess-{}", i % 10), "wrong-password").await;
+        assert_eq!(res.status, 401, "failure {}", i + 1);
+    }
+    let res = login(&app, "owner", OWNER_PASSWORD).await;
+    throttled(&res);
+    res.error(429, "too_many_requests", "from this address");
+    // Requests other than logins go on.
+    app.get("/api/v1/members/me", app.owner()).await.expect::<Member>(200);
+}

@@ -81,3 +81,52 @@ async fn a_description_sent_after_the_file_is_applied() {
     let f: ProjectFile = res.expect(201);
     assert_eq!(f.description.as_deref(), Some("after"));
 }
+
+/// Uploads `content` under `filename` written into the part's header as
+/// raw UTF-8, as browsers send it (the multipart writer of the client
+/// would percent-encode it).
+async fn upload_raw(app: &crate::support::TestApp, path: &str, filename: &str) -> crate::support::Res {
+    let mut body = Vec::new();
+    body.extend_from_slice(b"--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"");
+    body.extend_from_slice(filename.as_bytes());
+    body.extend_from_slice(b"\"\r\nContent-Type: text/plain\r\n\r\ncontent\r\n--XyZ--\r\n");
+    let req = app
+        .request(reqwest::Method::POST, path, app.owner())
+        .header("content-type", "multipart/form-data; boundary=XyZ")
+        .body(body);
+    app.send(req).await
+}
+
+#[tokio::test]
+async fn blank_names_and_names_with_invisible_characters_are_refused() {
+    let app = spawn().await;
+    let p = app.create_project(app.owner(), "docs").await;
+    let files = format!("/api/v1/projects/{}/files", p.id);
+    let cases = [
+        (" ", "blank"),
+        ("   ", "blank"),
+        ("\u{3000}", "blank"),
+        ("invoice\u{202E}fdp.exe", "U+202E"),
+        ("a\u{202A}b", "U+202A"),
+        ("a\u{2066}b", "U+2066"),
+        ("a\u{2069}b", "U+2069"),
+        ("a\u{200E}b", "U+200E"),
+        ("a\u{200F}b", "U+200F"),
+        ("a\u{061C}b", "U+061C"),
+        ("zero\u{200B}width", "U+200B"),
+        ("a\u{200D}b", "U+200D"),
+        ("a\u{2060}b", "U+2060"),
+        ("\u{FEFF}bom.txt", "U+FEFF"),
+    ];
+    for (name, why) in cases {
+        let res = upload_raw(&app, &files, name).await;
+        res.error(400, "bad_request", why);
+        assert!(res.body["detail"].as_str().unwrap().starts_with("invalid file name"), "{}", res.body);
+        upload_raw(&app, "/api/v1/upload", name).await.error(422, "validation_error", "file: ");
+    }
+    let listed: Vec<ProjectFile> = app.get(&files, app.owner()).await.expect(200);
+    assert!(listed.is_empty(), "{listed:?}");
+    // Right-to-left text itself is a name like any other.
+    let ok: ProjectFile = upload_raw(&app, &files, "שלום.txt").await.expect(201);
+    assert_eq!(ok.filename, "שלום.txt");
+}

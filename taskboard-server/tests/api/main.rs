@@ -1,6 +1,7 @@
 //! Integration tests of the HTTP server: one binary, one real server per
 //! test on port 0 with its own data directory.
 
+mod admin;
 mod auth;
 mod files;
 mod http;

@@ -1,0 +1,284 @@
+//! Authentication and credentials: logging in (throttled, with password
+//! hashing on the bounded pool), resolving credentials to the acting
+//! member, and who may set whose credentials (docs/decisions.md 3.e–3.h).
+
+use std::net::IpAddr;
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+use serde_json::json;
+use uuid::Uuid;
+
+use super::members::{load_actor_member, replace_token};
+use super::throttle::LoginKey;
+use super::{Actor, AuthCache, Board};
+use crate::credentials::{self, AGENT_TOKEN_PREFIX};
+use crate::error::{Error, Result};
+use crate::events::Audience;
+use crate::model::{LoginResponse, MemberType, Role};
+use crate::records::{MemberRecord, RecordWrites, Records};
+use crate::storage::codec::uuid_value;
+use crate::storage::tables::TOKEN_MEMBER;
+use crate::validate::Password;
+
+/// How often `last_seen_at` is refreshed by requests.
+const LAST_SEEN_INTERVAL: Duration = Duration::from_secs(60);
+
+/// Checked against when a login names nobody, so that the time an answer
+/// takes does not tell which logins exist.
+const DUMMY_HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG";
+
+/// Whether `acting` may act on the account of another member `target`:
+/// change it, or set, regenerate or revoke its credentials. An owner may
+/// act on any account; an admin only on one whose role is `member`; a
+/// member on none. So nobody but an owner acts on an account that ranks
+/// at or above their own: an admin can neither reset another admin's or
+/// an owner's password or token, nor demote an admin first and then
+/// reset it. `what` completes "only … may {what} …".
+pub(super) fn check_account_rights(acting: &MemberRecord, target: &MemberRecord, what: &str) -> Result<()> {
+    match acting.role {
+        Role::Owner => Ok(()),
+        Role::Admin if target.role == Role::Member => Ok(()),
+        Role::Admin => Err(Error::forbidden(format!(
+            "only an owner may {what} an admin or owner; {} is an {}",
+            target.slug, target.role
+        ))),
+        Role::Member => Err(Error::forbidden(format!("only an admin or owner may {what} another member"))),
+    }
+}
+
+/// The rights of setting `target`'s password: its own, or another's
+/// within [`check_account_rights`]; only humans have passwords.
+fn check_password_rights(acting: &MemberRecord, target: &MemberRecord) -> Result<()> {
+    if acting.id != target.id {
+        check_account_rights(acting, target, "set the password of")?;
+    }
+    if target.kind == MemberType::Agent {
+        return Err(Error::bad_request(format!(
+            "member {} is an agent; agents have no password",
+            target.slug
+        )));
+    }
+    Ok(())
+}
+
+/// The rights of regenerating or revoking `target`'s token.
+fn check_token_rights(acting: &MemberRecord, target: &MemberRecord, what: &str) -> Result<()> {
+    if acting.id != target.id {
+        check_account_rights(acting, target, what)?;
+    }
+    if target.kind != MemberType::Agent {
+        return Err(Error::bad_request(format!("member {} is not an agent", target.slug)));
+    }
+    Ok(())
+}
+
+impl Board {
+    /// Logs in by slug or name (`POST /auth/login`). Wrong login and
+    /// wrong password give the same 401. `client` is the address the
+    /// attempt comes from, when known: failed logins are throttled per
+    /// login and per address (429 with the time to wait), and a refused
+    /// attempt costs no password hash.
+    pub async fn login(&self, login: &str, password: &str, client: Option<IpAddr>) -> Result<LoginResponse> {
+        let wrong = || Error::unauthorized("wrong login or password");
+        let throttle = &self.inner.throttle;
+        throttle.check_address(client)?;
+        let text_key = throttle.text_key(login);
+        let login = login.to_string();
+        let (named, candidate) = self
+            .read(move |r| {
+                let member = match r.member_by_slug(&login)? {
+                    Some(m) => Some(m),
+                    None => {
+                        let mut by_name = r.members_by_name(&login)?;
+                        by_name.retain(|m| m.is_active && m.kind != MemberType::Agent);
+                        if by_name.len() == 1 { by_name.pop() } else { None }
+                    }
+                };
+                let named = member.as_ref().map(|m| m.id);
+                match member {
+                    Some(m) if m.is_active && m.kind != MemberType::Agent => {
+                        let secret = r.secret(m.id)?;
+                        let version = secret.credential_version;
+                        Ok((named, secret.password_hash.map(|h| (m, h, version))))
+                    }
+                    _ => Ok((named, None)),
+                }
+            })
+            .await?;
+        let attempt = throttle.begin(named.map_or(text_key, LoginKey::Member), client)?;
+        let password = password.to_string();
+        let verified = match candidate {
+            Some((member, hash, version)) => {
+                let ok =
+                    self.inner.hashers.run(move || credentials::verify_password(&password, &hash)).await?;
+                ok.then_some((member, version))
+            }
+            None => {
+                self.inner.hashers.run(move || credentials::verify_password(&password, DUMMY_HASH)).await?;
+                None
+            }
+        };
+        let Some((member, version)) = verified else {
+            attempt.finish(false);
+            return Err(wrong());
+        };
+        attempt.finish(true);
+        let token = self.inner.jwt.issue(member.id, member.role, version, Timestamp::now().as_second())?;
+        Ok(LoginResponse { token, member_id: member.id, slug: member.slug, role: member.role })
+    }
+
+    /// Resolves credentials (a JWT or an agent token) to the acting member.
+    /// Inactive members, revoked tokens and JWTs issued before the
+    /// member's last password change get 401.
+    pub async fn authenticate(&self, token: &str) -> Result<Actor> {
+        let missing = || Error::unauthorized("invalid or expired credentials");
+        let is_agent_token = token.starts_with(AGENT_TOKEN_PREFIX);
+        let jwt = if is_agent_token { None } else { Some(self.inner.jwt.verify(token)?) };
+        let cached = {
+            let cache = self.inner.auth_cache.read().unwrap();
+            let id = jwt.map(|j| j.member).or_else(|| cache.tokens.get(token).copied());
+            id.and_then(|id| cache.members.get(&id).cloned())
+        };
+        let (member, version) = match cached {
+            Some(found) => found,
+            None => {
+                let generation = self.inner.auth_cache.read().unwrap().generation;
+                let hash = is_agent_token.then(|| credentials::token_hash(token));
+                let jwt_member = jwt.map(|j| j.member);
+                let found = self
+                    .read(move |r| {
+                        let member = match (jwt_member, hash) {
+                            (Some(id), _) => r.member(id)?,
+                            (None, Some(hash)) => match r.get(TOKEN_MEMBER, hash.as_bytes())? {
+                                Some(id) => r.member(uuid_value(&id)?)?,
+                                None => None,
+                            },
+                            (None, None) => None,
+                        };
+                        match member {
+                            Some(m) => Ok(Some((r.secret(m.id)?.credential_version, m))),
+                            None => Ok(None),
+                        }
+                    })
+                    .await?
+                    .filter(|(_, m)| m.is_active)
+                    .map(|(version, m)| (m, version))
+                    .ok_or_else(missing)?;
+                let mut cache = self.inner.auth_cache.write().unwrap();
+                if cache.generation == generation {
+                    if cache.members.len() >= AuthCache::MAX_ENTRIES {
+                        cache.members.clear();
+                        cache.tokens.clear();
+                    }
+                    if is_agent_token {
+                        cache.tokens.insert(token.to_string(), found.0.id);
+                    }
+                    cache.members.insert(found.0.id, found.clone());
+                }
+                found
+            }
+        };
+        if !member.is_active {
+            return Err(missing());
+        }
+        if jwt.is_some_and(|j| j.version != version) {
+            return Err(Error::unauthorized(
+                "the password changed since this token was issued; log in again",
+            ));
+        }
+        self.touch(&member);
+        Ok(Actor { member })
+    }
+
+    /// Refreshes `last_seen_at`, at most once a minute per member.
+    fn touch(&self, member: &MemberRecord) {
+        let now = Instant::now();
+        {
+            let mut seen = self.inner.last_seen.lock().unwrap();
+            match seen.get(&member.id) {
+                Some(at) if now.duration_since(*at) < LAST_SEEN_INTERVAL => return,
+                _ => {
+                    seen.insert(member.id, now);
+                }
+            }
+        }
+        let board = self.clone();
+        let id = member.id;
+        let refresh = async move {
+            let _ = board
+                .write(move |tx| {
+                    if let Some(mut m) = tx.w.member(id)? {
+                        m.last_seen_at = tx.now;
+                        tx.w.put_member_record(&m)?;
+                    }
+                    Ok(())
+                })
+                .await;
+        };
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(refresh);
+        }
+    }
+
+    /// `POST /members/{id}/regenerate-token`: the old token fails at once.
+    pub async fn regenerate_token(&self, actor: &Actor, id: Uuid) -> Result<String> {
+        let actor = actor.clone();
+        let token = credentials::new_agent_token();
+        self.write(move |tx| {
+            let acting = load_actor_member(tx, &actor)?;
+            let target = tx.w.member_required(id)?;
+            check_token_rights(&acting, &target, "regenerate the token of")?;
+            replace_token(tx, id, Some(&token))?;
+            tx.emit("member.token_revoked", json!({"member_id": id}), Audience::Member { member_id: id })?;
+            Ok(token)
+        })
+        .await
+    }
+
+    /// `POST /members/{id}/revoke-token`.
+    pub async fn revoke_token(&self, actor: &Actor, id: Uuid) -> Result<()> {
+        let actor = actor.clone();
+        self.write(move |tx| {
+            let acting = load_actor_member(tx, &actor)?;
+            let target = tx.w.member_required(id)?;
+            check_token_rights(&acting, &target, "revoke the token of")?;
+            replace_token(tx, id, None)?;
+            tx.emit("member.token_revoked", json!({"member_id": id}), Audience::Member { member_id: id })?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// `PUT /members/{id}/password`: the member itself, an owner,
+    /// or an admin for a member whose role is `member`, sets a human's
+    /// password. Every login JWT issued to that member before it stops
+    /// working at once, and its WebSockets are closed
+    /// (`member.token_revoked`).
+    pub async fn set_password(&self, actor: &Actor, id: Uuid, password: Password) -> Result<()> {
+        // Refused before hashing, so a refused request costs no hash.
+        let acting_id = actor.id();
+        self.read(move |r| {
+            let acting = r
+                .member(acting_id)?
+                .filter(|m| m.is_active)
+                .ok_or_else(|| Error::unauthorized("the acting member is no longer active"))?;
+            check_password_rights(&acting, &r.member_required(id)?)
+        })
+        .await?;
+        let hash = self.inner.hashers.run(move || credentials::hash_password(password.as_str())).await??;
+        let actor = actor.clone();
+        self.write(move |tx| {
+            // Again in the transaction: a role may have changed meanwhile.
+            let acting = load_actor_member(tx, &actor)?;
+            check_password_rights(&acting, &tx.w.member_required(id)?)?;
+            let mut secret = tx.w.secret(id)?;
+            secret.password_hash = Some(hash);
+            secret.credential_version += 1;
+            tx.w.put_secret(id, &secret)?;
+            tx.emit("member.token_revoked", json!({"member_id": id}), Audience::Member { member_id: id })?;
+            Ok(())
+        })
+        .await
+    }
+}
