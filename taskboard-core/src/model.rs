@@ -326,8 +326,16 @@ pub struct Label {
 /// One changed field in the audit log: its value before and after.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Change {
+    #[schemars(schema_with = "any_value")]
     pub from: serde_json::Value,
+    #[schemars(schema_with = "any_value")]
     pub to: serde_json::Value,
+}
+
+/// The schema of a field that holds any JSON value: `{}` rather than
+/// `true`, which many client generators cannot read.
+fn any_value(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"description": "Any JSON value"})
 }
 
 /// What an audit-log entry records.
