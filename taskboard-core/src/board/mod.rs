@@ -7,6 +7,7 @@
 //! its transaction and published once it is durable.
 
 mod files;
+mod first_run;
 mod members;
 mod messages;
 mod projects;
@@ -33,6 +34,7 @@ use crate::storage::tables::{EVENTS, META};
 use crate::storage::{Direction, KeyRange, Scan, Storage, WriteOp, WriteTxn};
 
 pub use files::Download;
+pub use first_run::{INITIAL_PASSWORD_FILE, InitialPassword};
 pub use members::Bootstrap;
 
 /// Default limit of an uploaded file: 50 MB (REST-INTERFACE, Limits).

@@ -7,6 +7,7 @@ mod support;
 mod concurrency;
 mod events;
 mod files;
+mod first_run;
 mod members;
 mod messages;
 mod projects;
