@@ -65,13 +65,16 @@ The generated password is printed once; give --password to choose it.")]
     },
     /// Log in to --server and store the token in the config directory.
     #[command(after_help = "Example:\n  taskboard --server http://127.0.0.1:8080 login --login alice\n\n\
-The password is read from --password, TASKBOARD_PASSWORD or the first line of standard input.\n\
+The password is read from --password, TASKBOARD_PASSWORD, the terminal (not echoed) or the first \
+line of standard input.\n\
 The token is stored in $XDG_CONFIG_HOME/taskboard/credentials.json (mode 0600), or the file \
 named by TASKBOARD_CREDENTIALS.")]
     Login {
         /// Slug or name of the member.
         #[arg(long)]
         login: String,
+        /// Password; without it, typed on the terminal (not echoed) or the first
+        /// line of standard input.
         #[arg(long, env = "TASKBOARD_PASSWORD", hide_env_values = true)]
         password: Option<String>,
     },
@@ -121,19 +124,32 @@ write to a board this process holds).")]
     /// Export the whole local board to an archive directory (JSON lines plus file blobs).
     #[command(after_help = "Example:\n  taskboard --data-dir ./board export ./board-archive\n\n\
 The directory must be absent or empty. While a server holds the board, use `backup` instead.")]
-    Export { dir: PathBuf },
+    Export {
+        /// The archive directory: absent or empty.
+        dir: PathBuf,
+    },
     /// Create a new board in --data-dir from an archive.
     #[command(after_help = "Example:\n  taskboard --data-dir ./restored import ./board-archive")]
-    Import { dir: PathBuf },
+    Import {
+        /// An archive directory written by `export` or `backup`.
+        dir: PathBuf,
+    },
     /// A consistent archive of the board, also while a server runs (owners only).
     #[command(
         after_help = "Example:\n  taskboard --server http://127.0.0.1:8080 backup /var/backups/taskboard/2024-05-01\n\n\
 Against a server, DIR is a path on the server's machine (absolute)."
     )]
-    Backup { dir: String },
+    Backup {
+        /// Directory of the archive, absent or empty; against a server, an
+        /// absolute path on the server's machine.
+        dir: String,
+    },
     /// Print a shell completion script.
     #[command(after_help = "Example:\n  taskboard completions bash > /etc/bash_completion.d/taskboard")]
-    Completions { shell: clap_complete::Shell },
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -149,18 +165,25 @@ pub enum MemberCmd {
     },
     /// Show a member.
     #[command(after_help = "Example:\n  taskboard member show alice")]
-    Show { member: String },
+    Show {
+        /// Member slug or id.
+        member: String,
+    },
     /// Create a member (agents get a token, shown once).
     #[command(
         after_help = "Example:\n  taskboard member create --name 'Build bot' --slug bot --type agent --agent-label ci"
     )]
     Create {
+        /// Display name.
         #[arg(long)]
         name: String,
+        /// Slug: lowercase letters, digits and hyphens; unique.
         #[arg(long)]
         slug: String,
+        /// human or agent.
         #[arg(long = "type", default_value = "agent", value_parser = parse::<MemberType>)]
         kind: MemberType,
+        /// owner, admin or member.
         #[arg(long, default_value = "member", value_parser = parse::<Role>)]
         role: Role,
         #[command(flatten)]
@@ -171,17 +194,24 @@ pub enum MemberCmd {
         after_help = "Example:\n  taskboard member update bot --status busy --agent-config '{\"labels\":[\"ci\"]}'"
     )]
     Update {
+        /// Member slug or id.
         member: String,
+        /// New display name.
         #[arg(long)]
         name: Option<String>,
+        /// New slug.
         #[arg(long)]
         slug: Option<String>,
+        /// New role: owner, admin or member.
         #[arg(long, value_parser = parse::<Role>)]
         role: Option<Role>,
+        /// New status: online, offline or busy.
         #[arg(long, value_parser = parse::<MemberStatus>)]
         status: Option<MemberStatus>,
+        /// URL of an avatar picture.
         #[arg(long, conflicts_with = "clear_avatar")]
         avatar_url: Option<String>,
+        /// Remove the avatar.
         #[arg(long)]
         clear_avatar: bool,
         /// The whole agent configuration as JSON (replaces the old one).
@@ -190,26 +220,40 @@ pub enum MemberCmd {
     },
     /// Deactivate a member (owners only).
     #[command(after_help = "Example:\n  taskboard member delete bot")]
-    Delete { member: String },
+    Delete {
+        /// Member slug or id.
+        member: String,
+    },
     /// Issue a new agent token (the old one stops working).
     #[command(after_help = "Example:\n  taskboard member regenerate-token bot")]
-    RegenerateToken { member: String },
+    RegenerateToken {
+        /// Member slug or id.
+        member: String,
+    },
     /// Revoke an agent token.
     #[command(after_help = "Example:\n  taskboard member revoke-token bot")]
-    RevokeToken { member: String },
+    RevokeToken {
+        /// Member slug or id.
+        member: String,
+    },
     /// Set a human member's password.
     #[command(
         after_help = "Example:\n  taskboard member set-password alice --password 'correct horse battery'\n\n\
-Without --password the first line of standard input is the password."
+Without --password the password is typed on the terminal (not echoed), or read from the first \
+line of standard input."
     )]
     SetPassword {
+        /// Member slug or id.
         member: String,
+        /// The new password (8-1024 characters); without it, typed on the
+        /// terminal (not echoed) or the first line of standard input.
         #[arg(long, env = "TASKBOARD_NEW_PASSWORD", hide_env_values = true)]
         password: Option<String>,
     },
     /// Set your own status (online, offline, busy).
     #[command(after_help = "Example:\n  taskboard member status busy")]
     Status {
+        /// online, offline or busy.
         #[arg(value_parser = parse::<MemberStatus>)]
         status: MemberStatus,
     },
@@ -223,12 +267,16 @@ pub struct AgentConfigArgs {
     /// Label the agent is auto-assigned by (repeatable).
     #[arg(long = "agent-label")]
     pub labels: Vec<String>,
+    /// Chat messages the agent is told about: all or mentions.
     #[arg(long, value_parser = parse::<Listen>)]
     pub chat_listen: Option<Listen>,
+    /// Task comments the agent is told about: all or mentions.
     #[arg(long, value_parser = parse::<Listen>)]
     pub task_listen: Option<Listen>,
+    /// The agent's instructions.
     #[arg(long)]
     pub prompt: Option<String>,
+    /// The model the agent runs.
     #[arg(long)]
     pub model: Option<String>,
     /// The whole agent configuration as JSON (instead of the flags above).
@@ -259,16 +307,22 @@ pub enum ProjectCmd {
     },
     /// Show a project.
     #[command(after_help = "Example:\n  taskboard project show web")]
-    Show { project: String },
+    Show {
+        /// Project slug or id.
+        project: String,
+    },
     /// Create a project with its main chat.
     #[command(
         after_help = "Example:\n  taskboard project create --name 'Web app' --slug web --repo https://git.example/web.git"
     )]
     Create {
+        /// Display name.
         #[arg(long)]
         name: String,
+        /// Slug; upper-cased, it is the prefix of task keys (WEB-12).
         #[arg(long)]
         slug: String,
+        /// What the project is about.
         #[arg(long)]
         description: Option<String>,
         /// Repository URL (repeatable).
@@ -281,13 +335,18 @@ pub enum ProjectCmd {
     /// Change a project.
     #[command(after_help = "Example:\n  taskboard project update web --status archived")]
     Update {
+        /// Project slug or id.
         project: String,
+        /// New display name.
         #[arg(long)]
         name: Option<String>,
+        /// New slug.
         #[arg(long)]
         slug: Option<String>,
+        /// New description.
         #[arg(long, conflicts_with = "clear_description")]
         description: Option<String>,
+        /// Remove the description.
         #[arg(long)]
         clear_description: bool,
         /// Repository URLs (repeatable; replaces the list).
@@ -296,23 +355,41 @@ pub enum ProjectCmd {
         /// Remove every repository URL.
         #[arg(long, conflicts_with = "repo_urls")]
         clear_repos: bool,
+        /// active or archived.
         #[arg(long, value_parser = parse::<ProjectStatus>)]
         status: Option<ProjectStatus>,
+        /// Assign new tasks to agents by label: true or false.
         #[arg(long)]
         auto_assign: Option<bool>,
     },
     /// Delete a project and everything in it (owners only).
     #[command(after_help = "Example:\n  taskboard project delete old-site")]
-    Delete { project: String },
+    Delete {
+        /// Project slug or id.
+        project: String,
+    },
     /// List the members of a project.
     #[command(after_help = "Example:\n  taskboard project members web")]
-    Members { project: String },
+    Members {
+        /// Project slug or id.
+        project: String,
+    },
     /// Add a member to a project.
     #[command(after_help = "Example:\n  taskboard project add-member web bot")]
-    AddMember { project: String, member: String },
+    AddMember {
+        /// Project slug or id.
+        project: String,
+        /// Member slug or id.
+        member: String,
+    },
     /// Remove a member from a project.
     #[command(after_help = "Example:\n  taskboard project remove-member web bot")]
-    RemoveMember { project: String, member: String },
+    RemoveMember {
+        /// Project slug or id.
+        project: String,
+        /// Member slug or id.
+        member: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -322,12 +399,16 @@ pub enum TaskCmd {
         after_help = "Example:\n  taskboard task list --project web --status in_progress --assignee bot"
     )]
     List {
+        /// Only tasks of this project (slug or id).
         #[arg(long)]
         project: Option<String>,
+        /// Only this status: backlog, todo, in_progress, review or done (hyphens work for underscores).
         #[arg(long, value_parser = parse::<TaskStatus>)]
         status: Option<TaskStatus>,
+        /// Only tasks assigned to this member (slug or id).
         #[arg(long)]
         assignee: Option<String>,
+        /// Only tasks this member reviews (slug or id).
         #[arg(long)]
         reviewer: Option<String>,
         /// A label name.
@@ -336,10 +417,13 @@ pub enum TaskCmd {
         /// A task key or part of the title.
         #[arg(long, visible_alias = "query")]
         q: Option<String>,
+        /// Only this type: task, bug or epic.
         #[arg(long = "type", value_parser = parse::<TaskType>)]
         kind: Option<TaskType>,
+        /// Only this priority: low, medium, high or urgent.
         #[arg(long, value_parser = parse::<Priority>)]
         priority: Option<Priority>,
+        /// Only subtasks of this task (key or id).
         #[arg(long)]
         parent: Option<String>,
         #[command(flatten)]
@@ -347,31 +431,43 @@ pub enum TaskCmd {
     },
     /// Show a task (key like WEB-12, or id).
     #[command(after_help = "Example:\n  taskboard task show WEB-12")]
-    Show { task: String },
+    Show {
+        /// Task key (like WEB-12) or id.
+        task: String,
+    },
     /// Create a task.
     #[command(
         after_help = "Example:\n  taskboard task create --project web --title 'Fix login' --type bug --priority high --label auth"
     )]
     Create {
+        /// Project slug or id.
         #[arg(long)]
         project: String,
+        /// Title.
         #[arg(long)]
         title: String,
+        /// Description.
         #[arg(long)]
         description: Option<String>,
+        /// task, bug or epic (default task).
         #[arg(long = "type", value_parser = parse::<TaskType>)]
         kind: Option<TaskType>,
+        /// backlog, todo, in_progress, review or done (default backlog).
         #[arg(long, value_parser = parse::<TaskStatus>)]
         status: Option<TaskStatus>,
+        /// low, medium, high or urgent (default medium).
         #[arg(long, value_parser = parse::<Priority>)]
         priority: Option<Priority>,
         /// Label name (repeatable).
         #[arg(long = "label")]
         labels: Vec<String>,
+        /// Parent task (key or id), in the same project.
         #[arg(long)]
         parent: Option<String>,
+        /// Assignee (slug or id).
         #[arg(long)]
         assignee: Option<String>,
+        /// Reviewer (slug or id).
         #[arg(long)]
         reviewer: Option<String>,
         /// A task this one depends on (repeatable).
@@ -383,119 +479,199 @@ pub enum TaskCmd {
         after_help = "Example:\n  taskboard task update WEB-12 --status review --reviewer alice --clear-description"
     )]
     Update {
+        /// Task key (like WEB-12) or id.
         task: String,
+        /// New title.
         #[arg(long)]
         title: Option<String>,
+        /// New description.
         #[arg(long, conflicts_with = "clear_description")]
         description: Option<String>,
+        /// Remove the description.
         #[arg(long)]
         clear_description: bool,
+        /// New type: task, bug or epic.
         #[arg(long = "type", value_parser = parse::<TaskType>)]
         kind: Option<TaskType>,
+        /// New status: backlog, todo, in_progress, review or done.
         #[arg(long, value_parser = parse::<TaskStatus>)]
         status: Option<TaskStatus>,
+        /// New priority: low, medium, high or urgent.
         #[arg(long, value_parser = parse::<Priority>)]
         priority: Option<Priority>,
         /// Label names (repeatable; replaces the list).
         #[arg(long = "label")]
         labels: Vec<String>,
+        /// Remove every label.
         #[arg(long, conflicts_with = "labels")]
         clear_labels: bool,
+        /// New assignee (slug or id).
         #[arg(long, conflicts_with = "clear_assignee")]
         assignee: Option<String>,
+        /// Unassign the task.
         #[arg(long)]
         clear_assignee: bool,
+        /// New reviewer (slug or id).
         #[arg(long, conflicts_with = "clear_reviewer")]
         reviewer: Option<String>,
+        /// Remove the reviewer.
         #[arg(long)]
         clear_reviewer: bool,
+        /// New parent task (key or id).
         #[arg(long, conflicts_with = "clear_parent")]
         parent: Option<String>,
+        /// Make it a top-level task.
         #[arg(long)]
         clear_parent: bool,
+        /// New position among its column's tasks (lower comes first).
         #[arg(long, allow_negative_numbers = true)]
         position: Option<f64>,
     },
     /// Delete a task.
     #[command(after_help = "Example:\n  taskboard task delete WEB-12")]
-    Delete { task: String },
+    Delete {
+        /// Task key (like WEB-12) or id.
+        task: String,
+    },
     /// Take a task: assign it to yourself and start it.
     #[command(after_help = "Example:\n  taskboard --as bot task take WEB-12")]
-    Take { task: String },
+    Take {
+        /// Task key (like WEB-12) or id.
+        task: String,
+    },
     /// Send a task back to the backlog with a reason.
     #[command(after_help = "Example:\n  taskboard task reject WEB-12 --reason 'needs a design first'")]
     Reject {
+        /// Task key (like WEB-12) or id.
         task: String,
+        /// Why it goes back; posted in the task's comments.
         #[arg(long)]
         reason: String,
     },
     /// Assign a task to a member.
     #[command(after_help = "Example:\n  taskboard task assign WEB-12 bot")]
-    Assign { task: String, member: String },
+    Assign {
+        /// Task key (like WEB-12) or id.
+        task: String,
+        /// The new assignee (slug or id).
+        member: String,
+    },
     /// Watch a task.
     #[command(after_help = "Example:\n  taskboard task watch WEB-12")]
-    Watch { task: String },
+    Watch {
+        /// Task key (like WEB-12) or id.
+        task: String,
+    },
     /// Stop watching a task.
     #[command(after_help = "Example:\n  taskboard task unwatch WEB-12")]
-    Unwatch { task: String },
+    Unwatch {
+        /// Task key (like WEB-12) or id.
+        task: String,
+    },
     /// Put labels on a task or take them off.
     #[command(subcommand)]
     Label(TaskLabelCmd),
     /// Link a task to another (blocks, depends_on, relates_to).
     #[command(after_help = "Example:\n  taskboard task link WEB-12 WEB-7 --type depends_on")]
     Link {
+        /// The task the link goes from (key or id).
         task: String,
+        /// The task the link goes to (key or id).
         target: String,
+        /// blocks, depends_on or relates_to (hyphens work for underscores).
         #[arg(long = "type", default_value = "relates_to", value_parser = parse::<LinkType>)]
         link_type: LinkType,
     },
     /// The links of a task, both directions.
     #[command(after_help = "Example:\n  taskboard task links WEB-12")]
-    Links { task: String },
+    Links {
+        /// Task key (like WEB-12) or id.
+        task: String,
+    },
     /// Delete a link of a task.
     #[command(after_help = "Example:\n  taskboard task unlink WEB-12 0190d6a2-…")]
-    Unlink { task: String, link: String },
+    Unlink {
+        /// Task key (like WEB-12) or id.
+        task: String,
+        /// The link's id, or its short id shown by `task links`.
+        link: String,
+    },
     /// The audit log of a task.
     #[command(after_help = "Example:\n  taskboard task actions WEB-12")]
-    Actions { task: String },
+    Actions {
+        /// Task key (like WEB-12) or id.
+        task: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
 pub enum TaskLabelCmd {
     /// Put a label on a task.
     #[command(after_help = "Example:\n  taskboard task label add WEB-12 bug")]
-    Add { task: String, label: String },
+    Add {
+        /// Task key (like WEB-12) or id.
+        task: String,
+        /// Label name (any case) or id.
+        label: String,
+    },
     /// Take a label off a task.
     #[command(after_help = "Example:\n  taskboard task label remove WEB-12 bug")]
-    Remove { task: String, label: String },
+    Remove {
+        /// Task key (like WEB-12) or id.
+        task: String,
+        /// Label name (any case) or id.
+        label: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
 pub enum StepCmd {
     /// List the steps of a task.
     #[command(after_help = "Example:\n  taskboard step list WEB-12")]
-    List { task: String },
+    List {
+        /// Task key (like WEB-12) or id.
+        task: String,
+    },
     /// Add a step to a task.
     #[command(after_help = "Example:\n  taskboard step add WEB-12 'Write the migration'")]
-    Add { task: String, title: String },
+    Add {
+        /// Task key (like WEB-12) or id.
+        task: String,
+        /// What is to be done.
+        title: String,
+    },
     /// Change a step (by id or its number in `step list`).
     #[command(
         after_help = "Example:\n  taskboard step update WEB-12 2 --title 'Write both migrations' --done false"
     )]
     Update {
+        /// Task key (like WEB-12) or id.
         task: String,
+        /// The step's number in `step list` (1 = first) or its id.
         step: String,
+        /// New title.
         #[arg(long)]
         title: Option<String>,
+        /// true or false.
         #[arg(long)]
         done: Option<bool>,
     },
     /// Mark a step done.
     #[command(after_help = "Example:\n  taskboard step done WEB-12 1")]
-    Done { task: String, step: String },
+    Done {
+        /// Task key (like WEB-12) or id.
+        task: String,
+        /// The step's number in `step list` (1 = first) or its id.
+        step: String,
+    },
     /// Delete a step.
     #[command(after_help = "Example:\n  taskboard step delete WEB-12 1")]
-    Delete { task: String, step: String },
+    Delete {
+        /// Task key (like WEB-12) or id.
+        task: String,
+        /// The step's number in `step list` (1 = first) or its id.
+        step: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -509,22 +685,30 @@ pub enum LabelCmd {
     /// Create a label.
     #[command(after_help = "Example:\n  taskboard label create bug --color '#ef4444'")]
     Create {
+        /// Label name, unique regardless of case.
         name: String,
+        /// Colour as #RGB or #RRGGBB.
         #[arg(long)]
         color: Option<String>,
     },
     /// Change a label (by name or id).
     #[command(after_help = "Example:\n  taskboard label update bug --name defect --color '#f00'")]
     Update {
+        /// Label name (any case) or id.
         label: String,
+        /// New name.
         #[arg(long)]
         name: Option<String>,
+        /// New colour as #RGB or #RRGGBB.
         #[arg(long)]
         color: Option<String>,
     },
     /// Delete a label (it is taken off every task).
     #[command(after_help = "Example:\n  taskboard label delete defect")]
-    Delete { label: String },
+    Delete {
+        /// Label name (any case) or id.
+        label: String,
+    },
 }
 
 /// Where a message is posted or read: a project's main chat, a chat by id,
@@ -552,6 +736,7 @@ pub enum MessageCmd {
     Post {
         #[command(flatten)]
         place: Place,
+        /// The message; @slug mentions a member.
         content: String,
         /// Reply to this message.
         #[arg(long)]
@@ -562,8 +747,10 @@ pub enum MessageCmd {
         /// A member to mention (repeatable).
         #[arg(long = "mention")]
         mentions: Vec<String>,
+        /// The author's reasoning, kept beside the message (agents).
         #[arg(long)]
         thinking: Option<String>,
+        /// URL of a voice recording of the message.
         #[arg(long)]
         voice_url: Option<String>,
     },
@@ -578,12 +765,16 @@ pub enum MessageCmd {
         /// 1-200, default 50.
         #[arg(long)]
         limit: Option<u32>,
+        /// Skip this many of the newest messages.
         #[arg(long)]
         offset: Option<u32>,
     },
     /// Replies to a message.
     #[command(after_help = "Example:\n  taskboard message replies 0190d6a2-…")]
-    Replies { message: uuid::Uuid },
+    Replies {
+        /// Id of the message (in `message list --quiet` or `--json`).
+        message: uuid::Uuid,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -591,17 +782,21 @@ pub enum FileCmd {
     /// Upload a file to a project (an existing name is replaced).
     #[command(after_help = "Example:\n  taskboard file upload web ./design.pdf --description 'v2 mockups'")]
     Upload {
+        /// Project slug or id.
         project: String,
+        /// The local file to upload.
         path: PathBuf,
         /// Store under this name instead of the file's own.
         #[arg(long)]
         name: Option<String>,
+        /// What the file is.
         #[arg(long)]
         description: Option<String>,
     },
     /// List a project's files.
     #[command(after_help = "Example:\n  taskboard file list web --search design")]
     List {
+        /// Project slug or id.
         project: String,
         /// Part of the file name.
         #[arg(long)]
@@ -611,29 +806,46 @@ pub enum FileCmd {
     },
     /// Show a project file (by name or id).
     #[command(after_help = "Example:\n  taskboard file show web design.pdf")]
-    Show { project: String, file: String },
+    Show {
+        /// Project slug or id.
+        project: String,
+        /// File name (exact) or id.
+        file: String,
+    },
     /// Download a project file.
     #[command(after_help = "Example:\n  taskboard file download web design.pdf -o ./design.pdf\n\n\
 Without -o the file is saved under its own name in the current directory; -o - writes to standard output.")]
     Download {
+        /// Project slug or id.
         project: String,
+        /// File name (exact) or id.
         file: String,
+        /// Where to save: a file, a directory, or - for standard output.
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
     /// Set or clear a project file's description.
     #[command(after_help = "Example:\n  taskboard file describe web design.pdf 'v3 mockups'")]
     Describe {
+        /// Project slug or id.
         project: String,
+        /// File name (exact) or id.
         file: String,
+        /// The new description.
         #[arg(required_unless_present = "clear")]
         description: Option<String>,
+        /// Remove the description.
         #[arg(long, conflicts_with = "description")]
         clear: bool,
     },
     /// Delete a project file.
     #[command(after_help = "Example:\n  taskboard file delete web design.pdf")]
-    Delete { project: String, file: String },
+    Delete {
+        /// Project slug or id.
+        project: String,
+        /// File name (exact) or id.
+        file: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -641,18 +853,22 @@ pub enum AttachmentCmd {
     /// Download a message attachment.
     #[command(after_help = "Example:\n  taskboard attachment download 0190d6a2-… -o build.log")]
     Download {
+        /// Id of the attachment (in `message list --json`, or `message post` output).
         attachment: uuid::Uuid,
+        /// Where to save: a file, a directory, or - for standard output.
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
 }
 
-/// Parses one of the core's wire enums, listing the accepted values on error.
+/// Parses one of the core's wire enums, listing the accepted values on
+/// error. Hyphens stand for underscores (`in-progress` is `in_progress`),
+/// as is usual on command lines.
 fn parse<T: std::str::FromStr>(s: &str) -> Result<T, String>
 where
     T::Err: std::fmt::Display,
 {
-    s.parse::<T>().map_err(|e| e.to_string())
+    s.parse::<T>().or_else(|e| s.replace('-', "_").parse::<T>().map_err(|_| e.to_string()))
 }
 
 #[cfg(test)]
@@ -679,5 +895,43 @@ mod tests {
             }
         }
         walk(&super::Cli::command(), "taskboard");
+    }
+
+    /// Every option and argument of every command has a help line.
+    #[test]
+    fn every_argument_has_help() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+                if !builtin && arg.get_help().is_none_or(|h| h.to_string().trim().is_empty()) {
+                    missing.push(format!("{path} {}", arg.get_id()));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        let mut cmd = super::Cli::command();
+        cmd.build();
+        walk(&cmd, "taskboard", &mut missing);
+        assert!(missing.is_empty(), "arguments without help:\n{}", missing.join("\n"));
+    }
+
+    /// Enum values take hyphens for underscores.
+    #[test]
+    fn enum_values_accept_hyphens() {
+        use clap::Parser;
+        let cli =
+            super::Cli::try_parse_from(["taskboard", "task", "list", "--status", "in-progress"]).unwrap();
+        let super::Command::Task(super::TaskCmd::List { status, .. }) = cli.command else { panic!() };
+        assert_eq!(status, Some(taskboard_core::model::TaskStatus::InProgress));
+        let cli = super::Cli::try_parse_from(["taskboard", "task", "link", "A", "B", "--type", "depends-on"])
+            .unwrap();
+        let super::Command::Task(super::TaskCmd::Link { link_type, .. }) = cli.command else { panic!() };
+        assert_eq!(link_type, taskboard_core::model::LinkType::DependsOn);
+        let error =
+            super::Cli::try_parse_from(["taskboard", "task", "list", "--status", "in-limbo"]).unwrap_err();
+        assert!(error.to_string().contains("in_progress"), "{error}");
     }
 }

@@ -16,21 +16,9 @@ use uuid::Uuid;
 use crate::backend::{Backend, LocalBackend, open_board};
 use crate::cli::*;
 use crate::client::{Client, OnProgress};
+use crate::exit::Failure;
 use crate::login::{self, StoredLogin};
-use crate::output::Out;
-
-/// Why a run failed: exit code 2 for usage, 1 for the board's errors.
-#[derive(Debug)]
-pub enum Failure {
-    Usage(String),
-    Api(Error),
-}
-
-impl From<Error> for Failure {
-    fn from(e: Error) -> Failure {
-        Failure::Api(e)
-    }
-}
+use crate::output::{LATEST_COMMENTS, Out};
 
 /// Where the commands go.
 enum Mode {
@@ -78,7 +66,11 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
     match cli.command {
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
-            clap_complete::generate(shell, &mut cmd, "taskboard", &mut std::io::stdout());
+            // Generated into memory: the generators panic when a write
+            // fails, and a closed pipe (`| head`) makes writes fail.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "taskboard", &mut script);
+            let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), &script);
             Ok(())
         }
         Command::Init { owner, password } => init(&need_data_dir(&g, "init")?, &owner, password, out).await,
@@ -142,9 +134,9 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
             Mode::Remote(client) => {
                 if let Command::Events { since } = command {
                     let mut events = client.events(since).await?;
-                    loop {
-                        out.json_line(&events.next().await?);
-                    }
+                    // Until stdout is closed (`| head`), or an error ends it.
+                    while out.json_line(&events.next().await?) {}
+                    return Ok(());
                 }
                 execute(&crate::backend::RemoteBackend { client }, command, out).await
             }
@@ -172,7 +164,7 @@ async fn init(
         text.push_str(&format!("\npassword (shown once): {p}"));
     }
     if out.quiet {
-        println!("{}", boot.owner.id);
+        out.line(&boot.owner.id.to_string());
     }
     out.done(&json, &text);
     Ok(())
@@ -185,27 +177,31 @@ async fn local_events(b: &LocalBackend, since: Option<u64>, out: Out) -> std::re
         b.board.latest_seq().saturating_sub(taskboard_core::events::RETAINED_EVENTS as u64)
     });
     let sub = b.board.subscribe(Some(since));
-    if sub.resync_required {
-        out.json_line(&serde_json::json!({"type": "resync_required"}));
+    if sub.resync_required && !out.json_line(&serde_json::json!({"type": "resync_required"})) {
+        return Ok(());
     }
     let viewer = b.board.viewer(&b.actor);
     for event in sub.replay.iter().filter(|e| e.visible_to(&viewer)) {
         let frame: serde_json::Value = serde_json::from_str(&event.frame()).map_err(Error::internal)?;
-        out.json_line(&frame);
+        if !out.json_line(&frame) {
+            break;
+        }
     }
     Ok(())
 }
 
 // ---- helpers ---------------------------------------------------------------
 
+/// A password from the terminal, without echo (rpassword reads the
+/// controlling terminal), or the first line of standard input when it is
+/// not a terminal (scripts).
 fn read_secret(what: &str) -> Result<String> {
+    let io = |e: std::io::Error| Error::bad_request(format!("reading the {what}: {e}"));
     if std::io::stdin().is_terminal() {
-        eprint!("{what}: ");
+        return rpassword::prompt_password(format!("{what}: ")).map_err(io);
     }
     let mut line = String::new();
-    std::io::stdin()
-        .read_line(&mut line)
-        .map_err(|e| Error::bad_request(format!("reading the {what}: {e}")))?;
+    std::io::stdin().read_line(&mut line).map_err(io)?;
     Ok(line.trim_end_matches(['\r', '\n']).to_string())
 }
 
@@ -320,6 +316,30 @@ async fn find_step<B: Backend>(b: &B, task: Uuid, reference: &str) -> Result<Ste
         _ => None,
     };
     found.ok_or_else(|| Error::not_found(format!("step {reference} not found")))
+}
+
+/// A link of a task by id, or by the short id its tables show (the id's
+/// last hex digits).
+async fn find_link<B: Backend>(b: &B, task: Uuid, reference: &str) -> Result<Uuid> {
+    if let Ok(id) = reference.parse::<Uuid>() {
+        return Ok(id);
+    }
+    let digits = reference.to_ascii_lowercase();
+    if digits.len() < 4 || !digits.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(Error::invalid("link", format!("{reference:?} is neither an id nor a short id")));
+    }
+    let found: Vec<Uuid> = b
+        .list_links(task)
+        .await?
+        .into_iter()
+        .map(|l| l.id)
+        .filter(|id| id.simple().to_string().ends_with(&digits))
+        .collect();
+    match found[..] {
+        [id] => Ok(id),
+        [] => Err(Error::not_found(format!("link {reference} not found"))),
+        _ => Err(Error::invalid("link", format!("{reference} names several links; give more digits"))),
+    }
 }
 
 /// A project file by id or exact name.
@@ -464,7 +484,13 @@ async fn member<B: Backend>(b: &B, c: MemberCmd, out: Out) -> Result<()> {
                 role,
                 agent_config: agent_config(config)?,
             };
-            out.item(&b.create_member(new).await?)
+            let created = b.create_member(new).await?;
+            match &created.token {
+                // The token is shown once: with --quiet it is what a
+                // script needs.
+                Some(token) if out.quiet => out.line(token),
+                _ => out.item(&created),
+            }
         }
         MemberCmd::Update { member, name, slug, role, status, avatar_url, clear_avatar, agent_config } => {
             let id = b.find_member(&member).await?.id;
@@ -491,7 +517,7 @@ async fn member<B: Backend>(b: &B, c: MemberCmd, out: Out) -> Result<()> {
             let m = b.find_member(&member).await?;
             let t = b.regenerate_token(m.id).await?;
             if out.quiet {
-                println!("{}", t.token);
+                out.line(&t.token);
             } else {
                 out.done(&t, &format!("new token of {} (shown once): {}", m.slug, t.token));
             }
@@ -613,7 +639,22 @@ async fn task<B: Backend>(b: &B, c: TaskCmd, out: Out) -> Result<()> {
             };
             out.list(&b.list_tasks(filter).await?)
         }
-        TaskCmd::Show { task } => out.item(&b.find_task(&task).await?),
+        TaskCmd::Show { task } => {
+            let t = b.find_task(&task).await?;
+            if out.json || out.quiet {
+                out.item(&t);
+                return Ok(());
+            }
+            let links = b.list_links(t.id).await?;
+            // One more than shown, to tell whether there are more.
+            let filter = MessageFilter {
+                task_id: Some(t.id),
+                limit: Some(LATEST_COMMENTS as u32 + 1),
+                ..MessageFilter::default()
+            };
+            let comments = b.list_messages(filter).await?;
+            out.task(&t, &links, &comments)
+        }
         TaskCmd::Create {
             project,
             title,
@@ -733,7 +774,7 @@ async fn task<B: Backend>(b: &B, c: TaskCmd, out: Out) -> Result<()> {
         }
         TaskCmd::Unlink { task, link } => {
             let t = b.find_task(&task).await?;
-            let link = link.parse::<Uuid>().map_err(|e| Error::invalid("link", e))?;
+            let link = find_link(b, t.id, &link).await?;
             out.done(&b.delete_link(t.id, link).await?, &format!("link {link} of {} deleted", t.key))
         }
         TaskCmd::Actions { task } => {
