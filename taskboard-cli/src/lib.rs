@@ -12,37 +12,36 @@ pub mod backend;
 pub mod cli;
 pub mod client;
 mod commands;
+pub mod exit;
 pub mod login;
 mod output;
 
 use std::process::ExitCode;
 
 use clap::Parser;
+use taskboard_core::ErrorKind;
 
-pub use commands::Failure;
+pub use exit::Failure;
 
-/// Parses the command line, runs it and maps the outcome to the exit code:
-/// 0 success, 1 an error of the board (its `detail` on stderr), 2 a usage
-/// error.
+/// Parses the command line, runs it and maps the outcome to the exit code
+/// ([`exit::code`]): errors go to stderr, as JSON with `--json`.
 pub fn main() -> ExitCode {
-    // clap exits with 2 on usage errors by itself.
-    let cli = cli::Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // Known before parsing, so that a usage error can be JSON too.
+    let json = args.iter().take_while(|a| *a != "--").any(|a| a == "--json");
+    let cli = match cli::Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) => return exit::clap_failure(e, json),
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
-            return ExitCode::from(1);
+            let e = taskboard_core::Error::new(ErrorKind::Internal, format!("cannot start the runtime: {e}"));
+            return Failure::Api(e).report(json);
         }
     };
     match runtime.block_on(commands::run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Usage(text)) => {
-            eprintln!("error: {text}");
-            ExitCode::from(2)
-        }
-        Err(Failure::Api(e)) => {
-            eprintln!("error: {}", e.detail());
-            ExitCode::from(1)
-        }
+        Err(failure) => failure.report(json),
     }
 }

@@ -3,16 +3,19 @@
 
 use std::io::{IsTerminal, Write};
 
+use jiff::Timestamp;
 use serde::Serialize;
 use taskboard_core::archive::ArchiveSummary;
 use taskboard_core::model::*;
+use uuid::Uuid;
 
 /// A resource shown as a table row (in lists) or as `field: value` lines
 /// (alone).
 pub trait Row {
     const HEADERS: &'static [&'static str];
     fn id(&self) -> String;
-    fn cells(&self) -> Vec<String>;
+    /// The cells under [`Row::HEADERS`]; in a `table` ids are short.
+    fn cells(&self, table: bool) -> Vec<String>;
     /// More lines shown only for a single item (descriptions, steps …).
     fn details(&self) -> Vec<String> {
         Vec::new()
@@ -26,8 +29,43 @@ pub struct Out {
     pub quiet: bool,
 }
 
+/// An id in a table: its last 8 hex digits. Ids are UUIDv7, whose first
+/// digits are the creation time, so ids made in the same minute share
+/// them; the last digits are random. Single items, `--quiet` and `--json`
+/// show whole ids.
+pub fn short_id(id: &Uuid) -> String {
+    let hex = id.simple().to_string();
+    hex[hex.len() - 8..].to_string()
+}
+
+fn id_cell(id: &Uuid, table: bool) -> String {
+    if table { short_id(id) } else { id.to_string() }
+}
+
+/// A time as people read it: UTC, to the second (`--json` has it whole).
+pub fn when(t: &Timestamp) -> String {
+    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// Writes to stdout. A closed stdout (`| head`) is not an error worth a
+/// word, and must never be a panic: the result is only whether it worked.
+fn emit(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> bool {
+    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    write(&mut stdout).and_then(|()| stdout.flush()).is_ok()
+}
+
 fn opt(v: &Option<String>) -> String {
     v.clone().unwrap_or_default()
+}
+
+/// Who wrote a message: its author, or the member whose action a system
+/// message reports.
+fn author(m: &Message) -> String {
+    match (&m.author, &m.actor) {
+        (Some(a), _) => a.slug.clone(),
+        (None, Some(actor)) => format!("system ({})", actor.slug),
+        _ => m.author_type.to_string(),
+    }
 }
 
 fn member_ref(m: &Option<MemberRef>) -> String {
@@ -48,13 +86,12 @@ fn cut(s: &str, width: usize) -> String {
 }
 
 fn print_json<T: Serialize + ?Sized>(value: &T) {
-    // Stdout is line-buffered: unbuffered, a list of 100,000 tasks would
-    // cost millions of write calls.
-    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    // A closed pipe (`| head`) is not an error worth reporting.
-    let _ = serde_json::to_writer_pretty(&mut stdout, value);
-    let _ = writeln!(stdout);
-    let _ = stdout.flush();
+    // Buffered: stdout is line-buffered, and a list of 100,000 tasks
+    // would otherwise cost millions of write calls.
+    emit(|out| {
+        serde_json::to_writer_pretty(&mut *out, value)?;
+        writeln!(out)
+    });
 }
 
 impl Out {
@@ -63,17 +100,14 @@ impl Out {
         if self.json {
             return print_json(items);
         }
-        let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
         if self.quiet {
-            for item in items {
-                let _ = writeln!(stdout, "{}", item.id());
-            }
+            emit(|out| items.iter().try_for_each(|item| writeln!(out, "{}", item.id())));
             return;
         }
         let terminal = std::io::stdout().is_terminal();
         let rows: Vec<Vec<String>> = items
             .iter()
-            .map(|i| i.cells().into_iter().map(|c| if terminal { cut(&c, 60) } else { c }).collect())
+            .map(|i| i.cells(true).into_iter().map(|c| if terminal { cut(&c, 60) } else { c }).collect())
             .collect();
         let mut widths: Vec<usize> = T::HEADERS.iter().map(|h| h.len()).collect();
         for row in &rows {
@@ -90,32 +124,74 @@ impl Out {
                     text.push_str(&format!("{cell:<w$}  "));
                 }
             }
-            let _ = writeln!(out, "{}", text.trim_end());
+            writeln!(out, "{}", text.trim_end())
         };
         let headers: Vec<String> = T::HEADERS.iter().map(|h| h.to_uppercase()).collect();
-        line(&mut stdout, &headers);
-        for row in &rows {
-            line(&mut stdout, row);
-        }
+        emit(|out| {
+            line(out, &headers)?;
+            rows.iter().try_for_each(|row| line(out, row))
+        });
     }
 
     /// One resource.
     pub fn item<T: Row + Serialize>(&self, item: &T) {
+        self.item_with(item, item.details());
+    }
+
+    /// One resource with these detail lines.
+    pub fn item_with<T: Row + Serialize>(&self, item: &T, details: Vec<String>) {
         if self.json {
             return print_json(item);
         }
         if self.quiet {
-            println!("{}", item.id());
-            return;
+            return self.line(&item.id());
         }
         let width = T::HEADERS.iter().map(|h| h.len()).max().unwrap_or(0);
-        let mut stdout = std::io::stdout().lock();
-        for (h, v) in T::HEADERS.iter().zip(item.cells()) {
-            let _ = writeln!(stdout, "{:<width$}  {v}", format!("{h}:"), width = width + 1);
+        emit(|out| {
+            for (h, v) in T::HEADERS.iter().zip(item.cells(false)) {
+                writeln!(out, "{:<width$}  {v}", format!("{h}:"), width = width + 1)?;
+            }
+            details.iter().try_for_each(|d| writeln!(out, "{d}"))
+        });
+    }
+
+    /// `task show`: the task, its dependencies by key and its latest
+    /// comments (`comments` in chronological order; the newest
+    /// [`LATEST_COMMENTS`] are shown).
+    pub fn task(&self, task: &Task, links: &[TaskLink], comments: &[Message]) {
+        if self.json || self.quiet {
+            return self.item(task);
         }
-        for d in item.details() {
-            let _ = writeln!(stdout, "{d}");
+        let dependencies = task
+            .depends_on
+            .iter()
+            .map(|id| {
+                links
+                    .iter()
+                    .find(|l| {
+                        l.source_id == task.id && l.target_id == *id && l.link_type == LinkType::DependsOn
+                    })
+                    .map(|l| format!("{} {}", l.target_key, l.target_title))
+                    .unwrap_or_else(|| id.to_string())
+            })
+            .collect();
+        let mut details = task_details(task, dependencies);
+        if !comments.is_empty() {
+            let shown = &comments[comments.len().saturating_sub(LATEST_COMMENTS)..];
+            details.push(String::new());
+            details.push(if shown.len() < comments.len() {
+                format!("latest {} comments (all: taskboard message list --task {}):", shown.len(), task.key)
+            } else {
+                "comments:".to_string()
+            });
+            for m in shown {
+                let mut lines = m.content.lines();
+                let first = lines.next().unwrap_or_default();
+                details.push(format!("  {}  {}: {first}", when(&m.created_at), author(m)));
+                details.extend(lines.map(|l| format!("      {l}")));
+            }
         }
+        self.item_with(task, details);
     }
 
     /// A response that is not a resource (`{"ok": true}`, a token …):
@@ -124,15 +200,19 @@ impl Out {
         if self.json {
             print_json(value);
         } else if !self.quiet {
-            println!("{text}");
+            self.line(text);
         }
     }
 
-    /// Raw JSON, whatever the mode (events, archives summaries in JSON).
-    pub fn json_line(&self, value: &serde_json::Value) {
-        let mut stdout = std::io::stdout().lock();
-        let _ = writeln!(stdout, "{value}");
-        let _ = stdout.flush();
+    /// One line of text, whatever the mode (ids and tokens of `--quiet`).
+    pub fn line(&self, text: &str) {
+        emit(|out| writeln!(out, "{text}"));
+    }
+
+    /// Raw JSON, whatever the mode (events). False once stdout is closed,
+    /// so a stream can end.
+    pub fn json_line(&self, value: &serde_json::Value) -> bool {
+        emit(|out| writeln!(out, "{value}"))
     }
 
     pub fn summary(&self, what: &str, s: &ArchiveSummary) {
@@ -145,9 +225,9 @@ impl Row for Member {
     fn id(&self) -> String {
         self.id.to_string()
     }
-    fn cells(&self) -> Vec<String> {
+    fn cells(&self, table: bool) -> Vec<String> {
         vec![
-            self.id.to_string(),
+            id_cell(&self.id, table),
             self.slug.clone(),
             self.name.clone(),
             self.kind.to_string(),
@@ -157,7 +237,7 @@ impl Row for Member {
         ]
     }
     fn details(&self) -> Vec<String> {
-        let mut out = vec![format!("last seen:  {}", self.last_seen_at)];
+        let mut out = vec![format!("last seen:  {}", when(&self.last_seen_at))];
         if self.kind == MemberType::Agent {
             let config = serde_json::to_string(&self.agent_config).unwrap_or_default();
             out.push(format!("agent config: {config}"));
@@ -171,9 +251,9 @@ impl Row for CreatedMember {
     fn id(&self) -> String {
         self.id.to_string()
     }
-    fn cells(&self) -> Vec<String> {
+    fn cells(&self, table: bool) -> Vec<String> {
         vec![
-            self.id.to_string(),
+            id_cell(&self.id, table),
             self.slug.clone(),
             self.name.clone(),
             self.kind.to_string(),
@@ -189,9 +269,9 @@ impl Row for Project {
     fn id(&self) -> String {
         self.id.to_string()
     }
-    fn cells(&self) -> Vec<String> {
+    fn cells(&self, table: bool) -> Vec<String> {
         vec![
-            self.id.to_string(),
+            id_cell(&self.id, table),
             self.slug.clone(),
             self.name.clone(),
             self.status.to_string(),
@@ -215,9 +295,9 @@ impl Row for ProjectMember {
     fn id(&self) -> String {
         self.id.to_string()
     }
-    fn cells(&self) -> Vec<String> {
+    fn cells(&self, table: bool) -> Vec<String> {
         vec![
-            self.id.to_string(),
+            id_cell(&self.id, table),
             self.slug.clone(),
             self.name.clone(),
             self.kind.to_string(),
@@ -232,7 +312,7 @@ impl Row for Task {
     fn id(&self) -> String {
         self.id.to_string()
     }
-    fn cells(&self) -> Vec<String> {
+    fn cells(&self, table: bool) -> Vec<String> {
         vec![
             self.key.clone(),
             self.title.clone(),
@@ -241,40 +321,44 @@ impl Row for Task {
             self.kind.to_string(),
             member_ref(&self.assignee),
             self.labels.join(","),
-            self.id.to_string(),
+            id_cell(&self.id, table),
         ]
     }
     fn details(&self) -> Vec<String> {
-        let mut out = vec![
-            format!("project:   {}", self.project.slug),
-            format!("reviewer:  {}", member_ref(&self.reviewer)),
-            format!("parent:    {}", self.parent.as_ref().map(|p| p.key.clone()).unwrap_or_default()),
-            format!("position:  {}", self.position),
-            format!("created:   {}", self.created_at),
-            format!("updated:   {}", self.updated_at),
-        ];
-        if !self.subtasks.is_empty() {
-            out.push("subtasks:".into());
-            out.extend(self.subtasks.iter().map(|s| format!("  {} [{}] {}", s.key, s.status, s.title)));
-        }
-        if !self.depends_on.is_empty() {
-            out.push(format!(
-                "depends on: {}",
-                self.depends_on.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
-            ));
-        }
-        if !self.steps.is_empty() {
-            out.push("steps:".into());
-            out.extend(
-                self.steps.iter().map(|s| format!("  [{}] {}", if s.done { "x" } else { " " }, s.title)),
-            );
-        }
-        if let Some(d) = &self.description {
-            out.push(String::new());
-            out.push(d.clone());
-        }
-        out
+        task_details(self, self.depends_on.iter().map(|d| d.to_string()).collect())
     }
+}
+
+/// How many of a task's comments `task show` shows, the newest.
+pub const LATEST_COMMENTS: usize = 5;
+
+/// The lines under a task's fields; `dependencies` as they should read.
+fn task_details(task: &Task, dependencies: Vec<String>) -> Vec<String> {
+    let mut out = vec![
+        format!("project:   {}", task.project.slug),
+        format!("reviewer:  {}", member_ref(&task.reviewer)),
+        format!("parent:    {}", task.parent.as_ref().map(|p| p.key.clone()).unwrap_or_default()),
+        format!("position:  {}", task.position),
+        format!("created:   {}", when(&task.created_at)),
+        format!("updated:   {}", when(&task.updated_at)),
+    ];
+    if !task.subtasks.is_empty() {
+        out.push("subtasks:".into());
+        out.extend(task.subtasks.iter().map(|s| format!("  {} [{}] {}", s.key, s.status, s.title)));
+    }
+    if !dependencies.is_empty() {
+        out.push("depends on:".into());
+        out.extend(dependencies.into_iter().map(|d| format!("  {d}")));
+    }
+    if !task.steps.is_empty() {
+        out.push("steps:".into());
+        out.extend(task.steps.iter().map(|s| format!("  [{}] {}", if s.done { "x" } else { " " }, s.title)));
+    }
+    if let Some(d) = &task.description {
+        out.push(String::new());
+        out.push(d.clone());
+    }
+    out
 }
 
 impl Row for Step {
@@ -282,12 +366,12 @@ impl Row for Step {
     fn id(&self) -> String {
         self.id.to_string()
     }
-    fn cells(&self) -> Vec<String> {
+    fn cells(&self, table: bool) -> Vec<String> {
         vec![
             self.position.to_string(),
             if self.done { "x".into() } else { String::new() },
             self.title.clone(),
-            self.id.to_string(),
+            id_cell(&self.id, table),
         ]
     }
 }
@@ -297,9 +381,9 @@ impl Row for TaskLink {
     fn id(&self) -> String {
         self.id.to_string()
     }
-    fn cells(&self) -> Vec<String> {
+    fn cells(&self, table: bool) -> Vec<String> {
         vec![
-            self.id.to_string(),
+            id_cell(&self.id, table),
             self.source_key.clone(),
             self.link_type.to_string(),
             self.target_key.clone(),
@@ -313,15 +397,10 @@ impl Row for TaskAction {
     fn id(&self) -> String {
         self.id.to_string()
     }
-    fn cells(&self) -> Vec<String> {
+    fn cells(&self, _table: bool) -> Vec<String> {
         let changes: Vec<String> =
             self.changes.iter().map(|(field, c)| format!("{field}: {} → {}", c.from, c.to)).collect();
-        vec![
-            self.created_at.to_string(),
-            self.actor.slug.clone(),
-            self.action.to_string(),
-            changes.join("; "),
-        ]
+        vec![when(&self.created_at), self.actor.slug.clone(), self.action.to_string(), changes.join("; ")]
     }
 }
 
@@ -330,8 +409,8 @@ impl Row for Label {
     fn id(&self) -> String {
         self.id.to_string()
     }
-    fn cells(&self) -> Vec<String> {
-        vec![self.id.to_string(), self.name.clone(), self.color.clone()]
+    fn cells(&self, table: bool) -> Vec<String> {
+        vec![id_cell(&self.id, table), self.name.clone(), self.color.clone()]
     }
 }
 
@@ -340,14 +419,15 @@ impl Row for Message {
     fn id(&self) -> String {
         self.id.to_string()
     }
-    fn cells(&self) -> Vec<String> {
-        let author = match (&self.author, &self.actor) {
-            (Some(a), _) => a.slug.clone(),
-            (None, Some(actor)) => format!("system ({})", actor.slug),
-            _ => self.author_type.to_string(),
-        };
+    fn cells(&self, table: bool) -> Vec<String> {
         let files: Vec<&str> = self.attachments.iter().map(|a| a.filename.as_str()).collect();
-        vec![self.created_at.to_string(), author, self.content.clone(), files.join(","), self.id.to_string()]
+        vec![
+            when(&self.created_at),
+            author(self),
+            self.content.clone(),
+            files.join(","),
+            id_cell(&self.id, table),
+        ]
     }
     fn details(&self) -> Vec<String> {
         self.attachments
@@ -362,8 +442,13 @@ impl Row for UploadedFile {
     fn id(&self) -> String {
         self.file_id.to_string()
     }
-    fn cells(&self) -> Vec<String> {
-        vec![self.file_id.to_string(), self.filename.clone(), self.mime_type.clone(), self.size.to_string()]
+    fn cells(&self, table: bool) -> Vec<String> {
+        vec![
+            id_cell(&self.file_id, table),
+            self.filename.clone(),
+            self.mime_type.clone(),
+            self.size.to_string(),
+        ]
     }
 }
 
@@ -373,14 +458,14 @@ impl Row for ProjectFile {
     fn id(&self) -> String {
         self.id.to_string()
     }
-    fn cells(&self) -> Vec<String> {
+    fn cells(&self, table: bool) -> Vec<String> {
         vec![
-            self.id.to_string(),
+            id_cell(&self.id, table),
             self.filename.clone(),
             self.size.to_string(),
             self.mime_type.clone(),
             self.uploaded_by.slug.clone(),
-            self.updated_at.to_string(),
+            when(&self.updated_at),
             opt(&self.description),
         ]
     }

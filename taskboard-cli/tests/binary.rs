@@ -38,3 +38,17 @@ fn usage_errors_exit_with_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--data-dir"));
 }
+
+#[test]
+fn with_json_a_usage_error_is_json_on_stderr() {
+    let out = taskboard().args(["task", "list", "--status", "doing", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let error: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(error["code"], "usage");
+    assert!(error["detail"].as_str().unwrap().contains("doing"), "{error}");
+    // Help is not an error, with or without --json.
+    let out = taskboard().args(["task", "list", "--help", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--status"));
+}

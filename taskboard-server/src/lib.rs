@@ -36,7 +36,7 @@ use std::time::Duration;
 
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use taskboard_core::board::Bootstrap;
+use taskboard_core::board::{Bootstrap, InitialPassword};
 use taskboard_core::validate::{Password, Slug};
 use taskboard_core::{Board, BoardOptions};
 use tokio::net::TcpListener;
@@ -146,6 +146,7 @@ pub struct Server {
     addr: SocketAddr,
     state: Arc<State>,
     bootstrap: Option<Bootstrap>,
+    initial_password: Option<InitialPassword>,
     maintenance: tokio::task::JoinHandle<()>,
 }
 
@@ -156,9 +157,16 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
-    /// Opens the board, creates the first owner on an empty board
-    /// (docs/rules.md, members) and binds the listening socket.
+    /// Binds the listening socket, then opens the board and creates the
+    /// first owner on an empty board (docs/rules.md, members). The socket comes
+    /// first, so a start that cannot listen leaves the board untouched.
+    /// A generated owner password is kept in the data directory until it
+    /// is used ([`Board::keep_initial_password`]).
     pub async fn bind(config: Config) -> Result<Server, StartError> {
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+        let addr = listener.local_addr()?;
         let options = BoardOptions {
             max_upload_bytes: config.max_upload_bytes,
             event_buffer: config.event_buffer,
@@ -172,8 +180,10 @@ impl Server {
             None => None,
         };
         let bootstrap = board.bootstrap_owner(slug, password).await?;
-        let listener = TcpListener::bind(config.listen).await?;
-        let addr = listener.local_addr()?;
+        let initial_password = match &bootstrap {
+            Some(boot) => board.keep_initial_password(boot).await?,
+            None => board.initial_password().await?,
+        };
         let shutdown = CancellationToken::new();
         let state = Arc::new(State {
             router: router::Router::new(config.dev, config.panic_route),
@@ -183,7 +193,7 @@ impl Server {
             board,
         });
         let maintenance = state.board.spawn_maintenance();
-        Ok(Server { listener, addr, state, bootstrap, maintenance })
+        Ok(Server { listener, addr, state, bootstrap, initial_password, maintenance })
     }
 
     /// The bound address, with the real port when port 0 was asked for.
@@ -198,6 +208,13 @@ impl Server {
     /// What the start did to an empty board, if it was empty.
     pub fn bootstrap(&self) -> Option<&Bootstrap> {
         self.bootstrap.as_ref()
+    }
+
+    /// The first owner's generated password while it is unused, with the
+    /// file that keeps it: on the first start and on every later one
+    /// until the owner has used it or it was changed.
+    pub fn initial_password(&self) -> Option<&InitialPassword> {
+        self.initial_password.as_ref()
     }
 
     /// Serves in a background task.

@@ -94,12 +94,20 @@ async fn run(args: Args) -> Result<(), taskboard_server::StartError> {
 
     let server = Server::bind(config).await?;
     let addr = server.local_addr();
+    let kept = server.initial_password();
     if let Some(boot) = server.bootstrap() {
         let slug = &boot.owner.slug;
         println!("created the owner {slug:?} on the empty board in {}", data_dir.display());
         match &boot.generated_password {
             Some(password) => {
-                println!("  password: {password}   (shown once; set TASKBOARD_OWNER_PASSWORD to choose it)");
+                println!("  password: {password}");
+                if let Some(kept) = kept {
+                    println!(
+                        "  (kept in {}, mode 0600, until the owner has used it or it is changed; \
+                         set TASKBOARD_OWNER_PASSWORD to choose it)",
+                        kept.path.display()
+                    );
+                }
                 println!(
                     "  log in:   curl -s -X POST http://{addr}/api/v1/auth/login -H 'content-type: application/json' \
                      -d '{{\"login\":\"{slug}\",\"password\":\"{password}\"}}'"
@@ -108,6 +116,14 @@ async fn run(args: Args) -> Result<(), taskboard_server::StartError> {
             None => println!("  password: from TASKBOARD_OWNER_PASSWORD"),
         }
         println!("  then send the token as 'Authorization: Bearer <token>'");
+    } else if let Some(kept) = kept {
+        println!(
+            "the owner {:?} has not used its generated password yet: {}\n  \
+             (kept in {}, mode 0600, until the owner has used it or it is changed)",
+            kept.owner.slug,
+            kept.password,
+            kept.path.display()
+        );
     }
     if dev {
         println!("development mode: API reference at http://{addr}/docs");

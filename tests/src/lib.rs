@@ -155,7 +155,17 @@ impl Env {
     /// `taskboard` pointed at this board (`--data-dir` or `--server` with
     /// the owner's token).
     pub fn cmd(&self) -> assert_cmd::Command {
-        let mut cmd = self.bare();
+        assert_cmd::Command::from_std(self.std_cmd())
+    }
+
+    /// [`Env::cmd`] as a `std::process::Command`, for a child process the
+    /// test drives itself (pipes, signals).
+    pub fn std_cmd(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(taskboard_bin());
+        for var in ["TASKBOARD_DATA_DIR", "TASKBOARD_SERVER", "TASKBOARD_TOKEN", "TASKBOARD_PASSWORD"] {
+            cmd.env_remove(var);
+        }
+        cmd.env("TASKBOARD_CREDENTIALS", &self.credentials).current_dir(self.dir.path());
         match &self.server {
             Some(s) => cmd.env("TASKBOARD_SERVER", &s.url).env("TASKBOARD_TOKEN", &s.token),
             None => cmd.env("TASKBOARD_DATA_DIR", &self.data_dir),

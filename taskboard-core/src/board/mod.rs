@@ -8,6 +8,7 @@
 
 mod auth;
 mod files;
+mod first_run;
 mod labels;
 mod links;
 mod members;
@@ -38,6 +39,7 @@ use crate::storage::redb::RedbStore;
 use crate::storage::tables::{EVENTS, META};
 use crate::storage::{Direction, KeyRange, Scan, Storage, WriteOp, WriteTxn};
 
+pub use first_run::{INITIAL_PASSWORD_FILE, InitialPassword};
 pub use members::Bootstrap;
 pub use throttle::{Clock, LoginLimits};
 

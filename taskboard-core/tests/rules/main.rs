@@ -9,6 +9,7 @@ mod backup;
 mod concurrency;
 mod events;
 mod files;
+mod first_run;
 mod members;
 mod messages;
 mod projects;

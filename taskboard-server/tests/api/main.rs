@@ -8,6 +8,7 @@ mod http;
 mod members;
 mod messages;
 mod projects;
+mod start;
 pub mod support;
 mod tasks;
 mod typos;

@@ -81,28 +81,28 @@ fn a_board_held_by_a_server_points_to_server_mode() {
     let env = Env::remote();
     let out =
         env.bare().args(["--data-dir", env.data_dir.to_str().unwrap(), "task", "list"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(5));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("already open") && stderr.contains("--server"), "{stderr}");
 }
 
 #[test]
-fn errors_exit_with_1_and_the_detail() {
+fn errors_exit_with_their_code_and_the_detail() {
     let env = Env::local();
     let out = env.cmd().args(["task", "show", "WEB-99"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(3));
     assert_eq!(String::from_utf8_lossy(&out.stderr).trim(), "error: task WEB-99 not found");
     env.run(&["project", "create", "--name", "Web", "--slug", "web"]).success();
     let out = env.cmd().args(["project", "create", "--name", "Web", "--slug", "web"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(5));
     assert!(String::from_utf8_lossy(&out.stderr).contains("already taken"));
-    // A value the core refuses is a 422-style error, not a usage error.
+    // A value the core refuses is a 422-style error (1), not a usage error.
     let out = env.cmd().args(["label", "create", "x", "--color", "red"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("color"));
     // No board in the directory.
     let out = env.bare().args(["--data-dir", "nowhere", "task", "list"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&out.stderr).contains("taskboard init"));
 }
 
@@ -118,7 +118,7 @@ fn init_prints_a_generated_password_once_and_refuses_a_second_time() {
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("owner alice") && stdout.contains("password (shown once): "), "{stdout}");
-    let again = env.run(&["init"]).failure().code(1);
+    let again = env.run(&["init"]).failure().code(5);
     let stderr = String::from_utf8_lossy(&again.get_output().stderr).to_string();
     assert!(stderr.contains("already holds a board"), "{stderr}");
 }

@@ -1,5 +1,6 @@
 //! End-to-end tests of the `taskboard` binary, in one test binary.
 
 mod admin;
+mod first_use;
 mod modes;
 mod remote;

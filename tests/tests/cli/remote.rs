@@ -15,7 +15,7 @@ fn login_stores_a_private_token_and_logout_removes_it() {
     env.bare()
         .args(["--server", &url, "login", "--login", "owner", "--password", "wrong-password"])
         .assert()
-        .code(1);
+        .code(4);
     env.bare()
         .args(["--server", &url, "login", "--login", "owner"])
         .write_stdin(format!("{OWNER_PASSWORD}\n"))
@@ -34,9 +34,9 @@ fn login_stores_a_private_token_and_logout_removes_it() {
     env.bare().arg("logout").assert().success();
     assert!(!env.credentials.exists());
     env.bare().arg("whoami").assert().code(2);
-    // A bad token is the server's 401.
+    // A bad token is the server's 401: not authenticated.
     let out = env.bare().args(["--server", &url, "--token", "tbk-nope", "whoami"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&out.stderr).contains("credentials"));
 }
 

@@ -1,0 +1,247 @@
+//! The command line: every command with its options and an example.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+mod members;
+mod messages;
+mod projects;
+mod tasks;
+
+pub use members::*;
+pub use messages::*;
+pub use projects::*;
+pub use tasks::*;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "taskboard",
+    version,
+    about = "Taskboard from the command line: every operation, on a local board or against a server",
+    long_about = "Taskboard from the command line: every operation of the API, on a local board or \
+against a server.\n\n\
+Local mode (--data-dir / TASKBOARD_DATA_DIR) opens the board in this process, acting as the member \
+given by --as (slug or id), or as the first active owner. It cannot open a board that a running \
+server holds: use --server then.\n\n\
+Remote mode (--server / TASKBOARD_SERVER) talks to a server with --token / TASKBOARD_TOKEN, or \
+with the token stored by `taskboard login`. Without --server and --data-dir, the stored login's \
+server is used.",
+    after_help = "Examples:\n  taskboard --data-dir ./board init\n  taskboard --data-dir ./board task list --status todo\n  \
+taskboard --server http://127.0.0.1:8080 login --login owner\n  taskboard task show WEB-12 --json"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct Global {
+    /// Data directory of a local board.
+    #[arg(long, global = true, env = "TASKBOARD_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Address of a Taskboard server (http://host:port); wins over --data-dir.
+    #[arg(long, global = true, env = "TASKBOARD_SERVER", value_name = "URL")]
+    pub server: Option<String>,
+    /// Credentials for the server: an agent token or a JWT.
+    #[arg(long, global = true, env = "TASKBOARD_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Local mode: act as this member (slug or id) instead of the first owner.
+    #[arg(long = "as", global = true, value_name = "MEMBER")]
+    pub acting_as: Option<String>,
+    /// Print the exact API JSON.
+    #[arg(long, global = true, conflicts_with = "quiet")]
+    pub json: bool,
+    /// Print only ids.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create a new board in --data-dir with its first owner.
+    #[command(after_help = "Example:\n  taskboard --data-dir ./board init --owner alice\n\n\
+The generated password is printed once; give --password to choose it.")]
+    Init {
+        /// Slug of the owner.
+        #[arg(long, default_value = "owner")]
+        owner: String,
+        /// Password of the owner (8-1024 characters); generated when absent.
+        #[arg(long, env = "TASKBOARD_OWNER_PASSWORD", hide_env_values = true)]
+        password: Option<String>,
+    },
+    /// Log in to --server and store the token in the config directory.
+    #[command(after_help = "Example:\n  taskboard --server http://127.0.0.1:8080 login --login alice\n\n\
+The password is read from --password, TASKBOARD_PASSWORD, the terminal (not echoed) or the first \
+line of standard input.\n\
+The token is stored in $XDG_CONFIG_HOME/taskboard/credentials.json (mode 0600), or the file \
+named by TASKBOARD_CREDENTIALS.")]
+    Login {
+        /// Slug or name of the member.
+        #[arg(long)]
+        login: String,
+        /// Password; without it, typed on the terminal (not echoed) or the first
+        /// line of standard input.
+        #[arg(long, env = "TASKBOARD_PASSWORD", hide_env_values = true)]
+        password: Option<String>,
+    },
+    /// Forget the stored login.
+    #[command(after_help = "Example:\n  taskboard logout")]
+    Logout,
+    /// Show the acting member.
+    #[command(after_help = "Example:\n  taskboard whoami --json")]
+    Whoami,
+    /// Service status and version.
+    #[command(after_help = "Example:\n  taskboard --server http://127.0.0.1:8080 health")]
+    Health,
+    /// Members: people, agents and bridges.
+    #[command(subcommand)]
+    Member(MemberCmd),
+    /// Projects and their members.
+    #[command(subcommand)]
+    Project(ProjectCmd),
+    /// Tasks.
+    #[command(subcommand)]
+    Task(TaskCmd),
+    /// Checklist steps of a task.
+    #[command(subcommand)]
+    Step(StepCmd),
+    /// Global labels.
+    #[command(subcommand)]
+    Label(LabelCmd),
+    /// Chat messages and task comments.
+    #[command(subcommand)]
+    Message(MessageCmd),
+    /// Project files.
+    #[command(subcommand)]
+    File(FileCmd),
+    /// Message attachments.
+    #[command(subcommand)]
+    Attachment(AttachmentCmd),
+    /// Stream events as JSON lines.
+    #[command(after_help = "Example:\n  taskboard --server http://127.0.0.1:8080 events --since 120\n\n\
+Against a server the stream follows live events and, on disconnect, reconnects and resumes after \
+the last seq. Locally it prints the retained events after --since and stops (no one else can \
+write to a board this process holds).")]
+    Events {
+        /// Start after this seq (default: from now; locally: from the start of the retained window).
+        #[arg(long)]
+        since: Option<u64>,
+    },
+    /// Export the whole local board to an archive directory (JSON lines plus file blobs).
+    #[command(after_help = "Example:\n  taskboard --data-dir ./board export ./board-archive\n\n\
+The directory must be absent or empty. While a server holds the board, use `backup` instead.")]
+    Export {
+        /// The archive directory: absent or empty.
+        dir: PathBuf,
+    },
+    /// Create a new board in --data-dir from an archive.
+    #[command(after_help = "Example:\n  taskboard --data-dir ./restored import ./board-archive")]
+    Import {
+        /// An archive directory written by `export` or `backup`.
+        dir: PathBuf,
+    },
+    /// A consistent archive of the board, also while a server runs (owners only).
+    #[command(
+        after_help = "Example:\n  taskboard --server http://127.0.0.1:8080 backup /var/backups/taskboard/2024-05-01\n\n\
+Against a server, DIR is a path on the server's machine (absolute)."
+    )]
+    Backup {
+        /// Directory of the archive, absent or empty; against a server, an
+        /// absolute path on the server's machine.
+        dir: String,
+    },
+    /// Print a shell completion script.
+    #[command(after_help = "Example:\n  taskboard completions bash > /etc/bash_completion.d/taskboard")]
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Clone, Copy, Args)]
+pub struct PageArgs {
+    /// At most this many items (1-1000).
+    #[arg(long)]
+    pub limit: Option<u32>,
+    /// Skip this many items.
+    #[arg(long)]
+    pub offset: Option<u32>,
+}
+
+/// Parses one of the core's wire enums, listing the accepted values on
+/// error. Hyphens stand for underscores (`in-progress` is `in_progress`),
+/// as is usual on command lines.
+fn parse<T: std::str::FromStr>(s: &str) -> Result<T, String>
+where
+    T::Err: std::fmt::Display,
+{
+    s.parse::<T>().or_else(|e| s.replace('-', "_").parse::<T>().map_err(|_| e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        super::Cli::command().debug_assert();
+    }
+
+    /// Every command shows an example in its help.
+    #[test]
+    fn every_command_has_an_example() {
+        fn walk(cmd: &clap::Command, path: &str) {
+            for sub in cmd.get_subcommands() {
+                let path = format!("{path} {}", sub.get_name());
+                if sub.has_subcommands() {
+                    walk(sub, &path);
+                } else if sub.get_name() != "help" {
+                    let help = sub.get_after_help().map(|h| h.to_string()).unwrap_or_default();
+                    assert!(help.contains("taskboard "), "no example for `{path}`");
+                }
+            }
+        }
+        walk(&super::Cli::command(), "taskboard");
+    }
+
+    /// Every option and argument of every command has a help line.
+    #[test]
+    fn every_argument_has_help() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+                if !builtin && arg.get_help().is_none_or(|h| h.to_string().trim().is_empty()) {
+                    missing.push(format!("{path} {}", arg.get_id()));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        let mut cmd = super::Cli::command();
+        cmd.build();
+        walk(&cmd, "taskboard", &mut missing);
+        assert!(missing.is_empty(), "arguments without help:\n{}", missing.join("\n"));
+    }
+
+    /// Enum values take hyphens for underscores.
+    #[test]
+    fn enum_values_accept_hyphens() {
+        use clap::Parser;
+        let cli =
+            super::Cli::try_parse_from(["taskboard", "task", "list", "--status", "in-progress"]).unwrap();
+        let super::Command::Task(super::TaskCmd::List { status, .. }) = cli.command else { panic!() };
+        assert_eq!(status, Some(taskboard_core::model::TaskStatus::InProgress));
+        let cli = super::Cli::try_parse_from(["taskboard", "task", "link", "A", "B", "--type", "depends-on"])
+            .unwrap();
+        let super::Command::Task(super::TaskCmd::Link { link_type, .. }) = cli.command else { panic!() };
+        assert_eq!(link_type, taskboard_core::model::LinkType::DependsOn);
+        let error =
+            super::Cli::try_parse_from(["taskboard", "task", "list", "--status", "in-limbo"]).unwrap_err();
+        assert!(error.to_string().contains("in_progress"), "{error}");
+    }
+}

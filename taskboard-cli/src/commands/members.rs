@@ -1,0 +1,159 @@
+//! `taskboard member …` and `project …`.
+
+use taskboard_core::api::*;
+use taskboard_core::validate::*;
+use taskboard_core::{Error, Result};
+
+use crate::backend::Backend;
+use crate::cli::*;
+use crate::output::Out;
+
+use super::helpers::*;
+
+pub(super) async fn member<B: Backend>(b: &B, c: MemberCmd, out: Out) -> Result<()> {
+    match c {
+        MemberCmd::List { all, page: p } => out.list(
+            &b.call::<ListMembers>((), MemberListQuery { include_inactive: all, page: page(p) }, ()).await?,
+        ),
+        MemberCmd::Show { member } => out.item(&b.find_member(&member).await?),
+        MemberCmd::Create { name, slug, kind, role, config } => {
+            let new = NewMember {
+                name: valid("name", Name::new(name))?,
+                slug: valid("slug", Slug::new(slug))?,
+                kind,
+                role,
+                agent_config: agent_config(config)?,
+            };
+            let created = b.call::<CreateMember>((), (), new).await?;
+            match &created.token {
+                // The token is shown once: with --quiet it is what a
+                // script needs.
+                Some(token) if out.quiet => out.line(token),
+                _ => out.item(&created),
+            }
+        }
+        MemberCmd::Update { member, name, slug, role, status, avatar_url, clear_avatar, agent_config } => {
+            let id = b.find_member(&member).await?.id;
+            let patch = MemberPatch {
+                name: patch(name.map(Name::new).transpose().map_err(|e| e.at("name"))?, false),
+                slug: patch(slug.map(Slug::new).transpose().map_err(|e| e.at("slug"))?, false),
+                role: patch(role, false),
+                status: patch(status, false),
+                avatar_url: patch(avatar_url, clear_avatar),
+                agent_config: patch(
+                    agent_config
+                        .map(|j| serde_json::from_str(&j).map_err(|e| Error::invalid("agent_config", e)))
+                        .transpose()?,
+                    false,
+                ),
+            };
+            out.item(&b.call::<UpdateMember>(id, (), patch).await?)
+        }
+        MemberCmd::Delete { member } => {
+            let m = b.find_member(&member).await?;
+            out.done(&b.call::<DeleteMember>(m.id, (), ()).await?, &format!("deleted member {}", m.slug))
+        }
+        MemberCmd::RegenerateToken { member } => {
+            let m = b.find_member(&member).await?;
+            let t = b.call::<RegenerateToken>(m.id, (), ()).await?;
+            if out.quiet {
+                out.line(&t.token);
+            } else {
+                out.done(&t, &format!("new token of {} (shown once): {}", m.slug, t.token));
+            }
+        }
+        MemberCmd::RevokeToken { member } => {
+            let m = b.find_member(&member).await?;
+            out.done(&b.call::<RevokeToken>(m.id, (), ()).await?, &format!("revoked the token of {}", m.slug))
+        }
+        MemberCmd::SetPassword { member, password } => {
+            let m = b.find_member(&member).await?;
+            let password = match password {
+                Some(p) => p,
+                None => read_secret("new password")?,
+            };
+            let request = NewPassword { password: valid("password", Password::new(password))? };
+            out.done(&b.call::<SetPassword>(m.id, (), request).await?, &format!("password of {} set", m.slug))
+        }
+        MemberCmd::Status { status } => {
+            let s = b.call::<SetMyStatus>((), StatusQuery { status }, ()).await?;
+            out.done(&s, &format!("status: {}", s.status))
+        }
+    }
+    Ok(())
+}
+
+pub(super) async fn project<B: Backend>(b: &B, c: ProjectCmd, out: Out) -> Result<()> {
+    match c {
+        ProjectCmd::List { all, page: p } => out.list(
+            &b.call::<ListProjects>((), ProjectListQuery { include_archived: all, page: page(p) }, ())
+                .await?,
+        ),
+        ProjectCmd::Show { project } => out.item(&b.find_project(&project).await?),
+        ProjectCmd::Create { name, slug, description, repo_urls, auto_assign } => {
+            let new = NewProject {
+                name: valid("name", Name::new(name))?,
+                slug: valid("slug", Slug::new(slug))?,
+                description: description.map(LongText::new).transpose().map_err(|e| e.at("description"))?,
+                repo_urls,
+                auto_assign,
+            };
+            out.item(&b.call::<CreateProject>((), (), new).await?)
+        }
+        ProjectCmd::Update {
+            project,
+            name,
+            slug,
+            description,
+            clear_description,
+            repo_urls,
+            clear_repos,
+            status,
+            auto_assign,
+        } => {
+            let id = b.find_project(&project).await?.id;
+            let repos = if clear_repos {
+                Patch::Value(Vec::new())
+            } else {
+                patch((!repo_urls.is_empty()).then_some(repo_urls), false)
+            };
+            let patch = ProjectPatch {
+                name: patch(name.map(Name::new).transpose().map_err(|e| e.at("name"))?, false),
+                slug: patch(slug.map(Slug::new).transpose().map_err(|e| e.at("slug"))?, false),
+                description: patch(
+                    description.map(LongText::new).transpose().map_err(|e| e.at("description"))?,
+                    clear_description,
+                ),
+                repo_urls: repos,
+                status: patch(status, false),
+                auto_assign: patch(auto_assign, false),
+            };
+            out.item(&b.call::<UpdateProject>(id, (), patch).await?)
+        }
+        ProjectCmd::Delete { project } => {
+            let p = b.find_project(&project).await?;
+            out.done(&b.call::<DeleteProject>(p.id, (), ()).await?, &format!("deleted project {}", p.slug))
+        }
+        ProjectCmd::Members { project } => {
+            let p = b.find_project(&project).await?;
+            out.list(&b.call::<ListProjectMembers>(p.id, Page::default(), ()).await?)
+        }
+        ProjectCmd::AddMember { project, member } => {
+            let p = b.find_project(&project).await?;
+            let m = b.find_member(&member).await?;
+            out.done(
+                &b.call::<AddProjectMember>(p.id, (), NewProjectMember { member_id: m.id }).await?,
+                &format!("added {} to {}", m.slug, p.slug),
+            )
+        }
+        ProjectCmd::RemoveMember { project, member } => {
+            let p = b.find_project(&project).await?;
+            let m = b.find_member(&member).await?;
+            out.done(
+                &b.call::<RemoveProjectMember>((p.id, m.id), (), ()).await?,
+                &format!("removed {} from {}", m.slug, p.slug),
+            )
+        }
+    }
+    Ok(())
+}

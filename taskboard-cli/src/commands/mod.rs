@@ -1,0 +1,245 @@
+//! Every command, written once against [`Backend`]. The CLI holds no rule
+//! of the board: it turns arguments into requests, resolves the references
+//! a person types (slugs, keys, names) and prints the answers.
+
+use std::path::{Path, PathBuf};
+
+use taskboard_core::api::*;
+use taskboard_core::validate::*;
+use taskboard_core::{Board, BoardOptions, Error, ErrorKind};
+
+use crate::backend::{Backend, LocalBackend, open_board};
+use crate::cli::*;
+use crate::client::{Client, save_download};
+use crate::exit::Failure;
+use crate::login::{self, StoredLogin};
+use crate::output::Out;
+use taskboard_core::archive::BackupRequest;
+
+mod helpers;
+mod members;
+mod messages;
+mod tasks;
+
+use helpers::*;
+
+/// Where the commands go.
+enum Mode {
+    Local(PathBuf),
+    Remote(Client),
+}
+
+fn choose_mode(g: &Global) -> std::result::Result<Mode, Failure> {
+    if let Some(server) = &g.server {
+        if g.acting_as.is_some() {
+            return Err(Failure::Usage(
+                "--as applies to local mode only; a server acts as the token's member".into(),
+            ));
+        }
+        let token = match &g.token {
+            Some(t) => Some(t.clone()),
+            None => login::load()?
+                .filter(|s| s.server.trim_end_matches('/') == server.trim_end_matches('/'))
+                .map(|s| s.token),
+        };
+        return Ok(Mode::Remote(Client::new(server, token)?));
+    }
+    if let Some(dir) = &g.data_dir {
+        return Ok(Mode::Local(dir.clone()));
+    }
+    match login::load()? {
+        Some(stored) => Ok(Mode::Remote(Client::new(&stored.server, g.token.clone().or(Some(stored.token)))?)),
+        None => Err(Failure::Usage(
+            "no board chosen: give --data-dir DIR (local board) or --server URL (a server), or run `taskboard login`"
+                .into(),
+        )),
+    }
+}
+
+fn need_data_dir(g: &Global, command: &str) -> std::result::Result<PathBuf, Failure> {
+    g.data_dir
+        .clone()
+        .ok_or_else(|| Failure::Usage(format!("`{command}` needs --data-dir DIR (or TASKBOARD_DATA_DIR)")))
+}
+
+/// Runs one parsed command line.
+pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
+    let out = Out { json: cli.global.json, quiet: cli.global.quiet };
+    let g = cli.global;
+    match cli.command {
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            // Generated into memory: the generators panic when a write
+            // fails, and a closed pipe (`| head`) makes writes fail.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "taskboard", &mut script);
+            let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), &script);
+            Ok(())
+        }
+        Command::Init { owner, password } => init(&need_data_dir(&g, "init")?, &owner, password, out).await,
+        Command::Import { dir } => {
+            let data_dir = need_data_dir(&g, "import")?;
+            let bar = bar("import", "records");
+            let summary = Board::import_archive(dir, data_dir, archive_progress(&bar)).await;
+            finish(bar);
+            out.summary("imported", &summary?);
+            Ok(())
+        }
+        Command::Export { dir } => {
+            let board = open_board(&need_data_dir(&g, "export")?).await.map_err(|e| {
+                if e.kind() == ErrorKind::Conflict {
+                    Error::conflict(format!("{} Or, with a server, `taskboard backup DIR`.", e.detail()))
+                } else {
+                    e
+                }
+            })?;
+            let bar = bar("export", "files");
+            let summary = board.export_archive(dir, archive_progress(&bar)).await;
+            finish(bar);
+            out.summary("exported", &summary?);
+            Ok(())
+        }
+        Command::Login { login: name, password } => {
+            let server =
+                g.server.clone().ok_or_else(|| Failure::Usage("`login` needs --server URL".into()))?;
+            let password = match password {
+                Some(p) => p,
+                None => read_secret("password")?,
+            };
+            let client = Client::new(&server, None)?;
+            let response = client.call::<Login>((), (), LoginRequest { login: name, password }).await?;
+            let path = login::store(&StoredLogin {
+                server: client.base_url().to_string(),
+                token: response.token.clone(),
+                member_id: response.member_id,
+                slug: response.slug.clone(),
+            })?;
+            out.done(
+                &response,
+                &format!("logged in as {}; token stored in {}", response.slug, path.display()),
+            );
+            Ok(())
+        }
+        Command::Logout => {
+            let removed = login::remove()?;
+            let text = if removed { "logged out" } else { "not logged in" };
+            out.done(&serde_json::json!({"ok": true}), text);
+            Ok(())
+        }
+        command => match choose_mode(&g)? {
+            Mode::Local(dir) => {
+                let backend = LocalBackend::open(&dir, g.acting_as.as_deref()).await?;
+                if let Command::Events { since } = command {
+                    return local_events(&backend, since, out).await;
+                }
+                execute(&backend, command, out).await
+            }
+            Mode::Remote(client) => {
+                if let Command::Events { since } = command {
+                    let mut events = client.events(since).await?;
+                    // Until stdout is closed (`| head`), or an error ends it.
+                    while out.json_line(&events.next().await?) {}
+                    return Ok(());
+                }
+                execute(&crate::backend::RemoteBackend { client }, command, out).await
+            }
+        },
+    }
+}
+
+async fn init(
+    dir: &Path,
+    owner: &str,
+    password: Option<String>,
+    out: Out,
+) -> std::result::Result<(), Failure> {
+    let slug = Slug::new(owner).map_err(|e| e.at("owner"))?;
+    let password = password.map(Password::new).transpose().map_err(|e| e.at("password"))?;
+    let board = Board::open(dir, BoardOptions::default()).await?;
+    let boot = board
+        .bootstrap_owner(slug, password)
+        .await?
+        .ok_or_else(|| Error::conflict(format!("{} already holds a board with members", dir.display())))?;
+    board.flush().await?;
+    let json = serde_json::json!({"owner": boot.owner, "password": boot.generated_password});
+    let mut text = format!("created a board in {} with owner {}", dir.display(), boot.owner.slug);
+    if let Some(p) = &boot.generated_password {
+        text.push_str(&format!("\npassword (shown once): {p}"));
+    }
+    if out.quiet {
+        out.line(&boot.owner.id.to_string());
+    }
+    out.done(&json, &text);
+    Ok(())
+}
+
+/// Locally nobody else can write while this process holds the board, so
+/// the stream is the retained events after `since`, then the end.
+async fn local_events(b: &LocalBackend, since: Option<u64>, out: Out) -> std::result::Result<(), Failure> {
+    let since = since.unwrap_or_else(|| {
+        b.board.latest_seq().saturating_sub(taskboard_core::events::RETAINED_EVENTS as u64)
+    });
+    let sub = b.board.subscribe(Some(since));
+    if sub.resync_required && !out.json_line(&serde_json::json!({"type": "resync_required"})) {
+        return Ok(());
+    }
+    let viewer = b.board.viewer(b.caller.actor()?);
+    for event in sub.replay.iter().filter(|e| e.visible_to(&viewer)) {
+        let frame: serde_json::Value = serde_json::from_str(&event.frame()).map_err(Error::internal)?;
+        if !out.json_line(&frame) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+async fn execute<B: Backend>(b: &B, command: Command, out: Out) -> std::result::Result<(), Failure> {
+    match command {
+        Command::Whoami => out.item(&b.call::<GetMe>((), (), ()).await?),
+        Command::Health => {
+            let h = b.call::<GetHealth>((), (), ()).await?;
+            out.done(&h, &format!("{} (version {})", h.status, h.version));
+        }
+        Command::Member(c) => members::member(b, c, out).await?,
+        Command::Project(c) => members::project(b, c, out).await?,
+        Command::Task(c) => tasks::task(b, c, out).await?,
+        Command::Step(c) => tasks::step(b, c, out).await?,
+        Command::Label(c) => tasks::label(b, c, out).await?,
+        Command::Message(c) => messages::message(b, c, out).await?,
+        Command::File(c) => messages::file(b, c, out).await?,
+        Command::Attachment(AttachmentCmd::Download { attachment, output }) => {
+            let bar = bar("download", "bytes");
+            let progress = byte_progress(&bar);
+            let result = download(Sink::new(output, attachment), async |w| {
+                let d = b.call::<DownloadAttachment>(attachment, (), ()).await?;
+                save_download(d, w, progress).await
+            })
+            .await;
+            finish(bar);
+            let (done, path) = result?;
+            if let Some(path) = path {
+                downloaded(out, &done, &path);
+            }
+        }
+        Command::Backup { dir } => {
+            let path = b.local_path(&dir)?;
+            let summary = b.call::<Backup>((), (), BackupRequest { path }).await?;
+            out.summary(&format!("backed up to {dir}"), &summary);
+        }
+        Command::Init { .. }
+        | Command::Login { .. }
+        | Command::Logout
+        | Command::Events { .. }
+        | Command::Export { .. }
+        | Command::Import { .. }
+        | Command::Completions { .. } => unreachable!("handled before a backend is chosen"),
+    }
+    Ok(())
+}
+
+pub(super) fn downloaded(out: Out, d: &crate::client::Downloaded, path: &Path) {
+    let json = serde_json::json!({
+        "path": path, "filename": d.filename, "mime_type": d.mime_type, "size": d.size
+    });
+    out.done(&json, &format!("saved {} ({} bytes)", path.display(), d.size));
+}
