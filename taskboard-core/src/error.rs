@@ -13,6 +13,8 @@ pub enum ErrorKind {
     NotFound,
     Conflict,
     PayloadTooLarge,
+    /// A body in a media type the endpoint does not read.
+    UnsupportedMediaType,
     Validation,
     MethodNotAllowed,
     Internal,
@@ -29,6 +31,7 @@ impl ErrorKind {
             ErrorKind::MethodNotAllowed => 405,
             ErrorKind::Conflict => 409,
             ErrorKind::PayloadTooLarge => 413,
+            ErrorKind::UnsupportedMediaType => 415,
             ErrorKind::Validation => 422,
             ErrorKind::Internal => 500,
         }
@@ -43,6 +46,7 @@ impl ErrorKind {
             ErrorKind::NotFound => "not_found",
             ErrorKind::Conflict => "conflict",
             ErrorKind::PayloadTooLarge => "payload_too_large",
+            ErrorKind::UnsupportedMediaType => "unsupported_media_type",
             ErrorKind::Validation => "validation_error",
             ErrorKind::MethodNotAllowed => "method_not_allowed",
             ErrorKind::Internal => "internal",
@@ -50,13 +54,14 @@ impl ErrorKind {
     }
 
     /// Every kind.
-    pub const ALL: [ErrorKind; 9] = [
+    pub const ALL: [ErrorKind; 10] = [
         ErrorKind::BadRequest,
         ErrorKind::Unauthorized,
         ErrorKind::Forbidden,
         ErrorKind::NotFound,
         ErrorKind::Conflict,
         ErrorKind::PayloadTooLarge,
+        ErrorKind::UnsupportedMediaType,
         ErrorKind::Validation,
         ErrorKind::MethodNotAllowed,
         ErrorKind::Internal,
@@ -79,6 +84,7 @@ impl ErrorKind {
             405 => ErrorKind::MethodNotAllowed,
             409 => ErrorKind::Conflict,
             413 => ErrorKind::PayloadTooLarge,
+            415 => ErrorKind::UnsupportedMediaType,
             422 => ErrorKind::Validation,
             _ => ErrorKind::Internal,
         }
@@ -123,6 +129,9 @@ impl Error {
     }
     pub fn too_large(detail: impl Into<String>) -> Error {
         Error::new(ErrorKind::PayloadTooLarge, detail)
+    }
+    pub fn unsupported_media_type(detail: impl Into<String>) -> Error {
+        Error::new(ErrorKind::UnsupportedMediaType, detail)
     }
     /// A request that does not fit the schema; `field` names the culprit.
     pub fn invalid(field: &str, problem: impl fmt::Display) -> Error {

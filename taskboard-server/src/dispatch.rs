@@ -45,7 +45,12 @@ async fn authenticate(state: &State, req: &Request<Incoming>) -> Result<Actor, E
     }
 }
 
-async fn body<T: DeserializeOwned>(state: &State, req: Request<Incoming>) -> Result<T, Reject> {
+/// The JSON body of a request, as `T`.
+async fn body<T: DeserializeOwned + schemars::JsonSchema + 'static>(
+    state: &State,
+    req: Request<Incoming>,
+) -> Result<T, Reject> {
+    parse::check_json_type(req.headers())?;
     let declared =
         req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     let bytes = parse::read_body(req.into_body(), declared, &state.limits).await?;

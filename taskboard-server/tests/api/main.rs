@@ -6,6 +6,7 @@ mod files;
 mod http;
 mod members;
 mod messages;
+mod parsing;
 mod projects;
 pub mod support;
 mod tasks;
