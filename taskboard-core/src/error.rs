@@ -165,7 +165,8 @@ impl From<std::io::Error> for Error {
     }
 }
 
-/// The JSON body of an error response (DECISIONS 1.1).
+/// The JSON body of every error response: a human readable `detail` and a
+/// machine-readable `code`.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ErrorBody {
     pub detail: String,

@@ -55,12 +55,12 @@ wire_enum!(
 );
 wire_enum!(MemberStatus { Online = "online", Offline = "offline", Busy = "busy" });
 wire_enum!(
-    /// Which messages an agent is told about (DECISIONS 7.3).
+    /// Which messages an agent is told about.
     Listen { All = "all", Mentions = "mentions" }
 );
 wire_enum!(ProjectStatus { Active = "active", Archived = "archived" });
 wire_enum!(
-    /// Role of a member inside one project (DECISIONS 4.1).
+    /// Role of a member inside one project.
     ProjectRole { Owner = "owner", Member = "member" }
 );
 wire_enum!(TaskType { Task = "task", Bug = "bug", Epic = "epic" });
@@ -74,6 +74,14 @@ wire_enum!(TaskStatus {
 wire_enum!(Priority { Low = "low", Medium = "medium", High = "high", Urgent = "urgent" });
 wire_enum!(LinkType { Blocks = "blocks", DependsOn = "depends_on", RelatesTo = "relates_to" });
 wire_enum!(AuthorType { Human = "human", Agent = "agent", System = "system" });
+
+impl MemberType {
+    /// Whether `POST /members` creates members of this type (humans and
+    /// agents; bridges come from elsewhere).
+    pub fn is_creatable(self) -> bool {
+        self != MemberType::Bridge
+    }
+}
 
 impl Role {
     /// Admins and owners manage members and credentials (DECISIONS 3.3).
@@ -198,7 +206,7 @@ pub struct ProjectMember {
     pub role: ProjectRole,
 }
 
-/// `{id, key, title}` of a parent task (DECISIONS 5.7).
+/// `{id, key, title}` of a parent task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ParentRef {
     pub id: Uuid,
@@ -206,7 +214,7 @@ pub struct ParentRef {
     pub title: String,
 }
 
-/// `{id, key, title, status}` of a subtask (DECISIONS 5.7).
+/// `{id, key, title, status}` of a subtask.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SubtaskRef {
     pub id: Uuid,
@@ -330,7 +338,7 @@ pub struct Change {
     pub to: serde_json::Value,
 }
 
-/// An audit-log record of a task (DECISIONS 5.10).
+/// An audit-log record of a task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TaskAction {
     pub id: Uuid,

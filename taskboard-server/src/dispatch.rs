@@ -30,16 +30,16 @@ const OK: OkBody = OkBody::OK;
 
 /// The credentials of a request: `Authorization: Bearer …`, else
 /// `?token=…`.
-fn credentials(req: &Request<Incoming>) -> Option<std::borrow::Cow<'_, str>> {
+fn credentials(req: &Request<Incoming>) -> Result<Option<std::borrow::Cow<'_, str>>, Error> {
     if let Some(value) = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
-        let (scheme, token) = value.trim().split_once(' ')?;
-        return scheme.eq_ignore_ascii_case("bearer").then(|| std::borrow::Cow::Borrowed(token.trim()));
+        let Some((scheme, token)) = value.trim().split_once(' ') else { return Ok(None) };
+        return Ok(scheme.eq_ignore_ascii_case("bearer").then(|| std::borrow::Cow::Borrowed(token.trim())));
     }
     parse::query_token(req.uri().query())
 }
 
 async fn authenticate(state: &State, req: &Request<Incoming>) -> Result<Actor, Error> {
-    match credentials(req) {
+    match credentials(req)? {
         Some(token) if !token.is_empty() => state.board.authenticate(&token).await,
         _ => Err(Error::unauthorized("credentials are required: a bearer token or ?token=")),
     }
@@ -57,7 +57,7 @@ async fn body<T: DeserializeOwned + schemars::JsonSchema + 'static>(
     Ok(parse::json(&bytes)?)
 }
 
-/// Applies [ext] paging (DECISIONS 2.2) to a list the core returns whole.
+/// Applies [ext] paging to a list the core returns whole.
 fn paged<T>(page: Page, items: Vec<T>) -> Result<Vec<T>, Error> {
     page.check()?;
     Ok(page.apply(items))

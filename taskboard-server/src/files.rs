@@ -1,7 +1,7 @@
 //! Multipart uploads streamed into the board, and downloads streamed out
 //! of it. Neither side ever holds a whole file: upload chunks go straight
 //! to the core's blob writer, which enforces the limit while writing
-//! (DECISIONS 6.4); downloads are read from disk chunk by chunk.
+//! (413 past the limit, nothing kept); downloads are read from disk chunk by chunk.
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -316,7 +316,7 @@ pub(crate) fn content_disposition(disposition: &str, filename: &str) -> String {
     )
 }
 
-/// Streams a download with the headers of DECISIONS 6.5.
+/// Streams a download with its type, length, disposition and `nosniff`.
 pub(crate) fn download(d: Download) -> Response<ResBody> {
     let disposition = content_disposition(d.disposition(), &d.filename);
     let stream = ReaderStream::with_capacity(d.file, 64 * 1024).map_ok(Frame::data);

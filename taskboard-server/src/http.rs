@@ -72,7 +72,7 @@ pub(crate) fn json<T: Serialize>(status: StatusCode, value: &T) -> Response<ResB
     }
 }
 
-/// The error body of DECISIONS 1.1 with the status of its kind.
+/// The error body `{detail, code}` with the status of its kind.
 pub(crate) fn error(e: &Error) -> Response<ResBody> {
     let status = StatusCode::from_u16(e.kind().status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let body = serde_json::to_vec(&ErrorBody::from(e)).unwrap_or_default();

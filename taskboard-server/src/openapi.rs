@@ -1,4 +1,4 @@
-//! The OpenAPI 3.1 document (DECISIONS 8.2), generated from the endpoint
+//! The OpenAPI 3.1 document (served in development mode), generated from the endpoint
 //! table and the JSON Schemas of the very types dispatch parses and
 //! renders, and the offline `/docs` page that reads it.
 
@@ -40,7 +40,7 @@ fn io(name: EndpointName, g: &mut SchemaGenerator) -> Io {
             "description": {"type": "string"}
         }
     });
-    let binary = json!({"type": "string", "contentMediaType": "application/octet-stream"});
+    let binary = json!({});
     use EndpointName as E;
     match name {
         E::health => none(s::<Health>(g)),
@@ -99,9 +99,7 @@ fn io(name: EndpointName, g: &mut SchemaGenerator) -> Io {
         E::update_label => with_body(s::<LabelPatch>(g), s::<Label>(g)),
         E::delete_label => none(s::<Ok>(g)),
         E::backup => with_body(s::<BackupRequest>(g), s::<ArchiveSummary>(g)),
-        E::websocket => {
-            with_query(query_params::<WsQuery>(), json!({"description": "WebSocket event frames"}))
-        }
+        E::websocket => with_query(query_params::<WsQuery>(), json!({})),
     }
 }
 
@@ -121,7 +119,7 @@ fn query_params<T: JsonSchema>() -> Vec<Value> {
     let mut params = Vec::new();
     if let Some(Value::Object(props)) = root.get("properties") {
         for (name, prop) in props {
-            let mut prop = prop.clone();
+            let mut prop = not_null(prop.clone());
             let description = prop.as_object_mut().and_then(|p| p.remove("description"));
             let mut param = json!({
                 "name": name,
@@ -138,6 +136,35 @@ fn query_params<T: JsonSchema>() -> Vec<Value> {
     params
 }
 
+/// A query parameter is absent rather than null: the schema of an
+/// optional field without its `null`.
+fn not_null(mut schema: Value) -> Value {
+    if let Some(alts) = schema.get("anyOf").and_then(Value::as_array) {
+        let rest: Vec<&Value> = alts.iter().filter(|a| a.get("type") != Some(&json!("null"))).collect();
+        if let [only] = rest.as_slice() {
+            let mut merged = (*only).clone();
+            if let (Some(m), Some(outer)) = (merged.as_object_mut(), schema.as_object()) {
+                for (k, v) in outer {
+                    if k != "anyOf" {
+                        m.entry(k.clone()).or_insert_with(|| v.clone());
+                    }
+                }
+            }
+            schema = merged;
+        }
+    }
+    if let Some(Value::Array(types)) = schema.get("type") {
+        let types: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+        schema["type"] = if types.len() == 1 { types[0].clone() } else { Value::Array(types) };
+    }
+    if schema.get("default") == Some(&Value::Null)
+        && let Some(m) = schema.as_object_mut()
+    {
+        m.remove("default");
+    }
+    schema
+}
+
 fn path_params(path: &str) -> Vec<Value> {
     path.split('/')
         .filter_map(|seg| seg.strip_prefix('{')?.strip_suffix('}'))
@@ -145,6 +172,95 @@ fn path_params(path: &str) -> Vec<Value> {
             json!({"name": name, "in": "path", "required": true, "schema": {"type": "string", "format": "uuid"}})
         })
         .collect()
+}
+
+/// The error statuses an endpoint can answer, each with what it means
+/// there. Derived from what the endpoint takes (credentials, path ids, a
+/// query, a body) and, for the statuses only some rules give, from the
+/// board's rules per endpoint.
+fn error_statuses(name: EndpointName, e: &Endpoint, has_query: bool) -> Vec<(u16, &'static str)> {
+    use EndpointName as E;
+    let mut out = Vec::new();
+    let bad_request = match name {
+        E::regenerate_token | E::revoke_token => Some("the member is not an agent"),
+        E::remove_project_member => Some("the member is the project's owner"),
+        E::create_link => Some("a task cannot be linked to itself"),
+        E::post_message => Some("neither chat_id nor task_id is given"),
+        E::upload_file => Some("the file name is not valid"),
+        E::update_member | E::delete_member => Some("the last active owner would be lost"),
+        E::set_password => Some("the member is not human"),
+        E::websocket => Some("not a WebSocket upgrade request"),
+        _ => None,
+    };
+    out.extend(bad_request.map(|why| (400, why)));
+    if e.auth {
+        out.push((401, "credentials are missing or not valid"));
+    } else if name == E::login {
+        out.push((401, "wrong login or password"));
+    }
+    let forbidden = matches!(
+        name,
+        E::create_member
+            | E::update_member
+            | E::delete_member
+            | E::regenerate_token
+            | E::revoke_token
+            | E::set_password
+            | E::delete_project
+            | E::add_project_member
+            | E::remove_project_member
+            | E::backup
+    );
+    if forbidden {
+        out.push((403, "the caller's role does not allow it"));
+    }
+    let refers = e.path.contains('{')
+        || matches!(
+            name,
+            E::create_task | E::list_tasks | E::list_messages | E::post_message | E::add_project_member
+        );
+    if refers {
+        out.push((404, "a resource it names does not exist"));
+    }
+    let conflicts = matches!(
+        name,
+        E::create_member
+            | E::update_member
+            | E::create_project
+            | E::update_project
+            | E::add_project_member
+            | E::take_task
+            | E::create_link
+            | E::create_label
+            | E::update_label
+            | E::backup
+    );
+    if conflicts {
+        out.push((409, "it conflicts with the board's state"));
+    }
+    if e.body != Body::None {
+        out.push((413, "the body is too large"));
+        out.push((415, "the body is not of the media type the endpoint reads"));
+    }
+    if e.auth || e.body != Body::None || has_query || e.path.contains('{') {
+        out.push((422, "the request does not fit the schema"));
+    }
+    if name == E::login {
+        out.push((429, "too many failed logins; see Retry-After"));
+    }
+    out
+}
+
+/// `?token=`: credentials in the query, for links and WebSockets that
+/// cannot send a header.
+fn token_param() -> Value {
+    json!({
+        "name": "token",
+        "in": "query",
+        "required": false,
+        "description": "Credentials (a login JWT or an agent token) for clients that cannot send an Authorization header, such as image links and browser WebSockets.",
+        "schema": {"type": "string"}
+    })
 }
 
 /// The whole document.
@@ -159,21 +275,37 @@ pub fn openapi_document() -> Value {
     let mut paths = Map::new();
     for (name, e) in ENDPOINTS {
         let io = io(*name, &mut g);
+        let has_query = !io.query.is_empty();
         let mut parameters = path_params(e.path);
         parameters.extend(io.query);
-        let success = match e.body {
-            _ if matches!(name, EndpointName::download_file | EndpointName::download_attachment) => {
-                json!({"description": "The file content", "content": {"application/octet-stream": {"schema": io.response}}})
-            }
-            _ if e.status == 101 => json!({"description": "Switching to the WebSocket protocol"}),
-            _ => json!({"description": "Success", "content": {"application/json": {"schema": io.response}}}),
+        let download = matches!(name, EndpointName::download_file | EndpointName::download_attachment);
+        if download || *name == EndpointName::websocket {
+            parameters.push(token_param());
+        }
+        let success = if download {
+            json!({
+                "description": "The file's content, in the media type it was stored with",
+                "headers": {
+                    "Content-Disposition": {"description": "`inline` for images, else `attachment`, with the file name", "schema": {"type": "string"}},
+                    "Content-Length": {"schema": {"type": "integer", "minimum": 0}},
+                    "X-Content-Type-Options": {"schema": {"type": "string", "enum": ["nosniff"]}}
+                },
+                "content": {"*/*": {"schema": {"description": "The file's bytes"}}}
+            })
+        } else if e.status == 101 {
+            json!({"description": "Switching to the WebSocket protocol; event frames follow"})
+        } else {
+            json!({"description": "Success", "content": {"application/json": {"schema": io.response}}})
         };
         let mut responses = Map::new();
         responses.insert(e.status.to_string(), success);
-        responses.insert(
-            "default".into(),
-            json!({"description": "An error (DECISIONS 1.1)", "content": {"application/json": {"schema": error}}}),
-        );
+        for (status, why) in error_statuses(*name, e, has_query) {
+            let mut res = json!({"description": why, "content": {"application/json": {"schema": error}}});
+            if status == 429 {
+                res["headers"] = json!({"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer", "minimum": 0}}});
+            }
+            responses.insert(status.to_string(), res);
+        }
         let mut op = json!({
             "operationId": e.name,
             "summary": e.summary,
@@ -191,23 +323,64 @@ pub fn openapi_document() -> Value {
         let item = paths.entry(e.path.to_string()).or_insert_with(|| json!({}));
         item[e.method.as_str().to_lowercase()] = op;
     }
-    json!({
+    let mut doc = json!({
         "openapi": "3.1.0",
         "info": {
             "title": "Taskboard",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "Task board for humans and agents. Credentials: `Authorization: Bearer <token>` or `?token=`."
+            "description": "Task board for humans and agents. Credentials: `Authorization: Bearer <token>` or `?token=`. Every error answers `{\"detail\", \"code\"}`."
         },
+        "servers": [{"url": "/", "description": "This server"}],
         "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
-        "security": [{"bearer": []}],
+        "security": [{"bearer": []}, {"token": []}],
         "paths": paths,
         "components": {
             "schemas": g.take_definitions(true),
             "securitySchemes": {
-                "bearer": {"type": "http", "scheme": "bearer", "description": "A login JWT or an agent token (tbk-…)"}
+                "bearer": {"type": "http", "scheme": "bearer", "description": "A login JWT or an agent token (tbk-…)"},
+                "token": {"type": "apiKey", "in": "query", "name": "token", "description": "The same credentials as a query parameter"}
             }
         }
-    })
+    });
+    no_boolean_schemas(&mut doc);
+    doc
+}
+
+/// Replaces the schema `true` (anything) by `{}`, which means the same
+/// and which every OpenAPI tool reads.
+fn no_boolean_schemas(v: &mut Value) {
+    const SCHEMA: [&str; 7] = [
+        "schema",
+        "items",
+        "additionalProperties",
+        "not",
+        "contains",
+        "propertyNames",
+        "unevaluatedProperties",
+    ];
+    const SCHEMA_MAPS: [&str; 4] = ["properties", "$defs", "schemas", "patternProperties"];
+    const SCHEMA_LISTS: [&str; 4] = ["anyOf", "oneOf", "allOf", "prefixItems"];
+    fn fix(s: &mut Value) {
+        if *s == Value::Bool(true) {
+            *s = json!({});
+        }
+    }
+    match v {
+        Value::Object(map) => {
+            for (key, child) in map.iter_mut() {
+                if SCHEMA.contains(&key.as_str()) {
+                    fix(child);
+                } else if SCHEMA_MAPS.contains(&key.as_str()) {
+                    child.as_object_mut().into_iter().flat_map(|m| m.values_mut()).for_each(fix);
+                } else if SCHEMA_LISTS.contains(&key.as_str()) {
+                    child.as_array_mut().into_iter().flatten().for_each(fix);
+                }
+                no_boolean_schemas(child);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(no_boolean_schemas),
+        _ => {}
+    }
 }
 
 fn tag(path: &str) -> &str {

@@ -1,5 +1,5 @@
 //! Request bodies and query strings into the core's request types. A value
-//! that does not fit is a 422 whose detail names the field (DECISIONS 1.2).
+//! that does not fit is a 422 whose detail names the field.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -300,9 +300,15 @@ fn decode_component(text: &str) -> std::result::Result<String, std::str::Utf8Err
     percent_encoding::percent_decode_str(&plus_as_space).decode_utf8().map(Cow::into_owned)
 }
 
-/// The credentials passed as `?token=`.
-pub(crate) fn query_token(query: Option<&str>) -> Option<Cow<'_, str>> {
-    form_urlencoded::parse(query?.as_bytes()).find(|(k, _)| k == "token").map(|(_, v)| v)
+/// The credentials passed as `?token=`; given twice, they are refused.
+pub(crate) fn query_token(query: Option<&str>) -> Result<Option<Cow<'_, str>>> {
+    let Some(query) = query else { return Ok(None) };
+    let mut tokens = form_urlencoded::parse(query.as_bytes()).filter(|(k, _)| k == "token").map(|(_, v)| v);
+    let first = tokens.next();
+    if tokens.next().is_some() {
+        return Err(Error::invalid("token", "given more than once"));
+    }
+    Ok(first)
 }
 
 /// Parses a query of type `$t`, with its field kinds computed once.

@@ -6,6 +6,7 @@ mod files;
 mod http;
 mod members;
 mod messages;
+mod openapi;
 mod parsing;
 mod projects;
 pub mod support;
