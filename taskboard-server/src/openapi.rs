@@ -323,6 +323,7 @@ pub fn openapi_document() -> Value {
         let item = paths.entry(e.path.to_string()).or_insert_with(|| json!({}));
         item[e.method.as_str().to_lowercase()] = op;
     }
+    add_links(&mut paths);
     let mut doc = json!({
         "openapi": "3.1.0",
         "info": {
@@ -344,6 +345,62 @@ pub fn openapi_document() -> Value {
     });
     no_boolean_schemas(&mut doc);
     doc
+}
+
+/// The path parameters of a path, in order.
+fn path_names(path: &str) -> Vec<&str> {
+    path.split('/').filter_map(|seg| seg.strip_prefix('{')?.strip_suffix('}')).collect()
+}
+
+/// OpenAPI links from each operation that creates a resource to the
+/// operations on it: what a created resource's `id` is for, so a client
+/// (or a stateful test) can follow the board from one call to the next.
+/// A `POST` on a collection `P` links to every operation under `P/{x}`
+/// with `x` taken from the response's `id`, and the parameters of `P`
+/// from the request.
+fn add_links(paths: &mut Map<String, Value>) {
+    let mut links: Vec<(String, String, Value)> = Vec::new();
+    for (_, e) in ENDPOINTS {
+        if e.method != taskboard_core::api::Method::Post || e.path.ends_with('}') || e.status >= 300 {
+            continue;
+        }
+        let mut targets = Map::new();
+        for (_, q) in ENDPOINTS {
+            let Some(rest) = q.path.strip_prefix(e.path).and_then(|r| r.strip_prefix("/{")) else { continue };
+            let Some((created, _)) = rest.split_once('}') else { continue };
+            let mut parameters = Map::new();
+            for name in path_names(e.path) {
+                parameters.insert(format!("path.{name}"), json!(format!("$request.path.{name}")));
+            }
+            parameters.insert(format!("path.{created}"), json!("$response.body#/id"));
+            targets.insert(q.name.to_string(), json!({"operationId": q.name, "parameters": parameters}));
+        }
+        let extra: &[(&str, &str, &str)] = match e.name {
+            "create_project" => &[
+                ("create_task", "query.project_id", "$response.body#/id"),
+                ("list_tasks", "query.project_id", "$response.body#/id"),
+                ("list_messages", "query.chat_id", "$response.body#/chat_id"),
+            ],
+            "create_task" => &[("list_messages", "query.task_id", "$response.body#/id")],
+            "upload" => &[("download_attachment", "path.attachment_id", "$response.body#/file_id")],
+            "post_message" => &[("list_replies", "path.message_id", "$response.body#/id")],
+            _ => &[],
+        };
+        for (target, param, value) in extra {
+            targets
+                .insert((*target).to_string(), json!({"operationId": target, "parameters": {*param: value}}));
+        }
+        if !targets.is_empty() {
+            links.push((e.path.to_string(), e.status.to_string(), Value::Object(targets)));
+        }
+    }
+    for (path, status, targets) in links {
+        if let Some(res) =
+            paths.get_mut(&path).and_then(|item| item.get_mut("post")).map(|op| &mut op["responses"][&status])
+        {
+            res["links"] = targets;
+        }
+    }
 }
 
 /// Replaces the schema `true` (anything) by `{}`, which means the same

@@ -3,6 +3,7 @@
 
 mod auth;
 mod files;
+mod fuzz;
 mod http;
 mod members;
 mod messages;
