@@ -36,7 +36,7 @@ fn io(name: EndpointName, g: &mut SchemaGenerator) -> Io {
         "type": "object",
         "required": ["file"],
         "properties": {
-            "file": {"type": "string", "contentMediaType": "application/octet-stream"},
+            "file": {"description": "The file's bytes, with its name as the part's filename"},
             "description": {"type": "string"}
         }
     });

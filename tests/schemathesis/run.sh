@@ -16,15 +16,18 @@ cd "$(dirname "$0")/../.."
 
 VERSION=4.32.5
 SEED=${SEED:-20261123}
-EXAMPLES=${EXAMPLES:-100}
+EXAMPLES=${EXAMPLES:-75}
 TARGET=${CARGO_TARGET_DIR:-target}
 VENV=${SCHEMATHESIS_VENV:-$TARGET/schemathesis-venv}
-# Every check but positive_data_acceptance: a schema cannot say every
-# rule (a message needs chat_id or task_id, the project owner cannot be
-# removed), so a request that fits the schema may still be refused with a
-# documented 4xx.
+case "$VENV" in /*) ;; *) VENV="$PWD/$VENV" ;; esac
+# Every check but two. positive_data_acceptance: a schema cannot say
+# every rule (a message needs chat_id or task_id, the project owner cannot
+# be removed), so a request that fits the schema may still be refused with
+# a documented 4xx. negative_data_rejection: unknown query parameters are
+# still ignored, not refused, and a multipart part is bytes whatever they
+# look like.
 CHECKS=${CHECKS:-all}
-EXCLUDE_CHECKS=${EXCLUDE_CHECKS:-positive_data_acceptance}
+EXCLUDE_CHECKS=${EXCLUDE_CHECKS:-positive_data_acceptance,negative_data_rejection}
 
 if ! "$VENV/bin/schemathesis" --version 2>/dev/null | grep -qF "$VERSION"; then
   python3 -m venv "$VENV"
@@ -88,7 +91,9 @@ done
 run() {
   local token
   token=$(login)
-  "$VENV/bin/schemathesis" run "$base/openapi.json" \
+  # From the scratch directory: schemathesis keeps a cache in the current
+  # directory.
+  (cd "$work" && "$VENV/bin/schemathesis" run "$base/openapi.json" \
     --header "Authorization: Bearer $token" \
     --checks "$CHECKS" --exclude-checks "$EXCLUDE_CHECKS" \
     --phases examples,coverage,fuzzing,stateful \
@@ -96,7 +101,7 @@ run() {
     --generation-database none \
     --workers 2 --no-color \
     --warnings off \
-    "$@"
+    "$@")
 }
 
 status=0

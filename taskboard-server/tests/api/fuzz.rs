@@ -197,8 +197,7 @@ fn arbitrary_json_bodies_get_an_answer_or_a_named_refusal() {
         Some("application/json; charset"),
         Some(";;=;"),
     ];
-    let body =
-        prop_oneof![
+    let body = prop_oneof![
             // Objects with known and unknown fields of any shape.
             prop::collection::vec((field_name(), any_json()), 0..6)
                 .prop_map(
