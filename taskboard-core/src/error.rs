@@ -13,6 +13,8 @@ pub enum ErrorKind {
     NotFound,
     Conflict,
     PayloadTooLarge,
+    /// A body in a media type the endpoint does not read.
+    UnsupportedMediaType,
     Validation,
     MethodNotAllowed,
     /// Too many attempts (throttled logins, a full password-hashing
@@ -32,6 +34,7 @@ impl ErrorKind {
             ErrorKind::MethodNotAllowed => 405,
             ErrorKind::Conflict => 409,
             ErrorKind::PayloadTooLarge => 413,
+            ErrorKind::UnsupportedMediaType => 415,
             ErrorKind::Validation => 422,
             ErrorKind::TooManyRequests => 429,
             ErrorKind::Internal => 500,
@@ -47,6 +50,7 @@ impl ErrorKind {
             ErrorKind::NotFound => "not_found",
             ErrorKind::Conflict => "conflict",
             ErrorKind::PayloadTooLarge => "payload_too_large",
+            ErrorKind::UnsupportedMediaType => "unsupported_media_type",
             ErrorKind::Validation => "validation_error",
             ErrorKind::MethodNotAllowed => "method_not_allowed",
             ErrorKind::TooManyRequests => "too_many_requests",
@@ -55,13 +59,14 @@ impl ErrorKind {
     }
 
     /// Every kind.
-    pub const ALL: [ErrorKind; 10] = [
+    pub const ALL: [ErrorKind; 11] = [
         ErrorKind::BadRequest,
         ErrorKind::Unauthorized,
         ErrorKind::Forbidden,
         ErrorKind::NotFound,
         ErrorKind::Conflict,
         ErrorKind::PayloadTooLarge,
+        ErrorKind::UnsupportedMediaType,
         ErrorKind::Validation,
         ErrorKind::MethodNotAllowed,
         ErrorKind::TooManyRequests,
@@ -85,6 +90,7 @@ impl ErrorKind {
             405 => ErrorKind::MethodNotAllowed,
             409 => ErrorKind::Conflict,
             413 => ErrorKind::PayloadTooLarge,
+            415 => ErrorKind::UnsupportedMediaType,
             422 => ErrorKind::Validation,
             429 => ErrorKind::TooManyRequests,
             _ => ErrorKind::Internal,
@@ -144,6 +150,11 @@ impl Error {
         let secs = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
         Error { kind: ErrorKind::TooManyRequests, detail: detail.into(), retry_after: Some(secs.max(1)) }
     }
+
+    pub fn unsupported_media_type(detail: impl Into<String>) -> Error {
+        Error::new(ErrorKind::UnsupportedMediaType, detail)
+    }
+
     /// A request that does not fit the schema; `field` names the culprit.
     pub fn invalid(field: &str, problem: impl fmt::Display) -> Error {
         Error::new(ErrorKind::Validation, format!("{field}: {problem}"))
@@ -176,7 +187,8 @@ impl From<std::io::Error> for Error {
     }
 }
 
-/// The JSON body of an error response (docs/rules.md, requests and errors).
+/// The JSON body of every error response: a human readable `detail` and a
+/// machine-readable `code`.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ErrorBody {
     pub detail: String,

@@ -55,12 +55,12 @@ wire_enum!(
 );
 wire_enum!(MemberStatus { Online = "online", Offline = "offline", Busy = "busy" });
 wire_enum!(
-    /// Which messages an agent is told about (docs/rules.md, events).
+    /// Which messages an agent is told about.
     Listen { All = "all", Mentions = "mentions" }
 );
 wire_enum!(ProjectStatus { Active = "active", Archived = "archived" });
 wire_enum!(
-    /// Role of a member inside one project (docs/rules.md, projects).
+    /// Role of a member inside one project.
     ProjectRole { Owner = "owner", Member = "member" }
 );
 wire_enum!(TaskType { Task = "task", Bug = "bug", Epic = "epic" });
@@ -74,6 +74,14 @@ wire_enum!(TaskStatus {
 wire_enum!(Priority { Low = "low", Medium = "medium", High = "high", Urgent = "urgent" });
 wire_enum!(LinkType { Blocks = "blocks", DependsOn = "depends_on", RelatesTo = "relates_to" });
 wire_enum!(AuthorType { Human = "human", Agent = "agent", System = "system" });
+
+impl MemberType {
+    /// Whether `POST /members` creates members of this type (humans and
+    /// agents; bridges come from elsewhere).
+    pub fn is_creatable(self) -> bool {
+        self != MemberType::Bridge
+    }
+}
 
 impl Role {
     /// Admins and owners manage members and credentials (docs/rules.md, members).
@@ -198,7 +206,7 @@ pub struct ProjectMember {
     pub role: ProjectRole,
 }
 
-/// `{id, key, title}` of a parent task (docs/rules.md, tasks).
+/// `{id, key, title}` of a parent task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ParentRef {
     pub id: Uuid,
@@ -206,7 +214,7 @@ pub struct ParentRef {
     pub title: String,
 }
 
-/// `{id, key, title, status}` of a subtask (docs/rules.md, tasks).
+/// `{id, key, title, status}` of a subtask.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SubtaskRef {
     pub id: Uuid,

@@ -36,6 +36,8 @@ pub(crate) struct Route {
     pub info: &'static Info,
     /// The kinds of the query's fields, read once from its schema.
     pub query: QueryKinds,
+    /// The JSON Schema a JSON body is held to before it is read.
+    pub body: Option<serde_json::Value>,
     pub serve: ServeFn,
 }
 
@@ -46,6 +48,7 @@ impl Route {
         Route {
             info: &E::INFO,
             query,
+            body: E::Body::root_schema().map(|s| s.to_value()),
             serve: |state, route, ids, req| Box::pin(serve::<E>(state, route, ids, req)),
         }
     }
@@ -53,16 +56,16 @@ impl Route {
 
 /// The credentials of a request: `Authorization: Bearer …`, else
 /// `?token=…`.
-fn credentials(req: &Request<Incoming>) -> Option<std::borrow::Cow<'_, str>> {
+fn credentials(req: &Request<Incoming>) -> Result<Option<std::borrow::Cow<'_, str>>, Error> {
     if let Some(value) = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
-        let (scheme, token) = value.trim().split_once(' ')?;
-        return scheme.eq_ignore_ascii_case("bearer").then(|| std::borrow::Cow::Borrowed(token.trim()));
+        let Some((scheme, token)) = value.trim().split_once(' ') else { return Ok(None) };
+        return Ok(scheme.eq_ignore_ascii_case("bearer").then(|| std::borrow::Cow::Borrowed(token.trim())));
     }
     parse::query_token(req.uri().query())
 }
 
 async fn authenticate(state: &State, req: &Request<Incoming>) -> Result<Actor, Error> {
-    match credentials(req) {
+    match credentials(req)? {
         Some(token) if !token.is_empty() => state.board.authenticate(&token).await,
         _ => Err(Error::unauthorized("credentials are required: a bearer token or ?token=")),
     }
@@ -94,9 +97,13 @@ async fn serve<E: Endpoint>(
             Ok(render(status, encoded))
         }
         BodyKind::Json => {
+            parse::check_json_type(req.headers())?;
             let declared =
                 req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
             let bytes = parse::read_body(req.into_body(), declared, &state.limits).await?;
+            if let Some(schema) = &route.body {
+                parse::check_json(&bytes, schema)?;
+            }
             let (body, ignored) = decode_body::<E>(RawBody::Json(bytes))?;
             let encoded = E::handle_encoded(board, &caller, Call::new(path, query, body)).await?;
             let mut res = render(status, encoded);

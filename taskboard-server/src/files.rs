@@ -1,7 +1,7 @@
 //! Multipart uploads streamed into the board, and downloads streamed out
 //! of it. Neither side ever holds a whole file: upload chunks go straight
 //! to the core's blob writer, which enforces the limit while writing
-//! (docs/rules.md, messages and files); downloads are read from disk chunk by chunk.
+//! (413 past the limit, nothing kept); downloads are read from disk chunk by chunk.
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -108,8 +108,29 @@ pub(crate) struct FilePart {
     pub content: Pin<Box<dyn tokio::io::AsyncRead + Send>>,
 }
 
-/// A multipart body: its `file` field is streamed into `store`; the
-/// other text fields seen before or after it are returned by name.
+/// The text fields a multipart body may carry besides `file`.
+const TEXT_FIELDS: [&str; 1] = ["description"];
+
+/// What reading the parts after the file found.
+#[derive(Default)]
+struct Rest {
+    /// The first defect of the body, which wins over whatever the core
+    /// made of the content stream failing.
+    refused: Option<Reject>,
+    texts: Vec<(String, String)>,
+    /// The body was read to its end without a defect.
+    finished: bool,
+}
+
+/// A multipart body: its `file` part is streamed into `store`; the text
+/// fields seen before or after it are returned by name.
+///
+/// The body is checked whole before the file's content ends: the stream
+/// handed to `store` reads the parts after the file before it reports its
+/// end, and fails instead when the body is malformed (truncated, a second
+/// `file` or `description` part), so the core never keeps a file from a
+/// refused request. Every defect of the body is a 422 naming it; a media
+/// type other than multipart/form-data is a 415.
 pub(crate) async fn multipart<T, F, Fut>(
     headers: &HeaderMap,
     body: Incoming,
@@ -120,9 +141,7 @@ where
     F: FnOnce(FilePart, Vec<(String, String)>) -> Fut,
     Fut: Future<Output = Result<T>>,
 {
-    let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-    let boundary = multer::parse_boundary(content_type)
-        .map_err(|_| Error::invalid("body", "expected multipart/form-data with a boundary"))?;
+    let boundary = crate::parse::multipart_boundary(headers)?;
     let shared = SharedBody::new(body, idle);
     let constraints = multer::Constraints::new().size_limit(
         multer::SizeLimit::new()
@@ -132,34 +151,38 @@ where
     );
     let mut parts = multer::Multipart::with_constraints(shared.clone(), boundary, constraints);
     let mut texts = Vec::new();
-    let mut stored = None;
-    let result: Result<()> = async {
-        let mut store = Some(store);
-        while let Some(field) = parts.next_field().await.map_err(multipart_error)? {
-            let name = field.name().unwrap_or("").to_string();
-            if name == "file" {
-                let Some(store) = store.take() else {
-                    return Err(Error::invalid("file", "only one file may be sent"));
-                };
-                let part = FilePart {
-                    filename: field.file_name().unwrap_or("").to_string(),
-                    mime_type: field.content_type().map(|m| m.to_string()),
-                    content: Box::pin(StreamReader::new(field.map_err(std::io::Error::other))),
-                };
-                stored = Some(store(part, texts.clone()).await?);
-            } else if name == "description" {
-                let text = field.text().await.map_err(multipart_error)?;
-                texts.push((name, text));
-            }
+    let file = loop {
+        let field = match parts.next_field().await {
+            Ok(Some(field)) => field,
+            Ok(None) => return Err(Error::invalid("file", "the multipart body has no file part").into()),
+            Err(e) => return Err(multipart_error(e)),
+        };
+        match field.name() {
+            Some("file") => break field,
+            Some(name) if TEXT_FIELDS.contains(&name) => read_text(field, &mut texts).await?,
+            _ => {}
         }
-        Ok(())
+    };
+    let rest = Arc::new(Mutex::new(Rest::default()));
+    let part = FilePart {
+        filename: file.file_name().unwrap_or("").to_string(),
+        mime_type: file.content_type().map(|m| m.to_string()),
+        content: Box::pin(StreamReader::new(file_content(file, parts, texts.clone(), rest.clone()))),
+    };
+    let stored = store(part, texts.clone()).await;
+    let rest = std::mem::take(&mut *rest.lock().unwrap_or_else(|e| e.into_inner()));
+    if let Some(refused) = rest.refused {
+        return Err(refused);
     }
-    .await;
-    drop(parts);
-    match (result, stored) {
-        (Ok(()), Some(value)) => Ok((value, texts)),
-        (Ok(()), None) => Err(Error::invalid("file", "missing file field").into()),
-        (Err(e), _) => {
+    match stored {
+        // The core reads the content to its end before it keeps a file,
+        // so the rest of the body has been checked.
+        Ok(value) if rest.finished => {
+            texts.extend(rest.texts);
+            Ok((value, texts))
+        }
+        Ok(_) => Err(Error::internal("the upload was kept before its body was read whole").into()),
+        Err(e) => {
             if e.kind() == ErrorKind::PayloadTooLarge {
                 shared.drain().await;
             }
@@ -168,12 +191,100 @@ where
     }
 }
 
-fn multipart_error(e: multer::Error) -> Error {
-    match e {
-        multer::Error::FieldSizeExceeded { field_name, .. } => {
-            Error::invalid(field_name.as_deref().unwrap_or("field"), "too long")
+/// Reads a text part, refusing a second one of the same name.
+async fn read_text(field: multer::Field<'static>, texts: &mut Vec<(String, String)>) -> Result<(), Reject> {
+    let name = field.name().unwrap_or("").to_string();
+    if texts.iter().any(|(n, _)| *n == name) {
+        return Err(Error::invalid(&name, "the part is given more than once").into());
+    }
+    let text = field.text().await.map_err(multipart_error)?;
+    texts.push((name, text));
+    Ok(())
+}
+
+/// The content of the file part, then the rest of the body read and
+/// checked; a defect fails the stream and is recorded in `rest`.
+fn file_content(
+    file: multer::Field<'static>,
+    parts: multer::Multipart<'static>,
+    texts_before: Vec<(String, String)>,
+    rest: Arc<Mutex<Rest>>,
+) -> impl Stream<Item = std::io::Result<Bytes>> + Send {
+    struct Reading {
+        file: Option<multer::Field<'static>>,
+        parts: multer::Multipart<'static>,
+        texts: Vec<(String, String)>,
+        rest: Arc<Mutex<Rest>>,
+        done: bool,
+    }
+    fn fail(reading: &mut Reading, refused: Reject) -> std::io::Error {
+        reading.done = true;
+        let detail = match &refused {
+            Reject::Api(e) => e.detail().to_string(),
+            Reject::Abort(why) => why.to_string(),
+        };
+        reading.rest.lock().unwrap_or_else(|e| e.into_inner()).refused = Some(refused);
+        std::io::Error::other(detail)
+    }
+    let start = Reading { file: Some(file), parts, texts: texts_before, rest, done: false };
+    futures_util::stream::unfold(start, |mut reading| async move {
+        if reading.done {
+            return None;
         }
-        other => Error::invalid("body", format!("malformed multipart body: {other}")),
+        if let Some(file) = reading.file.as_mut() {
+            match file.chunk().await {
+                Ok(Some(chunk)) => return Some((Ok(chunk), reading)),
+                Ok(None) => reading.file = None,
+                Err(e) => {
+                    let e = fail(&mut reading, multipart_error(e));
+                    return Some((Err(e), reading));
+                }
+            }
+        }
+        let before = reading.texts.len();
+        let checked: Result<(), Reject> = async {
+            while let Some(field) = reading.parts.next_field().await.map_err(multipart_error)? {
+                match field.name() {
+                    Some("file") => return Err(Error::invalid("file", "only one file may be sent").into()),
+                    Some(name) if TEXT_FIELDS.contains(&name) => read_text(field, &mut reading.texts).await?,
+                    _ => {}
+                }
+            }
+            Ok(())
+        }
+        .await;
+        match checked {
+            Ok(()) => {
+                let after = reading.texts.split_off(before);
+                let mut rest = reading.rest.lock().unwrap_or_else(|e| e.into_inner());
+                rest.texts = after;
+                rest.finished = true;
+                None
+            }
+            Err(refused) => {
+                let e = fail(&mut reading, refused);
+                Some((Err(e), reading))
+            }
+        }
+    })
+}
+
+/// A defect of a multipart body as a 422 naming it; a body that stopped
+/// arriving (the client paused too long or went away) is dropped without
+/// an answer.
+fn multipart_error(e: multer::Error) -> Reject {
+    match e {
+        multer::Error::StreamReadFailed(_) => Reject::Abort("the upload was not received"),
+        multer::Error::FieldSizeExceeded { field_name, .. } => {
+            Error::invalid(field_name.as_deref().unwrap_or("field"), "too long").into()
+        }
+        multer::Error::IncompleteStream | multer::Error::IncompleteFieldData { .. } => {
+            Error::invalid("body", "the multipart body ends before its closing boundary").into()
+        }
+        multer::Error::IncompleteHeaders | multer::Error::ReadHeaderFailed(_) => {
+            Error::invalid("body", "a multipart part has malformed headers").into()
+        }
+        other => Error::invalid("body", format!("malformed multipart body: {other}")).into(),
     }
 }
 
@@ -205,7 +316,7 @@ pub(crate) fn content_disposition(disposition: &str, filename: &str) -> String {
     )
 }
 
-/// Streams a download with the headers docs/rules.md lists (messages and files).
+/// Streams a download with its type, length, disposition and `nosniff`.
 pub(crate) fn download(d: Download) -> Response<ResBody> {
     let disposition = content_disposition(d.disposition(), &d.filename);
     let stream = ReaderStream::with_capacity(d.content, 64 * 1024).map_ok(Frame::data);

@@ -26,6 +26,7 @@ mod openapi;
 mod parse;
 pub mod reference;
 mod router;
+mod shape;
 pub mod ws;
 
 use std::net::SocketAddr;
@@ -78,10 +79,15 @@ pub struct Config {
     pub panic_route: bool,
 }
 
+/// Most header lines a request may have (hyper's default, said here so it
+/// is documented).
+const MAX_HEADERS: usize = 100;
+
 /// Protections against large or slow clients.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
-    /// Largest request head (request line and headers).
+    /// Largest request head: the request line and the header lines with
+    /// their line ends and the closing blank line.
     pub max_header_bytes: usize,
     /// Time a client has to send a request head.
     pub header_read_timeout: Duration,
@@ -237,6 +243,11 @@ impl Server {
         let mut http = http1::Builder::new();
         http.timer(TokioTimer::new())
             .keep_alive(true)
+            // The head limit is exact: hyper counts the request line and
+            // headers as parsed. The read buffer alone would not do, as a
+            // read may fill more than it asked for.
+            .max_header_size(state.limits.max_header_bytes)
+            .max_headers(MAX_HEADERS)
             .max_buf_size(state.limits.max_header_bytes.max(8192))
             .header_read_timeout(state.limits.header_read_timeout);
         let mut signal = pin!(signal);

@@ -1,5 +1,5 @@
-//! The OpenAPI 3.1 document (docs/rules.md, configuration), generated from the endpoint
-//! table and the JSON Schemas of the very types dispatch parses and
+//! The OpenAPI 3.1 document (served in development mode), generated from the endpoint
+//! declarations and the JSON Schemas of the very types dispatch parses and
 //! renders, and the offline `/docs` page that reads it.
 
 use std::sync::OnceLock;
@@ -61,7 +61,7 @@ fn query_params(schema: &Schema) -> Vec<Value> {
     let mut params = Vec::new();
     if let Some(Value::Object(props)) = root.get("properties") {
         for (name, prop) in props {
-            let mut prop = prop.clone();
+            let mut prop = not_null(prop.clone());
             let description = prop.as_object_mut().and_then(|p| p.remove("description"));
             let mut param = json!({
                 "name": name,
@@ -78,6 +78,35 @@ fn query_params(schema: &Schema) -> Vec<Value> {
     params
 }
 
+/// A query parameter is absent rather than null: the schema of an
+/// optional field without its `null`.
+fn not_null(mut schema: Value) -> Value {
+    if let Some(alts) = schema.get("anyOf").and_then(Value::as_array) {
+        let rest: Vec<&Value> = alts.iter().filter(|a| a.get("type") != Some(&json!("null"))).collect();
+        if let [only] = rest.as_slice() {
+            let mut merged = (*only).clone();
+            if let (Some(m), Some(outer)) = (merged.as_object_mut(), schema.as_object()) {
+                for (k, v) in outer {
+                    if k != "anyOf" {
+                        m.entry(k.clone()).or_insert_with(|| v.clone());
+                    }
+                }
+            }
+            schema = merged;
+        }
+    }
+    if let Some(Value::Array(types)) = schema.get("type") {
+        let types: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+        schema["type"] = if types.len() == 1 { types[0].clone() } else { Value::Array(types) };
+    }
+    if schema.get("default") == Some(&Value::Null)
+        && let Some(m) = schema.as_object_mut()
+    {
+        m.remove("default");
+    }
+    schema
+}
+
 fn path_params(path: &str) -> Vec<Value> {
     path.split('/')
         .filter_map(|seg| seg.strip_prefix('{')?.strip_suffix('}'))
@@ -85,6 +114,55 @@ fn path_params(path: &str) -> Vec<Value> {
             json!({"name": name, "in": "path", "required": true, "schema": {"type": "string", "format": "uuid"}})
         })
         .collect()
+}
+
+/// The error statuses an endpoint can answer, each with what it means:
+/// those that follow from what it takes (credentials, a body, path ids or
+/// a query) and those its declaration lists for its rules.
+fn error_statuses<E: Endpoint>(has_query: bool) -> Vec<(u16, &'static str)> {
+    let e = &E::INFO;
+    let has_body = E::Body::KIND != BodyKind::None;
+    let mut out: Vec<(u16, &'static str)> = Vec::new();
+    if e.errors.contains(&400) {
+        out.push((400, "a rule of the board refuses it; the detail says which"));
+    }
+    if e.auth {
+        out.push((401, "credentials are missing or not valid"));
+    } else if e.errors.contains(&401) {
+        out.push((401, "wrong login or password"));
+    }
+    if e.errors.contains(&403) {
+        out.push((403, "the caller's role does not allow it"));
+    }
+    if e.errors.contains(&404) {
+        out.push((404, "a resource it names does not exist"));
+    }
+    if e.errors.contains(&409) {
+        out.push((409, "it conflicts with the board's state"));
+    }
+    if has_body {
+        out.push((413, "the body is too large"));
+        out.push((415, "the body is not of the media type the endpoint reads"));
+    }
+    if e.auth || has_body || has_query || e.path.contains('{') || e.errors.contains(&422) {
+        out.push((422, "the request does not fit the schema, or a value breaks a rule"));
+    }
+    if e.errors.contains(&429) {
+        out.push((429, "too many requests; see Retry-After"));
+    }
+    out
+}
+
+/// `?token=`: credentials in the query, for links and WebSockets that
+/// cannot send a header.
+fn token_param() -> Value {
+    json!({
+        "name": "token",
+        "in": "query",
+        "required": false,
+        "description": "Credentials (a login JWT or an agent token) for clients that cannot send an Authorization header, such as image links and browser WebSockets.",
+        "schema": {"type": "string"}
+    })
 }
 
 /// The whole document.
@@ -106,23 +184,39 @@ pub fn openapi_document() -> Value {
         fn visit<E: Endpoint>(&mut self) {
             let e = &E::INFO;
             let io = io::<E>(self.g);
+            let has_query = !io.query.is_empty();
             let mut parameters = path_params(e.path);
             parameters.extend(io.query);
-            let success = match (E::Response::KIND, io.response) {
-                (ReplyKind::Download, Some(schema)) => {
-                    json!({"description": "The file content", "content": {"application/octet-stream": {"schema": schema}}})
-                }
-                (ReplyKind::Json, Some(schema)) => {
-                    json!({"description": "Success", "content": {"application/json": {"schema": schema}}})
-                }
-                _ => json!({"description": "Switching to the WebSocket protocol"}),
+            let download = E::Response::KIND == ReplyKind::Download;
+            let upgrade = E::Response::KIND == ReplyKind::Upgrade;
+            if download || upgrade {
+                parameters.push(token_param());
+            }
+            let success = if download {
+                json!({
+                    "description": "The file's content, in the media type it was stored with",
+                    "headers": {
+                        "Content-Disposition": {"description": "`inline` for images, else `attachment`, with the file name", "schema": {"type": "string"}},
+                        "Content-Length": {"schema": {"type": "integer", "minimum": 0}},
+                        "X-Content-Type-Options": {"schema": {"type": "string", "enum": ["nosniff"]}}
+                    },
+                    "content": {"*/*": {"schema": {"description": "The file's bytes"}}}
+                })
+            } else if upgrade {
+                json!({"description": "Switching to the WebSocket protocol; event frames follow"})
+            } else {
+                json!({"description": "Success", "content": {"application/json": {"schema": io.response}}})
             };
             let mut responses = Map::new();
             responses.insert(e.status.to_string(), success);
-            responses.insert(
-                "default".into(),
-                json!({"description": "An error: `detail` says what went wrong, `code` its kind", "content": {"application/json": {"schema": self.error}}}),
-            );
+            for (status, why) in error_statuses::<E>(has_query) {
+                let mut res =
+                    json!({"description": why, "content": {"application/json": {"schema": self.error}}});
+                if status == 429 {
+                    res["headers"] = json!({"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer", "minimum": 0}}});
+                }
+                responses.insert(status.to_string(), res);
+            }
             let mut op = json!({
                 "operationId": e.name,
                 "summary": e.summary,
@@ -142,23 +236,122 @@ pub fn openapi_document() -> Value {
         }
     }
     api::visit_all(&mut Operations { g: &mut g, error, paths: &mut paths });
-    json!({
+    add_links(&mut paths);
+    let mut doc = json!({
         "openapi": "3.1.0",
         "info": {
             "title": "Taskboard",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "Task board for humans and agents. Credentials: `Authorization: Bearer <token>` or `?token=`."
+            "description": "Task board for humans and agents. Credentials: `Authorization: Bearer <token>` or `?token=`. Every error answers `{\"detail\", \"code\"}`."
         },
+        "servers": [{"url": "/", "description": "This server"}],
         "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
-        "security": [{"bearer": []}],
+        "security": [{"bearer": []}, {"token": []}],
         "paths": paths,
         "components": {
             "schemas": g.take_definitions(true),
             "securitySchemes": {
-                "bearer": {"type": "http", "scheme": "bearer", "description": "A login JWT or an agent token (tbk-…)"}
+                "bearer": {"type": "http", "scheme": "bearer", "description": "A login JWT or an agent token (tbk-…)"},
+                "token": {"type": "apiKey", "in": "query", "name": "token", "description": "The same credentials as a query parameter"}
             }
         }
-    })
+    });
+    no_boolean_schemas(&mut doc);
+    doc
+}
+
+/// The path parameters of a path, in order.
+fn path_names(path: &str) -> Vec<&str> {
+    path.split('/').filter_map(|seg| seg.strip_prefix('{')?.strip_suffix('}')).collect()
+}
+
+/// OpenAPI links from each operation that creates a resource to the
+/// operations on it: what a created resource's `id` is for, so a client
+/// (or a stateful test) can follow the board from one call to the next.
+/// A `POST` on a collection `P` links to every operation under `P/{x}`
+/// with `x` taken from the response's `id`, and the parameters of `P`
+/// from the request.
+fn add_links(paths: &mut Map<String, Value>) {
+    let mut links: Vec<(String, String, Value)> = Vec::new();
+    let infos = api::infos();
+    for e in &infos {
+        if e.method != taskboard_core::api::Method::Post || e.path.ends_with('}') || e.status >= 300 {
+            continue;
+        }
+        let mut targets = Map::new();
+        for q in &infos {
+            let Some(rest) = q.path.strip_prefix(e.path).and_then(|r| r.strip_prefix("/{")) else { continue };
+            let Some((created, _)) = rest.split_once('}') else { continue };
+            let mut parameters = Map::new();
+            for name in path_names(e.path) {
+                parameters.insert(format!("path.{name}"), json!(format!("$request.path.{name}")));
+            }
+            parameters.insert(format!("path.{created}"), json!("$response.body#/id"));
+            targets.insert(q.name.to_string(), json!({"operationId": q.name, "parameters": parameters}));
+        }
+        let extra: &[(&str, &str, &str)] = match e.name {
+            "create_project" => &[
+                ("create_task", "query.project_id", "$response.body#/id"),
+                ("list_tasks", "query.project_id", "$response.body#/id"),
+                ("list_messages", "query.chat_id", "$response.body#/chat_id"),
+            ],
+            "create_task" => &[("list_messages", "query.task_id", "$response.body#/id")],
+            "upload" => &[("download_attachment", "path.attachment_id", "$response.body#/file_id")],
+            "post_message" => &[("list_replies", "path.message_id", "$response.body#/id")],
+            _ => &[],
+        };
+        for (target, param, value) in extra {
+            targets
+                .insert((*target).to_string(), json!({"operationId": target, "parameters": {*param: value}}));
+        }
+        if !targets.is_empty() {
+            links.push((e.path.to_string(), e.status.to_string(), Value::Object(targets)));
+        }
+    }
+    for (path, status, targets) in links {
+        if let Some(res) =
+            paths.get_mut(&path).and_then(|item| item.get_mut("post")).map(|op| &mut op["responses"][&status])
+        {
+            res["links"] = targets;
+        }
+    }
+}
+
+/// Replaces the schema `true` (anything) by `{}`, which means the same
+/// and which every OpenAPI tool reads.
+fn no_boolean_schemas(v: &mut Value) {
+    const SCHEMA: [&str; 7] = [
+        "schema",
+        "items",
+        "additionalProperties",
+        "not",
+        "contains",
+        "propertyNames",
+        "unevaluatedProperties",
+    ];
+    const SCHEMA_MAPS: [&str; 4] = ["properties", "$defs", "schemas", "patternProperties"];
+    const SCHEMA_LISTS: [&str; 4] = ["anyOf", "oneOf", "allOf", "prefixItems"];
+    fn fix(s: &mut Value) {
+        if *s == Value::Bool(true) {
+            *s = json!({});
+        }
+    }
+    match v {
+        Value::Object(map) => {
+            for (key, child) in map.iter_mut() {
+                if SCHEMA.contains(&key.as_str()) {
+                    fix(child);
+                } else if SCHEMA_MAPS.contains(&key.as_str()) {
+                    child.as_object_mut().into_iter().flat_map(|m| m.values_mut()).for_each(fix);
+                } else if SCHEMA_LISTS.contains(&key.as_str()) {
+                    child.as_array_mut().into_iter().flatten().for_each(fix);
+                }
+                no_boolean_schemas(child);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(no_boolean_schemas),
+        _ => {}
+    }
 }
 
 fn tag(path: &str) -> &str {

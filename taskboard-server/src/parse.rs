@@ -1,5 +1,5 @@
 //! Request bodies and query strings into the core's request types. A value
-//! that does not fit is a 422 whose detail names the field (docs/rules.md, requests and errors).
+//! that does not fit is a 422 whose detail names the field.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -7,10 +7,12 @@ use std::collections::HashMap;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
+use hyper::header::{self, HeaderMap};
 use serde_json::{Map, Value};
 use taskboard_core::{Error, Result};
 
 use crate::http::Reject;
+use crate::shape;
 
 /// Reads a whole JSON body, refusing (413) more than `max` bytes and
 /// dropping the connection of a client that takes too long to send it.
@@ -32,6 +34,100 @@ pub(crate) async fn read_body(
     }
 }
 
+/// Checks a JSON body before its type reads it: UTF-8 throughout (unknown
+/// fields included, which serde would skip unread), and every value of a
+/// kind the schema allows where it stands: an array is not an object, a
+/// one-key object is not an enum value.
+pub(crate) fn check_json(bytes: &[u8], schema: &Value) -> Result<()> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| Error::invalid("body", format!("not valid UTF-8 (at byte {})", e.valid_up_to())))?;
+    match shape::check(text, schema) {
+        Ok(_) => Ok(()),
+        Err(shape::Refused::Syntax(e)) => Err(taskboard_core::api::json::error(".", &e)),
+        Err(shape::Refused::Shape(m)) => Err(Error::invalid(&m.path, m.problem)),
+    }
+}
+
+/// Whether a `Content-Type` names JSON: `application/json` or a `+json`
+/// type, with no charset but UTF-8. No `Content-Type` at all is read as
+/// JSON.
+pub(crate) fn check_json_type(headers: &HeaderMap) -> Result<()> {
+    let Some(value) = single_content_type(headers)? else { return Ok(()) };
+    let (essence, params) = split_media_type(value);
+    let json = essence == "application/json"
+        || essence
+            .split_once('/')
+            .is_some_and(|(t, sub)| !t.is_empty() && sub.len() > 5 && sub.ends_with("+json"));
+    if !json {
+        return Err(Error::unsupported_media_type(format!(
+            "content-type: this endpoint reads application/json, got {value:?}"
+        )));
+    }
+    for (name, v) in params {
+        if name == "charset" && !v.eq_ignore_ascii_case("utf-8") && !v.eq_ignore_ascii_case("utf8") {
+            return Err(Error::unsupported_media_type(format!(
+                "content-type: JSON is read as UTF-8 only, got charset={v}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The multipart boundary of a `multipart/form-data` body. Another media
+/// type is a 415; a multipart type without a usable boundary is a
+/// malformed body (422).
+pub(crate) fn multipart_boundary(headers: &HeaderMap) -> Result<String> {
+    let value = single_content_type(headers)?.unwrap_or("");
+    let (essence, params) = split_media_type(value);
+    if essence != "multipart/form-data" {
+        return Err(Error::unsupported_media_type(format!(
+            "content-type: this endpoint reads multipart/form-data, got {value:?}"
+        )));
+    }
+    let boundary = params.into_iter().find(|(name, _)| name == "boundary").map(|(_, v)| v);
+    match boundary {
+        None => Err(Error::invalid("content-type", "the multipart boundary is missing")),
+        Some(b) if b.is_empty() || b.len() > 70 || b.ends_with(' ') || !b.bytes().all(boundary_char) => {
+            Err(Error::invalid("content-type", format!("{b:?} is not a valid multipart boundary")))
+        }
+        Some(b) => Ok(b),
+    }
+}
+
+/// Characters of a multipart boundary (RFC 2046 `bchars`).
+fn boundary_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || b"'()+_,-./:=? ".contains(&c)
+}
+
+/// The one `Content-Type` of a request, as text.
+fn single_content_type(headers: &HeaderMap) -> Result<Option<&str>> {
+    let mut values = headers.get_all(header::CONTENT_TYPE).iter();
+    let Some(first) = values.next() else { return Ok(None) };
+    if values.next().is_some() {
+        return Err(Error::unsupported_media_type("content-type: given more than once"));
+    }
+    first
+        .to_str()
+        .map(Some)
+        .map_err(|_| Error::unsupported_media_type("content-type: not a valid media type"))
+}
+
+/// A media type as its lower-case `type/subtype` and its parameters
+/// (names lower-case, values unquoted).
+fn split_media_type(value: &str) -> (String, Vec<(String, String)>) {
+    let mut parts = value.split(';');
+    let essence = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+    let params = parts
+        .filter_map(|p| {
+            let (name, v) = p.split_once('=')?;
+            let v = v.trim();
+            let v = v.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(v);
+            Some((name.trim().to_ascii_lowercase(), v.to_string()))
+        })
+        .collect();
+    (essence, params)
+}
+
 /// How a query value is read for a field: query strings carry only text,
 /// so fields that are numbers or booleans in the type are converted
 /// before the type is deserialised.
@@ -43,26 +139,40 @@ pub(crate) enum FieldKind {
     Boolean,
 }
 
-/// The kinds of the fields of a query type, read from its JSON Schema
-/// (so flattened fields such as `limit` are included).
-pub(crate) type QueryKinds = HashMap<String, FieldKind>;
+/// How a query parameter is read: its kind, and whether it is a list
+/// (given once per element) or a single value (given at most once).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Field {
+    pub kind: FieldKind,
+    pub list: bool,
+}
+
+/// The fields of a query type, read from its JSON Schema (so flattened
+/// fields such as `limit` are included).
+pub(crate) type QueryKinds = HashMap<String, Field>;
 
 pub(crate) fn kinds_of(schema: &schemars::Schema) -> QueryKinds {
     let mut kinds = HashMap::new();
     if let Some(Value::Object(props)) = schema.as_value().get("properties") {
         for (name, prop) in props {
-            kinds.insert(name.clone(), kind_of(prop));
+            let list = types_of(prop).contains(&"array");
+            let kind = if list { prop.get("items").map_or(FieldKind::Text, kind_of) } else { kind_of(prop) };
+            kinds.insert(name.clone(), Field { kind, list });
         }
     }
     kinds
 }
 
-fn kind_of(schema: &Value) -> FieldKind {
-    let types: Vec<&str> = match schema.get("type") {
+fn types_of(schema: &Value) -> Vec<&str> {
+    match schema.get("type") {
         Some(Value::String(t)) => vec![t.as_str()],
         Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
         _ => Vec::new(),
-    };
+    }
+}
+
+fn kind_of(schema: &Value) -> FieldKind {
+    let types = types_of(schema);
     if types.contains(&"integer") {
         FieldKind::Unsigned
     } else if types.contains(&"number") {
@@ -74,41 +184,99 @@ fn kind_of(schema: &Value) -> FieldKind {
     }
 }
 
+/// A query value as the JSON value its field kind wants.
+fn query_value(key: &str, value: &str, kind: FieldKind) -> Result<Value> {
+    Ok(match kind {
+        FieldKind::Text => Value::String(value.to_string()),
+        FieldKind::Unsigned => Value::from(
+            value
+                .parse::<u64>()
+                .map_err(|_| Error::invalid(key, format!("{value:?} is not a non-negative integer")))?,
+        ),
+        FieldKind::Number => value
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map(Value::Number)
+            .ok_or_else(|| Error::invalid(key, format!("{value:?} is not a number")))?,
+        FieldKind::Boolean => Value::Bool(parse_bool(value).ok_or_else(|| {
+            Error::invalid(key, format!("{value:?} is not a boolean (true/false, 1/0, yes/no)"))
+        })?),
+    })
+}
+
+/// A boolean query value: `true`/`false`, `1`/`0` or `yes`/`no`, in any
+/// case.
+pub(crate) fn parse_bool(value: &str) -> Option<bool> {
+    const TRUE: [&str; 3] = ["true", "1", "yes"];
+    const FALSE: [&str; 3] = ["false", "0", "no"];
+    if TRUE.iter().any(|t| value.eq_ignore_ascii_case(t)) {
+        Some(true)
+    } else if FALSE.iter().any(|f| value.eq_ignore_ascii_case(f)) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// Parses a query string into `T`; `token` (credentials) is not part of
+/// any query type and is skipped. A parameter given twice is refused
+/// unless it is a list.
 /// A query string as a JSON object whose values are typed by `kinds`;
 /// `token` (credentials) is not part of any query type and is skipped.
 pub(crate) fn query(query: Option<&str>, kinds: &QueryKinds) -> Result<Value> {
     let mut map = Map::new();
-    for (key, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+    let mut token_seen = false;
+    for pair in pairs(query.unwrap_or("")) {
+        let (key, value) = pair?;
         if key == "token" {
+            if std::mem::replace(&mut token_seen, true) {
+                return Err(Error::invalid("token", "given more than once"));
+            }
             continue;
         }
-        let value = match kinds.get(key.as_ref()).copied().unwrap_or(FieldKind::Text) {
-            FieldKind::Text => Value::String(value.into_owned()),
-            FieldKind::Unsigned => Value::from(
-                value
-                    .parse::<u64>()
-                    .map_err(|_| Error::invalid(&key, format!("{value:?} is not a non-negative integer")))?,
-            ),
-            FieldKind::Number => value
-                .parse::<f64>()
-                .ok()
-                .and_then(serde_json::Number::from_f64)
-                .map(Value::Number)
-                .ok_or_else(|| Error::invalid(&key, format!("{value:?} is not a number")))?,
-            FieldKind::Boolean => match value.as_ref() {
-                "true" | "1" => Value::Bool(true),
-                "false" | "0" => Value::Bool(false),
-                _ => return Err(Error::invalid(&key, format!("{value:?} is not true or false"))),
-            },
-        };
-        map.insert(key.into_owned(), value);
+        let field = kinds.get(&key).copied().unwrap_or(Field { kind: FieldKind::Text, list: false });
+        let value = query_value(&key, &value, field.kind)?;
+        if field.list {
+            if let Value::Array(items) = map.entry(key).or_insert_with(|| Value::Array(Vec::new())) {
+                items.push(value);
+            }
+        } else if map.contains_key(&key) {
+            return Err(Error::invalid(&key, "given more than once; it takes one value"));
+        } else {
+            map.insert(key, value);
+        }
     }
     Ok(Value::Object(map))
 }
 
-/// The credentials passed as `?token=`.
-pub(crate) fn query_token(query: Option<&str>) -> Option<Cow<'_, str>> {
-    form_urlencoded::parse(query?.as_bytes()).find(|(k, _)| k == "token").map(|(_, v)| v)
+/// The `name=value` pairs of a query string, decoded (`+` is a space,
+/// `%XX` a byte). A name or value that does not decode to UTF-8 is refused
+/// rather than read with replacement characters.
+fn pairs(query: &str) -> impl Iterator<Item = Result<(String, String)>> + '_ {
+    query.split('&').filter(|p| !p.is_empty()).map(|pair| {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let name = decode_component(name)
+            .map_err(|_| Error::invalid("query", "a parameter name is not valid UTF-8"))?;
+        let value = decode_component(value).map_err(|_| Error::invalid(&name, "not valid UTF-8"))?;
+        Ok((name, value))
+    })
+}
+
+fn decode_component(text: &str) -> std::result::Result<String, std::str::Utf8Error> {
+    let plus_as_space = text.replace('+', " ");
+    percent_encoding::percent_decode_str(&plus_as_space).decode_utf8().map(Cow::into_owned)
+}
+
+/// The credentials passed as `?token=`; given twice, they are refused.
+pub(crate) fn query_token(query: Option<&str>) -> Result<Option<Cow<'_, str>>> {
+    let Some(query) = query else { return Ok(None) };
+    let mut tokens = form_urlencoded::parse(query.as_bytes()).filter(|(k, _)| k == "token").map(|(_, v)| v);
+    let first = tokens.next();
+    if tokens.next().is_some() {
+        return Err(Error::invalid("token", "given more than once"));
+    }
+    Ok(first)
 }
 
 #[cfg(test)]

@@ -303,6 +303,11 @@ pub trait RequestBody: Send + 'static + Sized {
     fn known_fields() -> std::sync::Arc<[String]> {
         std::sync::Arc::new([])
     }
+    /// The JSON Schema of a JSON body as a document of its own, with its
+    /// definitions.
+    fn root_schema() -> Option<Schema> {
+        None
+    }
 }
 
 /// Decodes the body of `E` and names the fields it ignores. A PATCH whose
@@ -355,6 +360,10 @@ impl<T: Wire> RequestBody for T {
     }
     fn known_fields() -> std::sync::Arc<[String]> {
         super::fields::known::<T>()
+    }
+    fn root_schema() -> Option<Schema> {
+        let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| s.meta_schema = None);
+        Some(settings.into_generator().into_root_schema_for::<T>())
     }
 }
 

@@ -16,7 +16,8 @@ pub fn from_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<T> {
     Ok(value)
 }
 
-fn error(path: &str, e: &serde_json::Error) -> Error {
+/// A serde error as a 422 naming the field at `path`.
+pub fn error(path: &str, e: &serde_json::Error) -> Error {
     let message = e.to_string();
     let suffix = format!(" at line {} column {}", e.line(), e.column());
     let message = message.strip_suffix(suffix.as_str()).unwrap_or(&message);

@@ -7,7 +7,7 @@ use uuid::Uuid;
 use crate::model::*;
 use crate::validate::*;
 
-/// A field of a PATCH body (docs/rules.md, requests and errors): absent means unchanged, `null`
+/// A field of a PATCH body: absent means unchanged, `null`
 /// clears a nullable field and leaves a non-nullable one unchanged.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum Patch<T> {
@@ -83,12 +83,21 @@ pub struct LoginRequest {
 pub struct NewMember {
     pub name: Name,
     pub slug: Slug,
+    /// `human` or `agent`: bridges are not created through the API.
     #[serde(rename = "type", default = "default_member_type")]
+    #[schemars(schema_with = "creatable_member_type")]
     pub kind: MemberType,
     #[serde(default = "default_role")]
     pub role: Role,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_config: Option<AgentConfig>,
+}
+
+/// The member types creation accepts, as a schema.
+fn creatable_member_type(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let creatable: Vec<&str> =
+        MemberType::ALL.iter().filter(|t| t.is_creatable()).map(|t| t.as_str()).collect();
+    schemars::json_schema!({"type": "string", "enum": creatable, "default": "agent"})
 }
 
 fn default_member_type() -> MemberType {
@@ -153,7 +162,7 @@ pub struct NewProjectMember {
     pub member_id: Uuid,
 }
 
-/// Filters of `GET /tasks`, combined with AND (docs/rules.md, lists).
+/// Filters of `GET /tasks`, combined with AND.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct TaskFilter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -180,22 +189,29 @@ pub struct TaskFilter {
     pub page: Page,
 }
 
-/// Paging of a list: optional `limit` (1–1000) and `offset` (docs/rules.md, lists).
+/// [ext] Paging of lists that are otherwise answered whole.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Page {
+    /// At most this many items (1–1000; all when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = Page::MAX_LIMIT))]
     pub limit: Option<u32>,
+    /// Skip this many items first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = u32::MAX))]
     pub offset: Option<u32>,
 }
 
 impl Page {
+    /// The largest `limit`.
+    pub const MAX_LIMIT: u32 = 1000;
+
     /// Checks the bounds (limit 1–1000).
     pub fn check(&self) -> crate::Result<()> {
         if let Some(l) = self.limit
-            && !(1..=1000).contains(&l)
+            && !(1..=Page::MAX_LIMIT).contains(&l)
         {
-            return Err(crate::Error::invalid("limit", format!("must be 1-1000, got {l}")));
+            return Err(crate::Error::invalid("limit", format!("must be 1-{}, got {l}", Page::MAX_LIMIT)));
         }
         Ok(())
     }
@@ -344,9 +360,17 @@ pub struct MessageFilter {
     pub parent_id: Option<Uuid>,
     /// 1–200, default 50.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = MessageFilter::MAX_LIMIT), extend("default" = 50))]
     pub limit: Option<u32>,
+    /// Skip this many of the newest messages first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = u32::MAX))]
     pub offset: Option<u32>,
+}
+
+impl MessageFilter {
+    /// The largest `limit` of a page of messages.
+    pub const MAX_LIMIT: u32 = 200;
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]

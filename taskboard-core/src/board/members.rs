@@ -186,7 +186,7 @@ impl Board {
         if new.role == Role::Owner {
             actor.require_owner("grant the owner role")?;
         }
-        if new.kind == MemberType::Bridge {
+        if !new.kind.is_creatable() {
             return Err(Error::invalid("type", "creation accepts only human or agent"));
         }
         if new.kind != MemberType::Agent && new.agent_config.is_some() {

@@ -18,7 +18,7 @@ use crate::storage::{Direction, KeyRange, Scan};
 use crate::validate::check_content;
 
 /// Largest page of `GET /messages`.
-pub const MAX_MESSAGE_PAGE: u32 = 200;
+pub const MAX_MESSAGE_PAGE: u32 = crate::api::MessageFilter::MAX_LIMIT;
 
 /// `@slug` words of a text.
 fn slug_mentions(content: &str) -> Vec<String> {

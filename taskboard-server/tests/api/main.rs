@@ -4,9 +4,12 @@
 mod admin;
 mod auth;
 mod files;
+mod fuzz;
 mod http;
 mod members;
 mod messages;
+mod openapi;
+mod parsing;
 mod projects;
 mod start;
 pub mod support;

@@ -177,7 +177,7 @@ async fn uploads_over_the_limit_are_413_and_leave_nothing() {
 }
 
 #[tokio::test]
-async fn malformed_uploads_are_422() {
+async fn uploads_of_another_media_type_are_415_and_without_a_file_422() {
     let app = spawn().await;
     let res = app
         .send(
@@ -186,7 +186,7 @@ async fn malformed_uploads_are_422() {
                 .body("x"),
         )
         .await;
-    res.error(422, "validation_error", "multipart");
+    res.error(415, "unsupported_media_type", "multipart");
     let form = reqwest::multipart::Form::new().text("other", "x");
     let res =
         app.send(app.request(reqwest::Method::POST, "/api/v1/upload", app.owner()).multipart(form)).await;
