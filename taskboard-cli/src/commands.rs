@@ -184,14 +184,17 @@ async fn local_events(b: &LocalBackend, since: Option<u64>, out: Out) -> std::re
     let since = since.unwrap_or_else(|| {
         b.board.latest_seq().saturating_sub(taskboard_core::events::RETAINED_EVENTS as u64)
     });
-    let sub = b.board.subscribe(Some(since));
+    let mut sub = b.board.subscribe(Some(since));
     if sub.resync_required {
         out.json_line(&serde_json::json!({"type": "resync_required"}));
     }
     let viewer = b.board.viewer(&b.actor);
-    for event in sub.replay.iter().filter(|e| e.visible_to(&viewer)) {
-        let frame: serde_json::Value = serde_json::from_str(&event.frame()).map_err(Error::internal)?;
-        out.json_line(&frame);
+    while sub.replaying() {
+        let event = sub.next().await.map_err(Error::internal)?;
+        if event.visible_to(&viewer) {
+            let frame: serde_json::Value = serde_json::from_str(&event.frame()).map_err(Error::internal)?;
+            out.json_line(&frame);
+        }
     }
     Ok(())
 }

@@ -24,13 +24,13 @@ use uuid::Uuid;
 use crate::blobs::BlobStore;
 use crate::credentials::JwtKeys;
 use crate::error::{Error, Result};
-use crate::events::{Audience, Event, Hub, RETAINED_EVENTS, Subscription, Viewer};
-use crate::model::Role;
+use crate::events::hub::Hub;
+use crate::events::{Audience, Event, EventMemory, Subscription, Viewer, log};
+use crate::model::{Message, Role};
 use crate::records::{MemberRecord, RecordWrites, Records};
-use crate::storage::codec::{Key, decode, encode};
 use crate::storage::redb::RedbStore;
-use crate::storage::tables::{EVENTS, META};
-use crate::storage::{Direction, KeyRange, Scan, Storage, WriteOp, WriteTxn};
+use crate::storage::tables::META;
+use crate::storage::{Storage, WriteOp, WriteTxn};
 
 pub use files::Download;
 pub use members::Bootstrap;
@@ -48,6 +48,9 @@ pub struct BoardOptions {
     pub jwt_secret: Option<String>,
     /// How far a live subscriber may fall behind before it is cut off.
     pub event_buffer: usize,
+    /// Bytes of the newest events kept in memory; older retained events
+    /// are read from the store when a subscriber needs them.
+    pub event_memory: usize,
     /// Age after which uploads never bound to a message are reclaimed.
     pub unbound_upload_ttl: Duration,
 }
@@ -58,6 +61,7 @@ impl Default for BoardOptions {
             max_upload_bytes: DEFAULT_MAX_UPLOAD_BYTES,
             jwt_secret: None,
             event_buffer: 4096,
+            event_memory: 64 * 1024 * 1024,
             unbound_upload_ttl: Duration::from_secs(24 * 3600),
         }
     }
@@ -198,13 +202,26 @@ impl Tx<'_> {
     /// Records an event of this operation; it is numbered now and
     /// published after commit.
     pub fn emit(&mut self, kind: &'static str, data: impl Serialize, audience: Audience) -> Result<()> {
-        let data = serde_json::value::to_raw_value(&data).map_err(Error::internal)?;
+        self.emit_naming(kind, &data, audience, None)
+    }
+
+    /// An event whose data is the message `message` as rendered now; the
+    /// store keeps only the message's id (`events::log`).
+    pub fn emit_message(&mut self, data: &Message, audience: Audience, message: Uuid) -> Result<()> {
+        self.emit_naming("message.new", data, audience, Some(message))
+    }
+
+    fn emit_naming(
+        &mut self,
+        kind: &'static str,
+        data: &impl Serialize,
+        audience: Audience,
+        message: Option<Uuid>,
+    ) -> Result<()> {
         let seq = next_seq(self.w)?;
-        let event = Event::with_raw_data(seq, self.now, kind, data, audience);
-        self.w.put(EVENTS, &Key::new().u64(seq).build(), &encode(&event))?;
-        if seq > RETAINED_EVENTS as u64 {
-            self.w.delete(EVENTS, &Key::new().u64(seq - RETAINED_EVENTS as u64).build())?;
-        }
+        let event =
+            Event::serialized(seq, self.now, kind.to_string(), data, audience).map_err(Error::internal)?;
+        log::append(self.w, &event, message)?;
         self.events.push(event);
         Ok(())
     }
@@ -283,7 +300,9 @@ impl Board {
         data_dir: Option<PathBuf>,
         scratch: Option<PathBuf>,
     ) -> Result<Board> {
-        let (recent, latest) = {
+        // Only where the retained window begins and ends is read: its
+        // events stay in the store until a subscriber asks for them.
+        let (oldest, latest) = {
             let r = store.read()?;
             if let Some(v) = r.record::<u32>(META, SCHEMA_KEY)?
                 && v > SCHEMA_VERSION
@@ -292,15 +311,10 @@ impl Board {
                     "the data directory was written by a newer Taskboard (schema {v})"
                 )));
             }
-            let latest = r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0);
-            let mut recent = Vec::new();
-            r.scan(EVENTS, KeyRange::all(), Direction::Forward, &mut |_, v| {
-                recent.push(decode::<Event>(v)?);
-                Ok(Scan::Continue)
-            })?;
-            (recent, latest)
+            (log::oldest(&*r)?, r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0))
         };
-        let hub = Hub::new(recent, latest, options.event_buffer);
+        let hub =
+            Hub::new(Arc::downgrade(&store), latest, oldest, options.event_buffer, options.event_memory);
         let board = Board {
             inner: Arc::new(Inner {
                 store,
@@ -435,6 +449,11 @@ impl Board {
     /// with [`Event::visible_to`].
     pub fn subscribe(&self, since: Option<u64>) -> Subscription {
         self.inner.hub.subscribe(since)
+    }
+
+    /// What the event stream holds in memory.
+    pub fn event_memory(&self) -> EventMemory {
+        self.inner.hub.memory()
     }
 
     /// The viewer of an actor, for the recipient rule.
