@@ -51,6 +51,9 @@ pub struct BoardOptions {
     /// Bytes of the newest events kept in memory; older retained events
     /// are read from the store when a subscriber needs them.
     pub event_memory: usize,
+    /// Bytes of the database's page cache (pages read, and pages written
+    /// but not yet on disk).
+    pub store_cache: usize,
     /// Age after which uploads never bound to a message are reclaimed.
     pub unbound_upload_ttl: Duration,
 }
@@ -62,6 +65,7 @@ impl Default for BoardOptions {
             jwt_secret: None,
             event_buffer: 4096,
             event_memory: 64 * 1024 * 1024,
+            store_cache: crate::storage::redb::DEFAULT_CACHE_BYTES,
             unbound_upload_ttl: Duration::from_secs(24 * 3600),
         }
     }
@@ -249,7 +253,7 @@ impl Board {
         let dir = data_dir.as_ref().to_path_buf();
         tokio::task::spawn_blocking(move || {
             std::fs::create_dir_all(&dir)?;
-            let store = RedbStore::open(&dir.join("board.redb"))?;
+            let store = RedbStore::open_with_cache(&dir.join("board.redb"), options.store_cache)?;
             let blobs = BlobStore::open(dir.join("blobs"))?;
             let jwt = match &options.jwt_secret {
                 Some(secret) => JwtKeys::new(secret.as_bytes()),
