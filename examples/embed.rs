@@ -68,10 +68,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
 
     println!("events:");
-    for event in events.replay.drain(..) {
-        println!("  #{} {}", event.seq, event.kind);
-    }
-    while let Ok(event) = events.live.try_recv() {
+    while events.position() < board.latest_seq() {
+        let event = events.next().await?;
         println!("  #{} {}", event.seq, event.kind);
     }
     Ok(())

@@ -17,7 +17,7 @@ use uuid::Uuid;
 
 use crate::board::{Board, BoardOptions};
 use crate::error::{Error, Result};
-use crate::events::Event;
+use crate::events::log::EventRecord;
 use crate::model::ProjectRole;
 use crate::records::*;
 use crate::storage::codec::{Key, decode, uuid_at, uuid_suffix};
@@ -67,7 +67,7 @@ enum Line {
     Upload(UploadRecord),
     Message(MessageRecord),
     ProjectFile(ProjectFileRecord),
-    Event(Event),
+    Event(EventRecord),
 }
 
 /// The tables that hold records, in archive order; every other table is an
@@ -145,7 +145,7 @@ fn import_line(w: &mut dyn crate::storage::WriteTxn, line: Line) -> Result<()> {
         Line::Upload(u) => w.put_upload(&u),
         Line::Message(m) => w.put_message(&m),
         Line::ProjectFile(f) => w.put_project_file(None, &f),
-        Line::Event(e) => w.put_record(tables::EVENTS, &Key::new().u64(e.seq).build(), &e),
+        Line::Event(e) => crate::events::log::import(w, &e),
     }
 }
 

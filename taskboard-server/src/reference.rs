@@ -447,11 +447,11 @@ mod tests {
     }
 
     /// Event kinds named as string literals in the first argument of
-    /// `tx.emit(…)` and `tx.emit_all(…)` in `source`, with the lines of
+    /// `tx.emit(…)`, `tx.emit_all(…)` and `emit_naming(…)` in `source`, with the lines of
     /// calls whose kind is not a literal.
     fn emitted_kinds(source: &str) -> (BTreeSet<String>, Vec<usize>) {
         let (mut kinds, mut unknown) = (BTreeSet::new(), Vec::new());
-        for needle in ["tx.emit(", "tx.emit_all("] {
+        for needle in ["tx.emit(", "tx.emit_all(", "self.emit_naming("] {
             for (at, _) in source.match_indices(needle) {
                 let (mut depth, mut literal, mut in_str, mut found) = (0i32, String::new(), false, false);
                 for c in source[at + needle.len()..].chars() {

@@ -6,13 +6,15 @@
 //! live events, each filtered by [`Event::visible_to`] — the core's
 //! recipient rule, never a copy of it.
 //!
-//! Memory per connection is bounded: the hub's broadcast ring is shared
-//! (a receiver only holds a cursor into it), tungstenite's write buffer
-//! holds at most `WRITE_BUFFER` plus one frame because the sink is only
-//! fed when ready, and a write that makes no progress for `SEND_TIMEOUT`
-//! ends the connection. A receiver that falls a whole ring behind gets
-//! `Lagged`: the client is closed with 4008 and resumes with `since`
-//! (docs/rules.md, events). The publisher never waits for a connection.
+//! Memory per connection is bounded: a subscription is a cursor into the
+//! hub's shared memory window (events it fell behind are read from the
+//! store in batches), the frames queued for one write are at most `BATCH`
+//! and `BATCH_BYTES`, tungstenite's write buffer holds at most
+//! `WRITE_BUFFER` plus one frame because the sink is only fed when ready,
+//! and a write that makes no progress for `SEND_TIMEOUT` ends the
+//! connection. A subscription that falls `event_buffer` events behind
+//! ends with `TooSlow`: the client is closed with 4008 and resumes with
+//! `since` (docs/rules.md, events). The publisher never waits for a connection.
 
 use std::pin::Pin;
 use std::sync::{Arc, LazyLock};
@@ -25,8 +27,8 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode, Version};
 use hyper_util::rt::TokioIo;
+use taskboard_core::events::StreamError;
 use taskboard_core::{Actor, Board, Error, ErrorKind, Event, Subscription, Viewer};
-use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -55,6 +57,9 @@ const SEND_TIMEOUT: Duration = Duration::from_secs(15);
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
 /// Frames written before one flush: a burst goes out in few syscalls.
 const BATCH: usize = 256;
+/// Bytes of frames queued before a flush, so a burst of large events
+/// does not pin many of them per connection.
+const BATCH_BYTES: usize = 1024 * 1024;
 /// Least time between two writes of events to one connection. An event
 /// after a quiet moment goes out at once; under a steady stream the
 /// frames of up to a millisecond share one write. A syscall per frame per
@@ -105,6 +110,7 @@ pub fn upgrade(
         shutdown: Box::pin(ctx.shutdown.clone().cancelled_owned()),
         last_seq: since.unwrap_or(0),
         batch: Vec::with_capacity(BATCH),
+        batch_bytes: 0,
         flushed_at: tokio::time::Instant::now(),
     };
     ctx.tracker.spawn(session.run(on_upgrade, subscription));
@@ -173,8 +179,9 @@ struct Session {
     shutdown: Pin<Box<WaitForCancellationFutureOwned>>,
     /// Highest seq handed to this session, delivered or filtered out.
     last_seq: u64,
-    /// Frames waiting for the next flush.
+    /// Frames waiting for the next flush, and their bytes.
     batch: Vec<Message>,
+    batch_bytes: usize,
     /// When frames were last written.
     flushed_at: tokio::time::Instant,
 }
@@ -211,8 +218,8 @@ impl Session {
         }
     }
 
-    async fn serve(&mut self, ws: &mut Socket, subscription: Subscription) -> End {
-        let Subscription { resync_required, latest, replay, mut live } = subscription;
+    async fn serve(&mut self, ws: &mut Socket, mut subscription: Subscription) -> End {
+        let (resync_required, latest) = (subscription.resync_required, subscription.latest);
         // A `since` beyond the newest event (7.c) must not hide the live
         // events up to it.
         self.last_seq = self.last_seq.min(latest);
@@ -230,15 +237,25 @@ impl Session {
         }
         // Replayed events never end the session: the credentials were
         // checked after them (docs/decisions.md 7.e).
-        for event in &replay {
-            self.admit(event);
-            if self.batch.len() >= BATCH
+        while subscription.replaying() {
+            let replayed = tokio::select! {
+                biased;
+                _ = &mut self.shutdown => return End::Shutdown,
+                replayed = subscription.next() => replayed,
+            };
+            match replayed {
+                Ok(event) => self.admit(&event),
+                Err(e) => {
+                    // Frames before the end are contiguous: deliver them.
+                    return self.flush(ws).await.err().unwrap_or(stream_end(e));
+                }
+            }
+            if self.batch_full()
                 && let Err(end) = self.flush(ws).await
             {
                 return end;
             }
         }
-        drop(replay);
         if let Err(end) = self.flush(ws).await {
             return end;
         }
@@ -277,11 +294,10 @@ impl Session {
                         return end;
                     }
                 }
-                received = live.recv() => {
+                received = subscription.next() => {
                     let mut end = match received {
                         Ok(event) => self.admit_live(&event),
-                        Err(RecvError::Lagged(_)) => Some(End::TooSlow),
-                        Err(RecvError::Closed) => Some(End::Shutdown),
+                        Err(e) => Some(stream_end(e)),
                     };
                     // Linger, then take what was queued meanwhile, so one
                     // write carries many frames under load.
@@ -295,12 +311,11 @@ impl Session {
                             tokio::task::yield_now().await;
                         }
                     }
-                    while end.is_none() && self.batch.len() < BATCH {
-                        end = match live.try_recv() {
-                            Ok(event) => self.admit_live(&event),
-                            Err(TryRecvError::Empty) => break,
-                            Err(TryRecvError::Lagged(_)) => Some(End::TooSlow),
-                            Err(TryRecvError::Closed) => Some(End::Shutdown),
+                    while end.is_none() && !self.batch_full() {
+                        end = match subscription.try_next() {
+                            Ok(Some(event)) => self.admit_live(&event),
+                            Ok(None) => break,
+                            Err(e) => Some(stream_end(e)),
                         };
                     }
                     // Frames before a lag are contiguous: deliver them, so
@@ -327,8 +342,14 @@ impl Session {
         self.last_seq = event.seq;
         self.viewer.observe(event);
         if event.visible_to(&self.viewer) {
-            self.batch.push(Message::Text(frame_text(event)));
+            let frame = frame_text(event);
+            self.batch_bytes += frame.len();
+            self.batch.push(Message::Text(frame));
         }
+    }
+
+    fn batch_full(&self) -> bool {
+        self.batch.len() >= BATCH || self.batch_bytes >= BATCH_BYTES
     }
 
     /// [`Session::admit`], then whether the event ends this session.
@@ -356,8 +377,17 @@ impl Session {
             },
         }
         .inspect_err(|_| self.batch.clear())?;
+        self.batch_bytes = 0;
         self.flushed_at = tokio::time::Instant::now();
         Ok(())
+    }
+}
+
+/// How a session ends when its subscription does.
+fn stream_end(e: StreamError) -> End {
+    match e {
+        StreamError::TooSlow => End::TooSlow,
+        StreamError::Closed => End::Shutdown,
     }
 }
 

@@ -179,12 +179,16 @@ async fn local_events(b: &LocalBackend, since: Option<u64>, out: Out) -> std::re
     let since = since.unwrap_or_else(|| {
         b.board.latest_seq().saturating_sub(taskboard_core::events::RETAINED_EVENTS as u64)
     });
-    let sub = b.board.subscribe(Some(since));
+    let mut sub = b.board.subscribe(Some(since));
     if sub.resync_required && !out.json_line(&serde_json::json!({"type": "resync_required"})) {
         return Ok(());
     }
     let viewer = b.board.viewer(b.caller.actor()?);
-    for event in sub.replay.iter().filter(|e| e.visible_to(&viewer)) {
+    while sub.replaying() {
+        let event = sub.next().await.map_err(Error::internal)?;
+        if !event.visible_to(&viewer) {
+            continue;
+        }
         let frame: serde_json::Value = serde_json::from_str(&event.frame()).map_err(Error::internal)?;
         if !out.json_line(&frame) {
             break;

@@ -189,7 +189,7 @@ pub struct TaskFilter {
     pub page: Page,
 }
 
-/// [ext] Paging of lists that are otherwise answered whole.
+/// Paging of lists that are otherwise answered whole.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Page {
     /// At most this many items (1–1000; all when absent).

@@ -64,7 +64,7 @@ impl Board {
             }
         };
         let message = tx.w.render_message(m)?;
-        tx.emit("message.new", message, audience)
+        tx.emit_message(&message, audience, m.id)
     }
 
     /// `GET /messages`: the last `limit` messages (after skipping the

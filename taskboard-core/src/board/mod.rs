@@ -31,13 +31,13 @@ use uuid::Uuid;
 use crate::blobs::BlobStore;
 use crate::credentials::JwtKeys;
 use crate::error::{Error, Result};
-use crate::events::{Audience, Event, Hub, RETAINED_EVENTS, Subscription, Viewer};
-use crate::model::Role;
+use crate::events::hub::Hub;
+use crate::events::{Audience, Event, EventMemory, Subscription, Viewer, log};
+use crate::model::{Message, Role};
 use crate::records::{MemberRecord, RecordWrites, Records};
-use crate::storage::codec::{Key, decode, encode};
 use crate::storage::redb::RedbStore;
-use crate::storage::tables::{EVENTS, META};
-use crate::storage::{Direction, KeyRange, Scan, Storage, WriteOp, WriteTxn};
+use crate::storage::tables::META;
+use crate::storage::{Storage, WriteOp, WriteTxn};
 
 pub use first_run::{INITIAL_PASSWORD_FILE, InitialPassword};
 pub use members::Bootstrap;
@@ -56,6 +56,12 @@ pub struct BoardOptions {
     pub jwt_secret: Option<String>,
     /// How far a live subscriber may fall behind before it is cut off.
     pub event_buffer: usize,
+    /// Bytes of the newest events kept in memory; older retained events
+    /// are read from the store when a subscriber needs them.
+    pub event_memory: usize,
+    /// Bytes of the database's page cache (pages read, and pages written
+    /// but not yet on disk).
+    pub store_cache: usize,
     /// Age after which uploads never bound to a message are reclaimed.
     pub unbound_upload_ttl: Duration,
     /// Throttling of failed logins.
@@ -74,6 +80,8 @@ impl Default for BoardOptions {
             max_upload_bytes: DEFAULT_MAX_UPLOAD_BYTES,
             jwt_secret: None,
             event_buffer: 4096,
+            event_memory: 64 * 1024 * 1024,
+            store_cache: crate::storage::redb::DEFAULT_CACHE_BYTES,
             unbound_upload_ttl: Duration::from_secs(24 * 3600),
             login_limits: LoginLimits::default(),
             password_hashers: (cpus / 2).max(1),
@@ -220,13 +228,26 @@ impl Tx<'_> {
     /// Records an event of this operation; it is numbered now and
     /// published after commit.
     pub fn emit(&mut self, kind: &'static str, data: impl Serialize, audience: Audience) -> Result<()> {
-        let data = serde_json::value::to_raw_value(&data).map_err(Error::internal)?;
+        Tx::emit_naming(self, kind, &data, audience, None)
+    }
+
+    /// An event whose data is the message `message` as rendered now; the
+    /// store keeps only the message's id (`events::log`).
+    pub fn emit_message(&mut self, data: &Message, audience: Audience, message: Uuid) -> Result<()> {
+        self.emit_naming("message.new", data, audience, Some(message))
+    }
+
+    fn emit_naming(
+        &mut self,
+        kind: &'static str,
+        data: &impl Serialize,
+        audience: Audience,
+        message: Option<Uuid>,
+    ) -> Result<()> {
         let seq = next_seq(self.w)?;
-        let event = Event::with_raw_data(seq, self.now, kind, data, audience);
-        self.w.put(EVENTS, &Key::new().u64(seq).build(), &encode(&event))?;
-        if seq > RETAINED_EVENTS as u64 {
-            self.w.delete(EVENTS, &Key::new().u64(seq - RETAINED_EVENTS as u64).build())?;
-        }
+        let event =
+            Event::serialized(seq, self.now, kind.to_string(), data, audience).map_err(Error::internal)?;
+        log::append(self.w, &event, message)?;
         self.events.push(event);
         Ok(())
     }
@@ -254,7 +275,7 @@ impl Board {
         let dir = data_dir.as_ref().to_path_buf();
         tokio::task::spawn_blocking(move || {
             crate::private::open_data_dir(&dir)?;
-            let store = RedbStore::open(&dir.join("board.redb"))?;
+            let store = RedbStore::open_with_cache(&dir.join("board.redb"), options.store_cache)?;
             let blobs = BlobStore::open(dir.join("blobs"))?;
             let jwt = match &options.jwt_secret {
                 Some(secret) => JwtKeys::new(secret.as_bytes()),
@@ -305,7 +326,9 @@ impl Board {
         data_dir: Option<PathBuf>,
         scratch: Option<PathBuf>,
     ) -> Result<Board> {
-        let (recent, latest) = {
+        // Only where the retained window begins and ends is read: its
+        // events stay in the store until a subscriber asks for them.
+        let (oldest, latest) = {
             let r = store.read()?;
             if let Some(v) = r.record::<u32>(META, SCHEMA_KEY)?
                 && v > SCHEMA_VERSION
@@ -314,15 +337,10 @@ impl Board {
                     "the data directory was written by a newer Taskboard (schema {v})"
                 )));
             }
-            let latest = r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0);
-            let mut recent = Vec::new();
-            r.scan(EVENTS, KeyRange::all(), Direction::Forward, &mut |_, v| {
-                recent.push(decode::<Event>(v)?);
-                Ok(Scan::Continue)
-            })?;
-            (recent, latest)
+            (log::oldest(&*r)?, r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0))
         };
-        let hub = Hub::new(recent, latest, options.event_buffer);
+        let hub =
+            Hub::new(Arc::downgrade(&store), latest, oldest, options.event_buffer, options.event_memory);
         let throttle = throttle::LoginThrottle::new(options.login_limits, options.clock.clone());
         let hashers = crate::credentials::HashPool::new(options.password_hashers);
         let board = Board {
@@ -461,6 +479,11 @@ impl Board {
     /// with [`Event::visible_to`].
     pub fn subscribe(&self, since: Option<u64>) -> Subscription {
         self.inner.hub.subscribe(since)
+    }
+
+    /// What the event stream holds in memory.
+    pub fn event_memory(&self) -> EventMemory {
+        self.inner.hub.memory()
     }
 
     /// The viewer of an actor, for the recipient rule.

@@ -23,6 +23,9 @@ use crate::error::Error;
 
 /// Most operations committed under one sync.
 pub const MAX_BATCH: usize = 1024;
+/// redb's page cache unless told otherwise: redb's own default (1 GiB)
+/// would let the memory of a server follow the size of its data.
+pub const DEFAULT_CACHE_BYTES: usize = 128 * 1024 * 1024;
 
 type Def = TableDefinition<'static, &'static [u8], &'static [u8]>;
 
@@ -42,11 +45,18 @@ pub struct RedbStore {
 }
 
 impl RedbStore {
-    /// Opens (or creates) the database file at `path`, readable by its
-    /// owner only.
+    /// Opens (or creates) the database file at `path`, with a page cache
+    /// of [`DEFAULT_CACHE_BYTES`].
     pub fn open(path: &Path) -> Result<RedbStore, Error> {
+        RedbStore::open_with_cache(path, DEFAULT_CACHE_BYTES)
+    }
+
+    /// Opens (or creates) the database file at `path`, with a page cache
+    /// (reads and not yet written pages together) of at most
+    /// `cache_bytes`.
+    pub fn open_with_cache(path: &Path, cache_bytes: usize) -> Result<RedbStore, Error> {
         drop(crate::private::open_or_create(path)?);
-        let db = Database::builder().create(path).map_err(|e| match e {
+        let db = Database::builder().set_cache_size(cache_bytes).create(path).map_err(|e| match e {
             redb::DatabaseError::DatabaseAlreadyOpen => Error::new(
                 crate::ErrorKind::Conflict,
                 format!(

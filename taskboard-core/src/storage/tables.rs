@@ -96,6 +96,9 @@ tables! {
     LABELS = "labelid_label";
     /// lower(name) → label_id
     LABEL_NAME = "name_labelid";
-    /// seq → EventRecord
+    /// seq → EventRecord; a `message.new` names its message instead of
+    /// holding it (see `events::log`)
     EVENTS = "seq_event";
+    /// message_id seq → () for each retained event that names the message
+    MESSAGE_EVENTS = "messageid_seq";
 }

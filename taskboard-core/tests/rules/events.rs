@@ -1,10 +1,12 @@
 //! Events (REST-INTERFACE Events; DECISIONS 7.1–7.4; docs/decisions.md
-//! 7.a): every change yields events numbered by a board-wide seq, who sees
-//! them, replay and resume, retention across restarts.
+//! 7.a, 7.j): every change yields events numbered by a board-wide seq, who
+//! sees them, replay and resume, retention across restarts, memory bounded
+//! by bytes with older events read from the store.
 
 use std::sync::Arc;
 
 use taskboard_core::api::{MemberPatch, NewMessage, NewTask, Patch, TaskPatch};
+use taskboard_core::events::RETAINED_EVENTS;
 use taskboard_core::model::*;
 use taskboard_core::{BoardOptions, Event};
 
@@ -244,9 +246,9 @@ async fn a_subscription_replays_from_since_then_continues_live_with_no_gap_and_n
     writer.await.unwrap();
     let last = fx.board.latest_seq();
     assert_eq!(last, since + 400);
-    let mut events: Vec<Arc<Event>> = std::mem::take(&mut sub.replay);
+    let mut events: Vec<Arc<Event>> = Vec::new();
     while events.last().is_none_or(|e| e.seq < last) {
-        events.push(sub.live.recv().await.unwrap());
+        events.push(sub.next().await.unwrap());
     }
     assert_contiguous(&events, since + 1, last);
 }
@@ -257,7 +259,7 @@ async fn subscribing_without_since_gets_only_live_events_and_since_now_replays_n
     let latest = fx.board.latest_seq();
     let mut now = fx.board.subscribe(Some(latest));
     let mut live = fx.board.subscribe(None);
-    assert!(now.replay.is_empty() && !now.resync_required);
+    assert!(!now.replaying() && !now.resync_required);
     assert_eq!(live.latest, latest);
     fx.project("web").await;
     assert_eq!(seqs(&drain(&mut now)), [latest + 1]);
@@ -307,10 +309,172 @@ async fn ten_thousand_events_are_retained_across_a_restart() {
     assert!(latest > 10_560, "{latest}");
     let fx = fx.reopen().await;
     assert_eq!(fx.board.latest_seq(), latest);
-    let sub = fx.board.subscribe(Some(latest - 10_000));
+    let mut sub = fx.board.subscribe(Some(latest - 10_000));
     assert!(!sub.resync_required);
-    assert_contiguous(&sub.replay, latest - 9_999, latest);
-    let old = fx.board.subscribe(Some(1));
+    assert_contiguous(&drain(&mut sub), latest - 9_999, latest);
+    let mut old = fx.board.subscribe(Some(1));
     assert!(old.resync_required, "events after 1 are no longer retained");
-    assert!(old.replay.is_empty(), "no replay after a resync (7.a)");
+    assert!(drain(&mut old).is_empty(), "no replay after a resync (7.a)");
+    // The store keeps exactly the retention: read back after the restart,
+    // the oldest stored event is the first one a resume may start after.
+    let retained = RETAINED_EVENTS as u64;
+    let mut all = fx.board.subscribe(Some(latest - retained));
+    assert!(!all.resync_required);
+    assert_eq!(drain(&mut all).len() as u64, retained);
+    assert!(fx.board.subscribe(Some(latest - retained - 1)).resync_required, "older events are pruned");
+}
+
+/// Bytes an event stream may hold in the tests below: room for a handful
+/// of the 8 kB messages they post.
+const SMALL_MEMORY: usize = 64 * 1024;
+
+fn small_memory() -> BoardOptions {
+    BoardOptions { event_memory: SMALL_MEMORY, ..Default::default() }
+}
+
+/// Posts `n` chat messages of about 8 kB each, `tag` and their number
+/// leading each; returns their contents.
+async fn post_large(fx: &Fx, chat_id: Option<uuid::Uuid>, tag: &str, n: usize) -> Vec<String> {
+    let mut contents = Vec::new();
+    for i in 0..n {
+        let content = format!("{tag} {i:04} {}", "x".repeat(8_000));
+        let new = NewMessage { chat_id, content: content.clone(), ..Default::default() };
+        fx.board.post_message(&fx.owner, new).await.unwrap();
+        contents.push(content);
+    }
+    contents
+}
+
+/// Every event after the subscription's position up to `until`, waiting
+/// for them as a live client does.
+async fn take_until(sub: &mut taskboard_core::Subscription, until: u64) -> Vec<Arc<Event>> {
+    let mut out = Vec::new();
+    while sub.position() < until {
+        out.push(sub.next().await.unwrap());
+    }
+    out
+}
+
+fn contents(events: &[Arc<Event>]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| e.kind == "message.new")
+        .map(|e| e.data()["content"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_events_held_in_memory_never_exceed_their_bound() {
+    let fx = board_with(small_memory()).await;
+    let p = fx.project("web").await;
+    let mut live = fx.board.subscribe(None);
+    let start = fx.board.latest_seq();
+    let posted = post_large(&fx, p.chat_id, "m", 60).await;
+    let memory = fx.board.event_memory();
+    assert_eq!(memory.bound, SMALL_MEMORY);
+    assert!(memory.peak_bytes <= SMALL_MEMORY, "{memory:?}");
+    assert!(memory.bytes <= SMALL_MEMORY && memory.bytes > 0, "{memory:?}");
+    assert!(memory.events >= 4 && memory.events < 60, "only the newest are held: {memory:?}");
+    // A subscriber that fell behind the memory window still gets every
+    // event, the older ones from the store.
+    let got = take_until(&mut live, fx.board.latest_seq()).await;
+    assert_contiguous(&got, start + 1, fx.board.latest_seq());
+    assert_eq!(contents(&got), posted);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_from_an_event_no_longer_in_memory_replays_from_the_store_then_goes_live() {
+    let fx = board_with(small_memory()).await;
+    let p = fx.project("web").await;
+    let since = fx.board.latest_seq();
+    let mut posted = post_large(&fx, p.chat_id, "old", 40).await;
+    let latest = fx.board.latest_seq();
+    assert!(fx.board.event_memory().events < 40, "the first messages left memory");
+
+    let mut sub = fx.board.subscribe(Some(since));
+    assert!(!sub.resync_required && sub.replaying());
+    // Writers go on while the replay is read.
+    let writer = {
+        let (board, owner, chat) = (fx.board.clone(), fx.owner.clone(), p.chat_id);
+        tokio::spawn(async move {
+            for i in 0..20 {
+                let new = NewMessage { chat_id: chat, content: format!("new {i}"), ..Default::default() };
+                board.post_message(&owner, new).await.unwrap();
+            }
+        })
+    };
+    let mut got = take_until(&mut sub, latest).await;
+    assert!(!sub.replaying());
+    writer.await.unwrap();
+    let end = fx.board.latest_seq();
+    got.extend(take_until(&mut sub, end).await);
+    assert_contiguous(&got, since + 1, end);
+    posted.extend((0..20).map(|i| format!("new {i}")));
+    assert_eq!(contents(&got), posted, "each message once, in order, as posted");
+    assert!(fx.board.event_memory().peak_bytes <= SMALL_MEMORY);
+}
+
+#[tokio::test]
+async fn after_a_restart_nothing_is_loaded_and_resumes_read_the_store() {
+    let fx = board_on_disk_with(small_memory()).await;
+    let p = fx.project("web").await;
+    let since = fx.board.latest_seq();
+    let posted = post_large(&fx, p.chat_id, "before", 30).await;
+    let fx = fx.reopen().await;
+    assert_eq!(fx.board.event_memory().events, 0, "start-up reads no event");
+    let latest = fx.board.latest_seq();
+    let mut sub = fx.board.subscribe(Some(since));
+    assert!(!sub.resync_required);
+    let replayed = take_until(&mut sub, latest).await;
+    assert_contiguous(&replayed, since + 1, latest);
+    assert_eq!(contents(&replayed), posted);
+    // Rendered from the stored message, the event is the message.
+    let message: Message = serde_json::from_value(replayed.last().unwrap().data()).unwrap();
+    assert_eq!(message.content, *posted.last().unwrap());
+    assert_eq!(message.author.unwrap().id, fx.owner.id());
+    post_large(&fx, p.chat_id, "after", 1).await;
+    let live = take_until(&mut sub, fx.board.latest_seq()).await;
+    assert_eq!(seqs(&live), [latest + 1]);
+}
+
+/// A retained `message.new` whose message was deleted since (with its
+/// task or project) still replays the message as it was.
+#[tokio::test]
+async fn a_deleted_message_replays_as_it_was() {
+    let options = BoardOptions { event_memory: 0, ..Default::default() };
+    let fx = board_on_disk_with(options).await;
+    let p = fx.project("web").await;
+    let t = fx.task(&p, "a").await;
+    let since = fx.board.latest_seq();
+    let comment = NewMessage { task_id: Some(t.id), content: "a comment".into(), ..Default::default() };
+    let posted = fx.board.post_message(&fx.owner, comment).await.unwrap();
+    post_large(&fx, p.chat_id, "chat", 2).await;
+    let before: Vec<Arc<Event>> = drain(&mut fx.board.subscribe(Some(since)));
+    fx.board.delete_task(&fx.owner, t.id).await.unwrap();
+    fx.board.delete_project(&fx.owner, p.id).await.unwrap();
+    let fx = fx.reopen().await;
+    let after = drain(&mut fx.board.subscribe(Some(since)));
+    assert_eq!(after[..before.len()], before[..], "the same events, data included");
+    let replayed: Message = serde_json::from_value(after[0].data()).unwrap();
+    assert_eq!(replayed, posted);
+    assert_eq!(kinds(&after[before.len()..]), ["task.deleted", "project.deleted"]);
+}
+
+/// The same board, reopened: a subscription from the start sees the
+/// events a subscription from memory saw, rendered alike.
+#[tokio::test]
+async fn events_read_from_the_store_equal_those_held_in_memory() {
+    let fx = board_on_disk().await;
+    let p = fx.project("web").await;
+    let bot = fx.agent("bot").await;
+    fx.board.add_project_member(&fx.owner, p.id, bot.id()).await.unwrap();
+    let t = fx.task(&p, "a").await;
+    fx.board.take(&bot, t.id).await.unwrap();
+    let chat = NewMessage { chat_id: p.chat_id, content: "@bot hi".into(), ..Default::default() };
+    fx.board.post_message(&fx.owner, chat).await.unwrap();
+    let in_memory = drain(&mut fx.board.subscribe(Some(0)));
+    assert!(fx.board.event_memory().events >= in_memory.len());
+    let fx = fx.reopen().await;
+    let stored = drain(&mut fx.board.subscribe(Some(0)));
+    assert_eq!(stored, in_memory);
 }

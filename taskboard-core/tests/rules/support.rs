@@ -177,12 +177,12 @@ pub fn kind<T: std::fmt::Debug>(result: Result<T>) -> ErrorKind {
     }
 }
 
-/// Every event of a subscription so far: the replay, then whatever the
-/// live stream holds. Events are published before a write returns, so
-/// after awaiting an operation its events are all here.
+/// Every event of a subscription so far: the replay, then what was
+/// published since, from memory or the store. Events are published before
+/// a write returns, so after awaiting an operation its events are all here.
 pub fn drain(sub: &mut Subscription) -> Vec<Arc<Event>> {
-    let mut out: Vec<Arc<Event>> = std::mem::take(&mut sub.replay);
-    while let Ok(e) = sub.live.try_recv() {
+    let mut out = Vec::new();
+    while let Some(e) = sub.try_next_blocking().expect("the subscription keeps up") {
         out.push(e);
     }
     out

@@ -8,18 +8,25 @@
 //! Who may see an event is decided by [`Event::visible_to`], the recipient
 //! rule (docs/rules.md, events); the audience is computed when the event is made,
 //! from the state inside the same transaction.
+//!
+//! [`hub`] keeps the newest events in memory, bounded by bytes, and hands
+//! out subscriptions; [`log`] is their stored form, which holds the whole
+//! retained window.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, OnceLock};
+pub mod hub;
+pub(crate) mod log;
+
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
-use tokio::sync::broadcast;
 use uuid::Uuid;
 
 use crate::model::{AgentConfig, Listen, MemberType};
 use crate::records::MemberRecord;
+
+pub use hub::{EventMemory, StreamError, Subscription};
+pub use log::RETAINED_EVENTS;
 
 /// Who an event is for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,20 +44,37 @@ pub enum Audience {
     TaskComment { involved: Vec<Uuid>, mentions: Vec<Uuid> },
 }
 
-/// One event. Its `data` is kept as serialized JSON: made once when the
-/// event is, stored and sent as it is.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// One event, with the frame it is sent as: `{"type", "seq", "ts",
+/// "data"}`, made once when the event is and shared by every connection
+/// (its `data` is the frame's tail, so the event holds its data once).
+#[derive(Clone)]
 pub struct Event {
     pub seq: u64,
     pub ts: Timestamp,
-    #[serde(rename = "type")]
     pub kind: String,
-    data: Box<RawValue>,
     pub audience: Audience,
-    /// The frame, rendered on first use and then shared: a thousand
-    /// connections receiving one event serialize it once.
-    #[serde(skip)]
-    pub rendered: RenderedFrame,
+    frame: Arc<str>,
+    /// Where `data` starts in `frame`; it ends before the closing brace.
+    data_start: usize,
+}
+
+impl std::fmt::Debug for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const SHOWN: usize = 200;
+        let data = self.raw_data();
+        let mut end = data.len().min(SHOWN);
+        while !data.is_char_boundary(end) {
+            end -= 1;
+        }
+        let more = if end < data.len() { format!("… ({} bytes)", data.len()) } else { String::new() };
+        f.debug_struct("Event")
+            .field("seq", &self.seq)
+            .field("ts", &self.ts)
+            .field("kind", &self.kind)
+            .field("audience", &self.audience)
+            .field("data", &format_args!("{}{more}", &data[..end]))
+            .finish()
+    }
 }
 
 impl PartialEq for Event {
@@ -58,19 +82,8 @@ impl PartialEq for Event {
         self.seq == other.seq
             && self.ts == other.ts
             && self.kind == other.kind
-            && self.data.get() == other.data.get()
+            && self.raw_data() == other.raw_data()
             && self.audience == other.audience
-    }
-}
-
-/// The lazily rendered frame of an [`Event`]. It is a cache, so it takes
-/// no part in comparing events.
-#[derive(Clone, Default)]
-pub struct RenderedFrame(OnceLock<Arc<str>>);
-
-impl std::fmt::Debug for RenderedFrame {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.get().is_some() { "RenderedFrame(cached)" } else { "RenderedFrame(empty)" })
     }
 }
 
@@ -82,50 +95,86 @@ impl Event {
         data: serde_json::Value,
         audience: Audience,
     ) -> Event {
-        let data = serde_json::value::to_raw_value(&data).expect("a JSON value serialises");
-        Event::with_raw_data(seq, ts, kind, data, audience)
+        Event::serialized(seq, ts, kind.into(), &data, audience).expect("a JSON value serialises")
     }
 
+    /// An event whose data is `data` serialised straight into its frame.
+    pub(crate) fn serialized(
+        seq: u64,
+        ts: Timestamp,
+        kind: String,
+        data: &impl Serialize,
+        audience: Audience,
+    ) -> serde_json::Result<Event> {
+        let mut frame = Event::frame_head(seq, ts, &kind);
+        let data_start = frame.len();
+        serde_json::to_writer(&mut frame, data)?;
+        Ok(Event::finish(seq, ts, kind, audience, frame, data_start))
+    }
+
+    /// An event whose data is already JSON text.
     pub(crate) fn with_raw_data(
         seq: u64,
         ts: Timestamp,
-        kind: impl Into<String>,
-        data: Box<RawValue>,
+        kind: String,
+        data: &str,
         audience: Audience,
     ) -> Event {
-        Event { seq, ts, kind: kind.into(), data, audience, rendered: RenderedFrame::default() }
+        let mut frame = Event::frame_head(seq, ts, &kind);
+        let data_start = frame.len();
+        frame.extend_from_slice(data.as_bytes());
+        Event::finish(seq, ts, kind, audience, frame, data_start)
+    }
+
+    fn frame_head(seq: u64, ts: Timestamp, kind: &str) -> Vec<u8> {
+        let kind = serde_json::to_string(kind).expect("a string serialises");
+        format!("{{\"type\":{kind},\"seq\":{seq},\"ts\":\"{ts}\",\"data\":").into_bytes()
+    }
+
+    fn finish(
+        seq: u64,
+        ts: Timestamp,
+        kind: String,
+        audience: Audience,
+        mut frame: Vec<u8>,
+        data_start: usize,
+    ) -> Event {
+        frame.push(b'}');
+        // Only JSON text and `format!` output went into the frame.
+        let frame = String::from_utf8(frame).expect("a frame is UTF-8");
+        Event { seq, ts, kind, audience, frame: frame.into(), data_start }
     }
 
     /// The event's `data`, parsed.
     pub fn data(&self) -> serde_json::Value {
-        serde_json::from_str(self.data.get()).unwrap_or(serde_json::Value::Null)
+        serde_json::from_str(self.raw_data()).unwrap_or(serde_json::Value::Null)
     }
 
     /// The event's `data` as the JSON text it is sent as.
     pub fn raw_data(&self) -> &str {
-        self.data.get()
+        &self.frame[self.data_start..self.frame.len() - 1]
     }
 
     /// The frame sent to clients: `{"type", "seq", "ts", "data"}`.
     pub fn frame(&self) -> String {
-        self.shared_frame().to_string()
+        self.frame.to_string()
     }
 
-    /// The frame, rendered once per event and shared between connections.
+    /// The frame, shared between connections.
     pub fn shared_frame(&self) -> Arc<str> {
-        self.rendered
-            .0
-            .get_or_init(|| {
-                let kind = serde_json::to_string(&self.kind).expect("a string serialises");
-                format!(
-                    "{{\"type\":{kind},\"seq\":{},\"ts\":\"{}\",\"data\":{}}}",
-                    self.seq,
-                    self.ts,
-                    self.data.get()
-                )
-                .into()
-            })
-            .clone()
+        self.frame.clone()
+    }
+
+    /// Bytes of memory this event holds (its frame, its audience and the
+    /// fixed parts), as the hub counts them against its bound.
+    pub fn memory_size(&self) -> usize {
+        let ids = match &self.audience {
+            Audience::All | Audience::Member { .. } => 0,
+            Audience::Chat { project_members, mentions } => project_members.len() + mentions.len(),
+            Audience::TaskComment { involved, mentions } => involved.len() + mentions.len(),
+        };
+        // The Arc's and the allocator's headers are guessed at 64 bytes.
+        std::mem::size_of::<Event>() + 64 + self.frame.len() + self.kind.len() + ids * 16
     }
 
     /// The recipient rule (docs/rules.md, events).
@@ -195,100 +244,6 @@ impl Viewer {
     }
 }
 
-/// How many events are kept, in memory and on disk (docs/rules.md, events,
-/// promises at least 10,000).
-pub const RETAINED_EVENTS: usize = 10_240;
-
-/// Live fan-out of committed events with a replay window.
-pub(crate) struct Hub {
-    inner: Mutex<HubInner>,
-}
-
-struct HubInner {
-    recent: VecDeque<Arc<Event>>,
-    latest: u64,
-    sender: broadcast::Sender<Arc<Event>>,
-}
-
-/// A subscription to the event stream.
-pub struct Subscription {
-    /// True when the requested `since` is older than the retained window:
-    /// events were lost to the caller, who must reload its state.
-    pub resync_required: bool,
-    /// The seq of the newest event at the moment of subscribing.
-    pub latest: u64,
-    /// Retained events after `since`, in order.
-    pub replay: Vec<Arc<Event>>,
-    /// Live events after `replay`; a receiver that falls more than the
-    /// hub's capacity behind gets `Lagged` and must reconnect.
-    pub live: broadcast::Receiver<Arc<Event>>,
-}
-
-impl std::fmt::Debug for Subscription {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Subscription")
-            .field("resync_required", &self.resync_required)
-            .field("latest", &self.latest)
-            .field("replay", &self.replay.len())
-            .finish()
-    }
-}
-
-impl Hub {
-    pub(crate) fn new(recent: Vec<Event>, latest: u64, capacity: usize) -> Hub {
-        let (sender, _) = broadcast::channel(capacity.max(16));
-        Hub {
-            inner: Mutex::new(HubInner {
-                recent: recent.into_iter().map(Arc::new).collect(),
-                latest,
-                sender,
-            }),
-        }
-    }
-
-    pub(crate) fn latest(&self) -> u64 {
-        self.inner.lock().unwrap().latest
-    }
-
-    /// Publishes committed events, in seq order.
-    pub(crate) fn publish(&self, events: Vec<Event>) {
-        let mut inner = self.inner.lock().unwrap();
-        for event in events {
-            let event = Arc::new(event);
-            inner.latest = event.seq;
-            inner.recent.push_back(event.clone());
-            if inner.recent.len() > RETAINED_EVENTS {
-                inner.recent.pop_front();
-            }
-            let _ = inner.sender.send(event);
-        }
-    }
-
-    /// Subscribes from `since` (or from now). Replay and live stream are
-    /// taken under one lock, so together they hold every event after
-    /// `since` exactly once.
-    pub(crate) fn subscribe(&self, since: Option<u64>) -> Subscription {
-        let inner = self.inner.lock().unwrap();
-        let live = inner.sender.subscribe();
-        let latest = inner.latest;
-        let Some(since) = since else {
-            return Subscription { resync_required: false, latest, replay: Vec::new(), live };
-        };
-        let oldest = inner.recent.front().map_or(latest + 1, |e| e.seq);
-        // Events since+1 .. oldest-1 are gone when since + 1 < oldest. A
-        // `since` beyond the newest event comes from a state this board
-        // never had (a restored backup, another board): the client's view
-        // cannot be trusted either (docs/decisions.md 7.c).
-        let resync_required = (since < latest && since + 1 < oldest) || since > latest;
-        let replay = if resync_required {
-            Vec::new()
-        } else {
-            inner.recent.iter().filter(|e| e.seq > since).cloned().collect()
-        };
-        Subscription { resync_required, latest, replay, live }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -324,28 +279,14 @@ mod tests {
     }
 
     #[test]
-    fn subscription_replays_after_since_then_goes_live() {
-        let mk = |seq| Event::new(seq, Timestamp::now(), "x", serde_json::Value::Null, Audience::All);
-        let hub = Hub::new((5..=9).map(mk).collect(), 9, 64);
-        let sub = hub.subscribe(Some(6));
-        assert!(!sub.resync_required);
-        assert_eq!(sub.replay.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![7, 8, 9]);
-        let mut live = sub.live;
-        hub.publish(vec![mk(10)]);
-        assert_eq!(live.try_recv().unwrap().seq, 10);
-        assert!(hub.subscribe(Some(2)).resync_required);
-        assert!(!hub.subscribe(Some(4)).resync_required);
-        assert!(!hub.subscribe(Some(9)).resync_required);
-        assert!(hub.subscribe(Some(11)).resync_required);
-    }
-
-    #[test]
-    fn the_frame_is_rendered_once_and_compares_as_no_data() {
+    fn the_frame_is_made_once_and_holds_the_data() {
         let e = Event::new(3, Timestamp::now(), "task.updated", serde_json::json!({"id": 1}), Audience::All);
         let fresh = e.clone();
         let frame = e.shared_frame();
         assert!(Arc::ptr_eq(&frame, &e.shared_frame()));
         assert_eq!(e, fresh);
+        assert_eq!(e.raw_data(), r#"{"id":1}"#);
+        assert!(e.memory_size() > frame.len());
         let v: serde_json::Value = serde_json::from_str(&frame).unwrap();
         assert_eq!(v["type"], "task.updated");
         assert_eq!(v["seq"], 3);

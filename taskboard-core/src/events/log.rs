@@ -1,0 +1,218 @@
+//! The stored form of events: the retained window, in the `seq_event`
+//! table, written in the transaction of the operation that made them.
+//!
+//! A `message.new` names its message instead of holding a copy: messages
+//! never change, so the event is rendered from the message when it is
+//! read, and a chat of large messages is stored once, not twice. Before a
+//! message is deleted, the retained events that name it take a copy
+//! (`detach_message`), so a replay still shows what was said. Events
+//! older than [`RETAINED_EVENTS`] are pruned as new ones are stored.
+
+use std::io::Write;
+use std::ops::Bound;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use uuid::Uuid;
+
+use super::{Audience, Event};
+use crate::error::{Error, Result};
+use crate::records::{MessageRecord, RecordWrites, Records, Render};
+use crate::storage::codec::{FORMAT_VERSION, Key, decode};
+use crate::storage::tables::{EVENTS, MESSAGE_EVENTS};
+use crate::storage::{Direction, KeyRange, ReadTxn, Scan, WriteTxn};
+
+/// How many events the store keeps (docs/rules.md, events,
+/// promises at least 10,000).
+pub const RETAINED_EVENTS: usize = 10_240;
+
+/// An event as stored: its `data`, or for a `message.new` the id of the
+/// message it is rendered from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EventRecord {
+    pub seq: u64,
+    pub ts: Timestamp,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Box<RawValue>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<Uuid>,
+    pub audience: Audience,
+}
+
+/// The part of a record that pruning needs.
+#[derive(Deserialize)]
+struct Named {
+    #[serde(default)]
+    message_id: Option<Uuid>,
+}
+
+fn seq_key(seq: u64) -> Vec<u8> {
+    Key::new().u64(seq).build()
+}
+
+fn message_key(message: Uuid, seq: u64) -> Vec<u8> {
+    Key::new().uuid(message).u64(seq).build()
+}
+
+/// The record of `event`, written by hand so the data, already JSON, is
+/// copied rather than parsed again.
+fn encode_event(event: &Event, message: Option<Uuid>) -> Vec<u8> {
+    let data = if message.is_some() { None } else { Some(event.raw_data()) };
+    let mut out = Vec::with_capacity(160 + data.map_or(0, str::len));
+    out.push(FORMAT_VERSION);
+    let _ = write!(out, "{{\"seq\":{},\"ts\":\"{}\",\"type\":", event.seq, event.ts);
+    serde_json::to_writer(&mut out, &event.kind).expect("a string serialises");
+    if let Some(data) = data {
+        out.extend_from_slice(b",\"data\":");
+        out.extend_from_slice(data.as_bytes());
+    }
+    if let Some(id) = message {
+        let _ = write!(out, ",\"message_id\":\"{id}\"");
+    }
+    out.extend_from_slice(b",\"audience\":");
+    serde_json::to_writer(&mut out, &event.audience).expect("an audience serialises");
+    out.push(b'}');
+    out
+}
+
+/// Stores a new event (naming `message` instead of holding its data when
+/// given) and prunes the events that fell out of the retention.
+pub(crate) fn append<W: WriteTxn + ?Sized>(w: &mut W, event: &Event, message: Option<Uuid>) -> Result<()> {
+    w.put(EVENTS, &seq_key(event.seq), &encode_event(event, message))?;
+    if let Some(id) = message {
+        w.put(MESSAGE_EVENTS, &message_key(id, event.seq), &[])?;
+    }
+    prune(w, event.seq)
+}
+
+/// Stores a record as it comes from an archive.
+pub(crate) fn import<W: WriteTxn + ?Sized>(w: &mut W, record: &EventRecord) -> Result<()> {
+    w.put_record(EVENTS, &seq_key(record.seq), record)?;
+    if let Some(id) = record.message_id {
+        w.put(MESSAGE_EVENTS, &message_key(id, record.seq), &[])?;
+    }
+    Ok(())
+}
+
+/// Deletes every stored event older than the last [`RETAINED_EVENTS`]
+/// up to `newest`. Normally that is one event, the one just pushed out;
+/// a range rather than one key, so nothing older is ever left behind.
+fn prune<W: WriteTxn + ?Sized>(w: &mut W, newest: u64) -> Result<()> {
+    let cutoff = (newest + 1).saturating_sub(RETAINED_EVENTS as u64);
+    if cutoff <= 1 {
+        return Ok(());
+    }
+    let mut old = Vec::new();
+    let range = KeyRange { start: Bound::Unbounded, end: Bound::Excluded(seq_key(cutoff)) };
+    w.scan(EVENTS, range, Direction::Forward, &mut |k, v| {
+        old.push((k.to_vec(), decode::<Named>(v)?.message_id));
+        Ok(Scan::Continue)
+    })?;
+    for (key, message) in old {
+        w.delete(EVENTS, &key)?;
+        if let Some(id) = message {
+            let seq =
+                u64::from_be_bytes(key.as_slice().try_into().map_err(|_| Error::internal("malformed key"))?);
+            w.delete(MESSAGE_EVENTS, &message_key(id, seq))?;
+        }
+    }
+    Ok(())
+}
+
+/// Called before `m` is deleted: the retained events that name it take a
+/// copy of it, as it is rendered now.
+pub(crate) fn detach_message<W: WriteTxn + ?Sized>(w: &mut W, m: &MessageRecord) -> Result<()> {
+    let mut seqs = Vec::new();
+    w.scan(MESSAGE_EVENTS, KeyRange::prefix(m.id.as_bytes()), Direction::Forward, &mut |k, _| {
+        let seq =
+            k.get(16..24).and_then(|b| b.try_into().ok()).ok_or_else(|| Error::internal("malformed key"))?;
+        seqs.push(u64::from_be_bytes(seq));
+        Ok(Scan::Continue)
+    })?;
+    if seqs.is_empty() {
+        return Ok(());
+    }
+    let data = serde_json::to_string(&w.render_message(m)?).map_err(Error::internal)?;
+    for seq in seqs {
+        if let Some(mut record) = w.record::<EventRecord>(EVENTS, &seq_key(seq))?
+            && record.message_id == Some(m.id)
+        {
+            record.message_id = None;
+            record.data = Some(RawValue::from_string(data.clone()).map_err(Error::internal)?);
+            w.put_record(EVENTS, &seq_key(seq), &record)?;
+        }
+        w.delete(MESSAGE_EVENTS, &message_key(m.id, seq))?;
+    }
+    Ok(())
+}
+
+/// The seq of the oldest stored event.
+pub(crate) fn oldest(r: &dyn ReadTxn) -> Result<Option<u64>> {
+    let mut oldest = None;
+    r.scan(EVENTS, KeyRange::all(), Direction::Forward, &mut |k, _| {
+        oldest = k.try_into().ok().map(u64::from_be_bytes);
+        Ok(Scan::Stop)
+    })?;
+    Ok(oldest)
+}
+
+/// Stored events from `from` to `to` (both included), in order: at most
+/// `max_events`, and no more once `max_bytes` of records were read.
+pub(crate) fn load(
+    r: &dyn ReadTxn,
+    from: u64,
+    to: u64,
+    max_events: usize,
+    max_bytes: usize,
+) -> Result<Vec<Event>> {
+    let mut records = Vec::new();
+    let mut bytes = 0;
+    let range = KeyRange { start: Bound::Included(seq_key(from)), end: Bound::Included(seq_key(to)) };
+    r.scan(EVENTS, range, Direction::Forward, &mut |_, v| {
+        records.push(decode::<EventRecord>(v)?);
+        bytes += v.len();
+        Ok(if records.len() >= max_events || bytes >= max_bytes { Scan::Stop } else { Scan::Continue })
+    })?;
+    records.into_iter().map(|record| render(r, record)).collect()
+}
+
+fn render(r: &dyn ReadTxn, record: EventRecord) -> Result<Event> {
+    let EventRecord { seq, ts, kind, data, message_id, audience } = record;
+    if let Some(data) = data {
+        return Ok(Event::with_raw_data(seq, ts, kind, data.get(), audience));
+    }
+    let id = message_id.ok_or_else(|| Error::internal(format!("stored event {seq} has no data")))?;
+    let event = match r.message(id)? {
+        Some(m) => Event::serialized(seq, ts, kind, &r.render_message(&m)?, audience),
+        // Deletions copy the message into its events first; this only
+        // guards against a store written otherwise.
+        None => Event::serialized(seq, ts, kind, &serde_json::json!({ "id": id }), audience),
+    };
+    event.map_err(Error::internal)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stored_event_reads_back_as_it_was() {
+        let e = Event::new(
+            7,
+            Timestamp::now(),
+            "task.updated",
+            serde_json::json!({"a": [1, "x\"y"]}),
+            Audience::All,
+        );
+        let record: EventRecord = decode(&encode_event(&e, None)).unwrap();
+        assert_eq!(record.data.as_ref().unwrap().get(), e.raw_data());
+        let id = Uuid::now_v7();
+        let named: EventRecord = decode(&encode_event(&e, Some(id))).unwrap();
+        assert!(named.data.is_none());
+        assert_eq!(named.message_id, Some(id));
+        assert_eq!((named.seq, named.kind.as_str(), &named.audience), (7, "task.updated", &Audience::All));
+    }
+}
