@@ -78,9 +78,9 @@ export function mountBoard(ctx) {
   text.addEventListener("input", () => { filters.text = text.value.trim().toLowerCase(); render(); });
   const fillFilters = () => {
     const members = [...state.members.values()].filter((m) => m.is_active !== false);
-    replace(assignee, select([["", "Anyone"], ["-", "Unassigned"], ...members.map((m) => [m.id, `@${m.slug}`])], filters.assignee).childNodes);
+    replace(assignee, ...select([["", "Anyone"], ["-", "Unassigned"], ...members.map((m) => [m.id, `@${m.slug}`])], filters.assignee).children);
     assignee.value = filters.assignee;
-    replace(label, select([["", "Any label"], ...[...state.labels.values()].map((l) => [l.name, l.name])], filters.label).childNodes);
+    replace(label, ...select([["", "Any label"], ...[...state.labels.values()].map((l) => [l.name, l.name])], filters.label).children);
     label.value = filters.label;
   };
   const lists = new Map();

@@ -168,9 +168,9 @@ export function openTask(slot, taskId, { close, openKey }) {
     keep(status, t.status);
     keep(type, t.type);
     keep(priority, t.priority);
-    replace(assignee, select(people(), "").childNodes);
+    replace(assignee, ...select(people(), "").children);
     assignee.value = t.assignee ? t.assignee.id : "";
-    replace(reviewer, select(people(), "").childNodes);
+    replace(reviewer, ...select(people(), "").children);
     reviewer.value = t.reviewer ? t.reviewer.id : "";
     keep(labels, t.labels.join(", "));
     const blocked = blockers(t);

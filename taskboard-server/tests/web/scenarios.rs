@@ -138,6 +138,38 @@ async fn a_person_steers_the_board_while_an_agent_works() {
     )
     .await;
     card_in(&b, "in_progress", "@bot").await;
+    // Presence, steps and labels follow their own events.
+    app.call("PATCH", "/members/me/status?status=online", Some(&agent_token), None).await;
+    b.find(".column[data-status=in_progress] .card .dot.online").await;
+    for (title, done) in [("Read the code", true), ("Write the tests", false)] {
+        let step = app
+            .call("POST", &format!("/tasks/{sid}/steps"), Some(&agent_token), Some(json!({"title": title})))
+            .await;
+        if done {
+            let step_id = step["id"].as_str().unwrap();
+            app.call(
+                "PATCH",
+                &format!("/tasks/{sid}/steps/{step_id}"),
+                Some(&agent_token),
+                Some(json!({"done": true})),
+            )
+            .await;
+        }
+    }
+    app.call(
+        "PATCH",
+        &format!("/tasks/{sid}"),
+        Some(&agent_token),
+        Some(json!({"labels": ["web", "tests"]})),
+    )
+    .await;
+    card_in(&b, "in_progress", "☑ 1/2").await;
+    b.wait_for(
+        "the panel's steps",
+        "return document.querySelectorAll('.panel .steps-list li').length === 2",
+        vec![],
+    )
+    .await;
     b.wait_for(
         "the agent's comment in the panel",
         "const m = [...document.querySelectorAll('.panel .message')].find(m => m.textContent.includes('On it'));
@@ -163,6 +195,7 @@ async fn a_person_steers_the_board_while_an_agent_works() {
         vec![],
     )
     .await;
+    b.js("document.querySelector('.panel').scrollTop = 0", vec![]).await;
     screenshot(&b, "web-task.png").await;
 
     // Closing the panel leaves the board.
