@@ -12,6 +12,7 @@ let stream = null;
 let view = null;
 let loading = 0;
 let buffered = [];
+let offHeader = () => {};
 
 function route() {
   const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
@@ -44,6 +45,26 @@ export async function load(fn) {
 function onEvent(frame) {
   if (loading > 0) buffered.push(frame);
   else apply(frame);
+  if (frame.type === "link.deleted") {
+    // The event does not say the link's type: read both tasks again.
+    for (const id of [frame.data.source_id, frame.data.target_id]) {
+      if (state.tasks.has(id)) load(() => api.get(`/tasks/${id}`).then((t) => {
+        state.tasks.set(t.id, t);
+        notify("tasks");
+      })).catch(() => {});
+    }
+  }
+}
+
+// The session ends when its token expires, even on an idle page.
+let expiryTimer = null;
+function watchExpiry() {
+  clearTimeout(expiryTimer);
+  const s = api.currentSession();
+  if (s && s.expires) expiryTimer = setTimeout(() => {
+    api.logout();
+    showLogin("Your session expired; log in again.");
+  }, Math.max(0, Math.min(s.expires - Date.now(), 2 ** 31 - 1)));
 }
 
 async function loadAll() {
@@ -84,6 +105,7 @@ export async function loadProjectTasks(projectId) {
 }
 
 function showLogin(message) {
+  offHeader();
   if (stream) stream.stop();
   stream = null;
   if (view) view.unmount();
@@ -132,7 +154,7 @@ function header() {
       ],
       link("#/members", "Members", r.name === "members"));
   };
-  subscribe((topics) => {
+  offHeader = subscribe((topics) => {
     if (topics.has("conn") || topics.has("projects") || topics.has("route")) renderHeader();
   });
   renderHeader();
@@ -206,6 +228,7 @@ function mountProjects({ main }) {
 }
 
 async function start() {
+  watchExpiry();
   replace(app, header(), h("main", { id: "main", tabindex: "-1" }));
   state.conn = "connecting";
   stream = new api.EventStream({

@@ -45,8 +45,8 @@ function card(task) {
   const done = task.steps.filter((s) => s.done).length;
   const blocked = blockers(task);
   const lease = task.lease && task.lease.expires_at;
-  return h("li", { class: "card", tabindex: "0", role: "button", dataset: { id: task.id, key: task.key },
-    "aria-label": `${task.key}: ${task.title}`, "aria-describedby": "card-help" },
+  return h("li", { class: "card", tabindex: "0", dataset: { id: task.id, key: task.key, blocked: String(blocked.length) },
+    "aria-label": `${task.key}: ${task.title}${blocked.length ? ", blocked" : ""}`, "aria-describedby": "card-help" },
   h("div", { class: "card-top" },
     h("span", { class: "key" }, task.key),
     h("span", { class: `prio ${task.priority}`, title: `priority ${task.priority}` }, task.priority),
@@ -131,7 +131,8 @@ export function mountBoard(ctx) {
       seen.add(t.id);
       if (!visible(t)) continue;
       let entry = cache.get(t.id);
-      if (!entry || entry[0] !== t) {
+      // A card shows its dependencies' state too: rebuilt when that changes.
+      if (!entry || entry[0] !== t || entry[1].dataset.blocked !== String(blockers(t).length)) {
         entry = [t, card(t)];
         cache.set(t.id, entry);
       }

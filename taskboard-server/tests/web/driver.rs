@@ -119,7 +119,7 @@ impl Browser {
     /// Runs `script` in the page until it returns something truthy; the
     /// page is polled, with a deadline, never waited on blindly.
     pub async fn wait_for(&self, what: &str, script: &str, args: Vec<Value>) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let v = self.js(script, args.clone()).await;
             if !(v.is_null() || v == json!(false) || v == json!(0) || v == json!("")) {
@@ -177,6 +177,14 @@ impl Browser {
         )
         .await;
         self.cmd(reqwest::Method::DELETE, "/actions", None).await;
+    }
+
+    /// Presses `chord` (WebDriver key codes) together on the focused element.
+    pub async fn press(&self, chord: &[&str]) {
+        let mut actions: Vec<Value> = chord.iter().map(|k| json!({"type": "keyDown", "value": k})).collect();
+        actions.extend(chord.iter().rev().map(|k| json!({"type": "keyUp", "value": k})));
+        self.post("/actions", json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]}))
+            .await;
     }
 
     pub async fn screenshot_png(&self) -> Vec<u8> {

@@ -8,18 +8,22 @@ use serde_json::{Value, json};
 use crate::driver::Browser;
 use crate::harness::{App, OWNER_PASSWORD};
 
-const ENTER: &str = "\u{E007}";
+pub const ENTER: &str = "\u{E007}";
 
-async fn log_in(b: &Browser, app: &App) {
+pub async fn log_in(b: &Browser, app: &App) {
+    log_in_as(b, app, "owner", OWNER_PASSWORD).await;
+}
+
+pub async fn log_in_as(b: &Browser, app: &App, who: &str, secret: &str) {
     b.goto(&format!("{}/", app.base)).await;
     let login = b.find("input[name=login]").await;
-    b.type_into(&login, "owner").await;
+    b.type_into(&login, who).await;
     let password = b.find("input[name=password]").await;
-    b.type_into(&password, &format!("{OWNER_PASSWORD}{ENTER}")).await;
+    b.type_into(&password, &format!("{secret}{ENTER}")).await;
     b.find("#conn[data-conn=live]").await;
 }
 
-async fn card_in(b: &Browser, status: &str, text: &str) -> Value {
+pub async fn card_in(b: &Browser, status: &str, text: &str) -> Value {
     b.wait_for(
         &format!("a card {text:?} in {status}"),
         "return [...document.querySelectorAll(`.column[data-status=${arguments[0]}] .card`)]
@@ -50,7 +54,8 @@ fn big_png() -> Vec<u8> {
     let mut raw = Vec::with_capacity(((w * 3 + 1) * h) as usize);
     let mut x: u32 = 12345;
     for _ in 0..h {
-        raw.push(0);
+        // Each row starts with its filter type, 0: none.
+        raw.extend([0u8]);
         for _ in 0..w * 3 {
             x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
             raw.push((x >> 16) as u8);
