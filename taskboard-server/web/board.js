@@ -277,8 +277,12 @@ export function mountBoard(ctx) {
   function navigate(r) {
     const t = r.key ? taskByKey(r.key) : null;
     if (taskView && (!t || taskView.id !== t.id)) {
+      const closed = taskView.id;
       taskView.close();
       taskView = null;
+      // Focus goes back to the card the panel was opened from.
+      const el = board.querySelector(`[data-id="${CSS.escape(closed)}"]`);
+      if (el && !t) el.focus();
     }
     if (t && !taskView) {
       taskView = openTask(panel, t.id, {

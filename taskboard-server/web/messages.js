@@ -60,7 +60,7 @@ export function messageList(query, { emptyText }) {
     render();
   };
   function openReply(m) {
-    const c = composer({ ...query, parent_id: m.id }, { label: `Reply to ${m.author ? m.author.name : "message"}`, onSent: add, onCancel: () => { replyOpen = null; render(); } });
+    const c = composer({ ...query, parent_id: m.id }, { label: `Reply to ${m.author ? m.author.name : "message"}`, onSent: (sent) => { replyOpen = null; add(sent); }, onCancel: () => { replyOpen = null; render(); } });
     replyOpen = { parent: m.id, el: c };
     render();
     c.querySelector("textarea").focus();

@@ -96,6 +96,34 @@ async fn details_keyboard_dependencies_markdown_and_chat() {
     let last = messages.as_array().unwrap().last().unwrap();
     assert_eq!(last["content"], "Hello @bot ");
     assert_eq!(last["mentions"][0]["slug"], "bot");
+
+    // Members with their presence; the ready queue only where the server has one.
+    b.goto(&format!("{}/#/members", app.base)).await;
+    b.wait_for(
+        "the members table",
+        "return [...document.querySelectorAll('table.members tbody tr')].some(r => r.textContent.includes('@bot') && r.textContent.includes('agent'))",
+        vec![],
+    )
+    .await;
+    let has_ready = app
+        .http
+        .get(format!("{}/api/v1/tasks/ready", app.base))
+        .bearer_auth(&app.owner)
+        .send()
+        .await
+        .unwrap();
+    let ready_link = b.js(r#"return !!document.querySelector('header nav a[href$="/ready"]')"#, vec![]).await;
+    b.goto(&format!("{}/#/p/web", app.base)).await;
+    let ready_link_on_board = b
+        .wait_for(
+            "the board's navigation",
+            r##"return document.querySelector('header nav a[href="#/p/web/chat"]')
+                && { ready: !!document.querySelector('header nav a[href="#/p/web/ready"]') }"##,
+            vec![],
+        )
+        .await;
+    assert_eq!(ready_link, json!(false), "no project is open on the members page");
+    assert_eq!(ready_link_on_board["ready"], json!(has_ready.status().is_success()));
 }
 
 #[tokio::test]

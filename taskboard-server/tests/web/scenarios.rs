@@ -183,15 +183,44 @@ async fn a_person_steers_the_board_while_an_agent_works() {
     )
     .await;
 
+    // A reply, in the agent's thread.
+    let reply = b
+        .wait_for(
+            "the reply button",
+            "return [...document.querySelectorAll('.panel .message')].find(m => m.textContent.includes('On it')).querySelector('button.reply')",
+            vec![],
+        )
+        .await;
+    b.js("arguments[0].click()", vec![reply]).await;
+    let text = b.find(".panel .thread form[aria-label^='Reply'] textarea").await;
+    b.type_into(&text, "Thanks!").await;
+    let send = b.find(".panel .thread form[aria-label^='Reply'] button[type=submit]").await;
+    b.click(&send).await;
+    b.wait_for(
+        "the reply under the comment",
+        "return [...document.querySelectorAll('.panel .thread .replies .message')].some(m => m.textContent.includes('Thanks!'))",
+        vec![],
+    )
+    .await;
+    let comments = app.call("GET", &format!("/messages?task_id={sid}"), Some(&app.owner), None).await;
+    let replied =
+        comments.as_array().unwrap().iter().find(|m| m["content"] == "Thanks!").expect("the reply is stored");
+    assert!(replied["parent_id"].is_string());
+
     // A 2 MB image attached from the page previews in the comments.
     let png = big_png();
     assert!(png.len() > 2_000_000);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("screen.png");
     std::fs::write(&path, &png).unwrap();
-    let file_input = b.find(".panel .composer input[type=file]").await;
+    let file_input = b.find(".panel form[aria-label='New comment'] input[type=file]").await;
     b.type_into(&file_input, &path.display().to_string()).await;
-    b.wait_for("the upload", "return document.querySelector('.panel .composer .pending li')", vec![]).await;
+    b.wait_for(
+        "the upload",
+        "return document.querySelector(\".panel form[aria-label='New comment'] .pending li\")",
+        vec![],
+    )
+    .await;
     let send = b.find(".panel form[aria-label='New comment'] button[type=submit]").await;
     b.click(&send).await;
     b.wait_for(
@@ -207,6 +236,8 @@ async fn a_person_steers_the_board_while_an_agent_works() {
     let close = b.find(".panel button.close").await;
     b.click(&close).await;
     b.wait_for("the panel to close", "return !document.querySelector('.panel')", vec![]).await;
+    b.wait_for("the focus back on the card", "return document.activeElement.dataset.key === 'WEB-3'", vec![])
+        .await;
     screenshot(&b, "web-board.png").await;
 }
 
