@@ -93,7 +93,9 @@ async function loadAll() {
       await api.get("/tasks/ready", { limit: 1 });
       state.readyQueue = true;
     } catch (e) {
-      state.readyQueue = e.status === 404 || e.status === 405 ? false : null;
+      // A server without the ready queue answers 404, 405, or 422 (it
+      // reads `ready` as a task id): any refusal means none.
+      state.readyQueue = e.status >= 400 && e.status < 500 ? false : null;
     }
     notify("projects");
   }
@@ -249,6 +251,12 @@ async function start() {
   });
   stream.start();
 }
+
+// Anything the Content-Security-Policy refused is counted where tests see it.
+document.addEventListener("securitypolicyviolation", (e) => {
+  document.body.dataset.cspViolations = String(Number(document.body.dataset.cspViolations || 0) + 1);
+  console.warn("refused by the content security policy:", e.violatedDirective, e.blockedURI);
+});
 
 api.setUnauthorizedHandler(() => {
   api.logout();

@@ -126,6 +126,75 @@ async fn details_keyboard_dependencies_markdown_and_chat() {
     assert_eq!(ready_link_on_board["ready"], json!(has_ready.status().is_success()));
 }
 
+/// Leases and the ready queue belong to the agent protocol: the board
+/// shows them where the server has them and does without otherwise.
+#[tokio::test]
+async fn leases_and_the_ready_queue_where_the_server_has_them() {
+    let app = App::start().await;
+    let (bot_id, bot_token) = app.agent("bot").await;
+    let project = app.as_owner("POST", "/projects", json!({"name": "Web", "slug": "web"})).await;
+    let pid = project["id"].as_str().unwrap().to_string();
+    app.as_owner("POST", &format!("/projects/{pid}/members"), json!({"member_id": bot_id})).await;
+    let leased = app
+        .as_owner("POST", &format!("/tasks?project_id={pid}"), json!({"title": "Leased", "status": "todo"}))
+        .await;
+    app.as_owner("POST", &format!("/tasks?project_id={pid}"), json!({"title": "Waiting", "status": "todo"}))
+        .await;
+    let b = Browser::start().await;
+    log_in(&b, &app).await;
+    b.goto(&format!("{}/#/p/web", app.base)).await;
+    card_in(&b, "todo", "Waiting").await;
+
+    let lid = leased["id"].as_str().unwrap();
+    let take = app
+        .http
+        .post(format!("{}/api/v1/tasks/{lid}/take", app.base))
+        .bearer_auth(&bot_token)
+        .json(&json!({"lease_seconds": 600}))
+        .send()
+        .await
+        .unwrap();
+    let status = take.status();
+    let task: serde_json::Value = take.json().await.unwrap_or_default();
+    if status.is_success() && task["lease"].is_object() {
+        let lease = b
+            .wait_for(
+                "the lease countdown",
+                "const c = [...document.querySelectorAll('.column[data-status=in_progress] .card')].find(c => c.textContent.includes('Leased'));
+                 const l = c && c.querySelector('.lease'); return l && l.textContent",
+                vec![],
+            )
+            .await;
+        assert!(
+            lease.as_str().unwrap().starts_with("⏱ 9:") || lease.as_str().unwrap().starts_with("⏱ 10:"),
+            "{lease}"
+        );
+    } else {
+        println!("this server shows no leases (take answered {status}); the board shows none");
+        let any = b.js("return document.querySelectorAll('.card .lease').length", vec![]).await;
+        assert_eq!(any, json!(0));
+    }
+
+    let ready = app
+        .http
+        .get(format!("{}/api/v1/tasks/ready?project_id={pid}", app.base))
+        .bearer_auth(&app.owner)
+        .send()
+        .await
+        .unwrap();
+    if ready.status().is_success() {
+        b.goto(&format!("{}/#/p/web/ready", app.base)).await;
+        b.wait_for(
+            "the ready queue",
+            "return [...document.querySelectorAll('ol.ready li')].some(li => li.textContent.includes('Waiting'))",
+            vec![],
+        )
+        .await;
+    } else {
+        println!("this server has no ready queue ({}); the board hides it", ready.status());
+    }
+}
+
 #[tokio::test]
 async fn two_people_see_each_others_changes() {
     let app = App::start().await;

@@ -229,6 +229,8 @@ async fn a_person_steers_the_board_while_an_agent_works() {
         vec![],
     )
     .await;
+    let refused = b.js("return document.body.dataset.cspViolations || '0'", vec![]).await;
+    assert_eq!(refused, "0", "the page did something its security policy refuses");
     b.js("document.querySelector('.panel').scrollTop = 0", vec![]).await;
     screenshot(&b, "web-task.png").await;
 
