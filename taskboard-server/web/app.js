@@ -13,6 +13,7 @@ let view = null;
 let loading = 0;
 let buffered = [];
 let offHeader = () => {};
+let loaded = false;
 
 function route() {
   const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
@@ -230,13 +231,17 @@ function mountProjects({ main }) {
 }
 
 async function start() {
+  loaded = false;
   watchExpiry();
   replace(app, header(), h("main", { id: "main", tabindex: "-1" }));
   state.conn = "connecting";
   stream = new api.EventStream({
     event: onEvent,
     hello: (frame, resumed) => {
-      if (!resumed) loadAll().then(showRoute, (e) => console.error(e));
+      if (!resumed) loadAll().then(() => {
+        loaded = true;
+        showRoute();
+      }, (e) => console.error(e));
     },
     resync: () => loadAll(),
     status: (s) => {
@@ -262,8 +267,9 @@ api.setUnauthorizedHandler(() => {
   api.logout();
   showLogin("Your session expired; log in again.");
 });
+// Routes wait for the first load: a view needs the projects and members.
 window.addEventListener("hashchange", () => {
-  if (stream) showRoute();
+  if (stream && loaded) showRoute();
 });
 if (api.currentSession()) start();
 else showLogin();

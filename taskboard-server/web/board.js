@@ -65,7 +65,7 @@ export function mountBoard(ctx) {
   let project = projectBySlug(ctx.route.slug);
   if (!project) {
     main.append(h("h1", null, "No such project"), h("p", null, h("a", { href: "#/" }, "All projects")));
-    return { unmount() {}, navigate() {} };
+    return { unmount() {} };
   }
   const filters = { assignee: "", label: "", text: "" };
   const cache = new Map(); // task id → [task object, card element]

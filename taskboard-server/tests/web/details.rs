@@ -11,6 +11,7 @@ const RIGHT: &str = "\u{E014}";
 
 #[tokio::test]
 async fn details_keyboard_dependencies_markdown_and_chat() {
+    let _turn = crate::driver::turn().await;
     let app = App::start().await;
     let (bot_id, _) = app.agent("bot").await;
     let project = app.as_owner("POST", "/projects", json!({"name": "Web", "slug": "web"})).await;
@@ -130,6 +131,7 @@ async fn details_keyboard_dependencies_markdown_and_chat() {
 /// shows them where the server has them and does without otherwise.
 #[tokio::test]
 async fn leases_and_the_ready_queue_where_the_server_has_them() {
+    let _turn = crate::driver::turn().await;
     let app = App::start().await;
     let (bot_id, bot_token) = app.agent("bot").await;
     let project = app.as_owner("POST", "/projects", json!({"name": "Web", "slug": "web"})).await;
@@ -197,6 +199,7 @@ async fn leases_and_the_ready_queue_where_the_server_has_them() {
 
 #[tokio::test]
 async fn two_people_see_each_others_changes() {
+    let _turn = crate::driver::turn().await;
     let app = App::start().await;
     let project = app.as_owner("POST", "/projects", json!({"name": "Web", "slug": "web"})).await;
     let pid = project["id"].as_str().unwrap().to_string();

@@ -29,6 +29,15 @@ fn find_program(env: &str, names: &[&str]) -> String {
     );
 }
 
+/// One browser test at a time: several Chromiums at once on a busy
+/// machine make every one of them slow.
+static TURN: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+
+/// The turn of a browser test; take it before starting browsers.
+pub async fn turn() -> tokio::sync::SemaphorePermit<'static> {
+    TURN.acquire().await.expect("the semaphore is never closed")
+}
+
 /// A browser session; the browser and chromedriver end with it.
 pub struct Browser {
     driver: Child,
@@ -119,7 +128,7 @@ impl Browser {
     /// Runs `script` in the page until it returns something truthy; the
     /// page is polled, with a deadline, never waited on blindly.
     pub async fn wait_for(&self, what: &str, script: &str, args: Vec<Value>) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let v = self.js(script, args.clone()).await;
             if !(v.is_null() || v == json!(false) || v == json!(0) || v == json!("")) {

@@ -86,6 +86,7 @@ fn big_png() -> Vec<u8> {
 
 #[tokio::test]
 async fn a_person_steers_the_board_while_an_agent_works() {
+    let _turn = crate::driver::turn().await;
     let app = App::start().await;
     let (agent_id, agent_token) = app.agent("bot").await;
     let b = Browser::start().await;
@@ -245,6 +246,7 @@ async fn a_person_steers_the_board_while_an_agent_works() {
 
 #[tokio::test]
 async fn the_page_reconnects_after_the_server_restarts() {
+    let _turn = crate::driver::turn().await;
     let mut app = App::start().await;
     let project = app.as_owner("POST", "/projects", json!({"name": "Ops", "slug": "ops"})).await;
     let pid = project["id"].as_str().unwrap().to_string();
@@ -264,6 +266,7 @@ async fn the_page_reconnects_after_the_server_restarts() {
 
 #[tokio::test]
 async fn first_load_budget_and_a_500_task_board() {
+    let _turn = crate::driver::turn().await;
     let app = App::start().await;
     let project = app.as_owner("POST", "/projects", json!({"name": "Big", "slug": "big"})).await;
     let pid = project["id"].as_str().unwrap().to_string();
