@@ -315,4 +315,25 @@ async fn first_load_budget_and_a_500_task_board() {
     b.type_into(&filter, "number 421").await;
     b.wait_for("the filtered board", "return document.getElementById('main').dataset.cards === '1'", vec![])
         .await;
+    b.js("const f = document.querySelector(\"input[aria-label='Filter by text']\"); f.value = ''; f.dispatchEvent(new Event('input'))", vec![])
+        .await;
+    b.wait_for(
+        "the whole board again",
+        "return document.getElementById('main').dataset.cards === '500'",
+        vec![],
+    )
+    .await;
+    // One event on the full board: only its card is rebuilt.
+    let tasks = app.call("GET", &format!("/tasks?project_id={pid}&limit=1"), Some(&app.owner), None).await;
+    let first = tasks[0]["id"].as_str().unwrap();
+    app.as_owner("PATCH", &format!("/tasks/{first}"), json!({"title": "Renamed while 500 are shown"})).await;
+    let update = b
+        .wait_for(
+            "the renamed card",
+            "const c = [...document.querySelectorAll('.card .title')].find(t => t.textContent === 'Renamed while 500 are shown');
+             return c && {render_ms: Number(document.getElementById('main').dataset.renderMs)}",
+            vec![],
+        )
+        .await;
+    println!("500-task board, one task.updated: {update}");
 }

@@ -49,6 +49,10 @@ async fn only_get_reaches_the_page_and_the_api_is_untouched() {
     let res = app.http.post(format!("{}/", app.base)).send().await.unwrap();
     assert_eq!(res.status(), 405);
     assert_eq!(res.headers()["allow"], "GET, HEAD");
+    let res = app.http.head(format!("{}/", app.base)).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(res.headers().contains_key("content-security-policy"));
+    assert!(res.bytes().await.unwrap().is_empty());
     let res = app.http.get(format!("{}/assets/nothing", app.base)).send().await.unwrap();
     assert_eq!(res.status(), 404);
     let body: serde_json::Value = res.json().await.unwrap();
