@@ -1,6 +1,6 @@
 // The project chat.
 
-import { state, projectBySlug } from "./store.js";
+import { projectBySlug } from "./store.js";
 import { h } from "./dom.js";
 import { messageList, composer } from "./messages.js";
 
@@ -13,6 +13,5 @@ export function mountChat({ main, route }) {
   const list = messageList({ chat_id: project.chat_id }, { emptyText: "No messages yet." });
   main.append(h("h1", null, `${project.name} · chat`), h("div", { class: "chat" }, list.el,
     composer({ chat_id: project.chat_id }, { label: "New message", onSent: list.add })));
-  void state;
   return { unmount: list.close };
 }
