@@ -65,7 +65,9 @@ impl Browser {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {chromedriver}: {e}"));
+            .unwrap_or_else(|e| {
+                panic!("cannot start {chromedriver}: {e} (apt-get install -y chromium chromium-driver)")
+            });
         // chromedriver names its port once it listens.
         let mut lines = BufReader::new(driver.stdout.take().unwrap()).lines();
         let port = loop {
