@@ -103,6 +103,11 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<
         return Ok(res);
     }
 
+    if let Some(res) = crate::web::serve(&req) {
+        log(&req, "web", res.status(), started);
+        return Ok(res);
+    }
+
     let (target, mut res) = match state.router.route(&method, req.uri().path()) {
         Routed::Found(target, ids) => {
             let path_and_query = tracing::enabled!(tracing::Level::INFO).then(|| LogLine::of(&req));

@@ -27,6 +27,7 @@ mod parse;
 pub mod reference;
 mod router;
 mod shape;
+mod web;
 pub mod ws;
 
 use std::net::SocketAddr;

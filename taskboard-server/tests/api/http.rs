@@ -11,7 +11,8 @@ use crate::support::{spawn, spawn_with};
 async fn unknown_paths_are_404_and_wrong_methods_405_with_allow() {
     let app = spawn().await;
     app.get("/api/v1/nothing", app.owner()).await.error(404, "not_found", "");
-    app.get("/", None).await.error(404, "not_found", "");
+    // `/` is the web board; any other path outside the API is 404.
+    app.get("/nothing", None).await.error(404, "not_found", "");
     let res = app.call(Method::PUT, "/api/v1/tasks", app.owner(), None).await;
     res.error(405, "method_not_allowed", "");
     assert_eq!(res.header("allow"), Some("GET, POST"));

@@ -1,0 +1,8 @@
+//! The web board: how it is served, and browser tests in headless Chromium
+//! against a real server (docs/decisions.md, web board).
+
+mod details;
+mod driver;
+mod harness;
+mod scenarios;
+mod serving;
