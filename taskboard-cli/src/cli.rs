@@ -420,8 +420,52 @@ pub enum TaskCmd {
     #[command(after_help = "Example:\n  taskboard task delete WEB-12")]
     Delete { task: String },
     /// Take a task: assign it to yourself and start it.
-    #[command(after_help = "Example:\n  taskboard --as bot task take WEB-12")]
-    Take { task: String },
+    #[command(after_help = "Example:\n  taskboard --as bot task take WEB-12 --lease 300s")]
+    Take {
+        task: String,
+        /// Hold it under a lease (`300s`, `5m`, `1h`; 10 s to 24 h) that
+        /// heartbeats renew.
+        #[arg(long, value_parser = parse_lease)]
+        lease: Option<u32>,
+    },
+    /// List the tasks ready to start, most urgent first.
+    #[command(after_help = "Example:\n  taskboard task ready --project web --label rust")]
+    Ready {
+        #[arg(long)]
+        project: Option<String>,
+        #[arg(long)]
+        label: Option<String>,
+        #[arg(long)]
+        limit: Option<u32>,
+    },
+    /// Claim the first ready task: take it atomically (nothing when no task is ready).
+    #[command(
+        after_help = "Example:\n  taskboard --as bot task claim --project web --label rust --lease 300s"
+    )]
+    Claim {
+        #[arg(long)]
+        project: Option<String>,
+        /// Label names of which the task must carry one (repeatable;
+        /// default: the agent's labels).
+        #[arg(long = "label")]
+        labels: Vec<String>,
+        #[arg(long, value_parser = parse_lease)]
+        lease: Option<u32>,
+    },
+    /// Renew the lease on a task you hold.
+    #[command(after_help = "Example:\n  taskboard --as bot task heartbeat WEB-12")]
+    Heartbeat {
+        task: String,
+        #[arg(long, value_parser = parse_lease)]
+        lease: Option<u32>,
+    },
+    /// Give a task back: unassigned, `todo`, lease ended.
+    #[command(after_help = "Example:\n  taskboard --as bot task release WEB-12 --reason 'out of credits'")]
+    Release {
+        task: String,
+        #[arg(long)]
+        reason: Option<String>,
+    },
     /// Send a task back to the backlog with a reason.
     #[command(after_help = "Example:\n  taskboard task reject WEB-12 --reason 'needs a design first'")]
     Reject {
@@ -655,9 +699,36 @@ where
     s.parse::<T>().map_err(|e| e.to_string())
 }
 
+/// A lease duration: seconds, or a number followed by `s`, `m` or `h`.
+pub fn parse_lease(text: &str) -> std::result::Result<u32, String> {
+    let t = text.trim();
+    let (number, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let n: u32 = number.parse().map_err(|_| format!("{text:?} is not a duration such as 300s, 5m or 1h"))?;
+    let scale = match unit.trim() {
+        "s" | "sec" => 1,
+        "m" | "min" => 60,
+        "h" => 3600,
+        _ => return Err(format!("{text:?}: the unit must be s, m or h")),
+    };
+    n.checked_mul(scale).ok_or_else(|| format!("{text:?} is too long"))
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
+
+    #[test]
+    fn lease_durations_take_a_unit() {
+        assert_eq!(super::parse_lease("300"), Ok(300));
+        assert_eq!(super::parse_lease("300s"), Ok(300));
+        assert_eq!(super::parse_lease("5m"), Ok(300));
+        assert_eq!(super::parse_lease("1h"), Ok(3600));
+        assert!(super::parse_lease("5 days").is_err());
+        assert!(super::parse_lease("s").is_err());
+    }
 
     #[test]
     fn the_command_line_is_well_formed() {

@@ -181,6 +181,7 @@ impl Client {
             return Err(error_of(status, &body));
         }
         let encoded = match E::Response::KIND {
+            ReplyKind::Json if status == 204 => Encoded::Empty,
             ReplyKind::Json => Encoded::Json(response.bytes().await.map_err(transport)?),
             ReplyKind::Download => Encoded::Download(download(response)),
             ReplyKind::Upgrade => {

@@ -136,6 +136,11 @@ async fn serve<E: Endpoint>(
 fn render(status: StatusCode, encoded: Encoded) -> Response<ResBody> {
     match encoded {
         Encoded::Json(bytes) => full(status, JSON, bytes),
+        Encoded::Empty => {
+            let mut res = full(StatusCode::NO_CONTENT, JSON, Bytes::new());
+            res.headers_mut().remove(header::CONTENT_TYPE);
+            res
+        }
         Encoded::Download(d) => files::download(d),
         Encoded::Upgrade(_) => crate::http::error(&Error::bad_request("this endpoint does not upgrade")),
     }

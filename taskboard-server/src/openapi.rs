@@ -119,6 +119,9 @@ pub fn openapi_document() -> Value {
             };
             let mut responses = Map::new();
             responses.insert(e.status.to_string(), success);
+            if E::Response::MAY_BE_EMPTY {
+                responses.insert("204".into(), json!({"description": "Nothing to answer: no body"}));
+            }
             responses.insert(
                 "default".into(),
                 json!({"description": "An error: `detail` says what went wrong, `code` its kind", "content": {"application/json": {"schema": self.error}}}),

@@ -358,6 +358,36 @@ impl<T: Wire> RequestBody for T {
     }
 }
 
+/// A JSON body that may be left out: an absent or empty body is `None`.
+#[derive(Debug, Clone, Default)]
+pub struct Optional<T>(pub Option<T>);
+
+impl<T: Wire> RequestBody for Optional<T> {
+    const KIND: BodyKind = BodyKind::Json;
+    fn schema(g: &mut SchemaGenerator) -> Option<Schema> {
+        Some(schema_of::<T>(g))
+    }
+    fn decode(raw: RawBody) -> Result<Optional<T>> {
+        match raw {
+            RawBody::Json(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Ok(Optional(None)),
+            RawBody::None => Ok(Optional(None)),
+            raw => <T as RequestBody>::decode(raw).map(|t| Optional(Some(t))),
+        }
+    }
+    fn encode(self) -> Result<RawBody> {
+        match self.0 {
+            Some(t) => RequestBody::encode(t),
+            None => Ok(RawBody::None),
+        }
+    }
+    fn fields(raw: &RawBody) -> (Vec<String>, Vec<String>) {
+        <T as RequestBody>::fields(raw)
+    }
+    fn known_fields() -> std::sync::Arc<[String]> {
+        <T as RequestBody>::known_fields()
+    }
+}
+
 /// A file sent as `multipart/form-data`: its `file` part streamed, and the
 /// text parts that came before it.
 pub struct Upload {
@@ -411,6 +441,8 @@ pub enum ReplyKind {
 /// An answer in its wire form.
 pub enum Encoded {
     Json(Bytes),
+    /// No content: 204 with no body.
+    Empty,
     Download(Download),
     Upgrade(Upgrade),
 }
@@ -418,6 +450,8 @@ pub enum Encoded {
 /// An answer type.
 pub trait Reply: Send + 'static + Sized {
     const KIND: ReplyKind;
+    /// Whether the answer may be 204 with no body.
+    const MAY_BE_EMPTY: bool = false;
     fn schema(g: &mut SchemaGenerator) -> Option<Schema>;
     fn encode(self) -> Result<Encoded>;
     fn decode(encoded: Encoded) -> Result<Self>;
@@ -436,6 +470,27 @@ impl<T: Wire> Reply for T {
             Encoded::Json(bytes) => serde_json::from_slice(&bytes)
                 .map_err(|e| Error::internal(format!("unexpected response: {e}"))),
             _ => Err(Error::internal("unexpected response: expected JSON")),
+        }
+    }
+}
+
+/// A JSON answer, or none: `None` is 204 with no body.
+impl<T: Wire> Reply for Option<T> {
+    const KIND: ReplyKind = ReplyKind::Json;
+    const MAY_BE_EMPTY: bool = true;
+    fn schema(g: &mut SchemaGenerator) -> Option<Schema> {
+        Some(schema_of::<T>(g))
+    }
+    fn encode(self) -> Result<Encoded> {
+        match self {
+            Some(t) => Reply::encode(t),
+            None => Ok(Encoded::Empty),
+        }
+    }
+    fn decode(encoded: Encoded) -> Result<Option<T>> {
+        match encoded {
+            Encoded::Empty => Ok(None),
+            encoded => <T as Reply>::decode(encoded).map(Some),
         }
     }
 }

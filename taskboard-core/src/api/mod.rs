@@ -51,17 +51,19 @@ mod messages;
 mod projects;
 mod requests;
 mod tasks;
+mod work;
 
 pub use admin::*;
 pub use endpoint::{
-    BodyKind, Call, Caller, Download, Encoded, Endpoint, Info, Method, PathParams, QueryParams, RawBody,
-    Reply, ReplyKind, RequestBody, Upgrade, Upload, Visitor, Wire, call, decode_body,
+    BodyKind, Call, Caller, Download, Encoded, Endpoint, Info, Method, Optional, PathParams, QueryParams,
+    RawBody, Reply, ReplyKind, RequestBody, Upgrade, Upload, Visitor, Wire, call, decode_body,
 };
 pub use members::*;
 pub use messages::*;
 pub use projects::*;
 pub use requests::*;
 pub use tasks::*;
+pub use work::*;
 
 use crate::model::*;
 
@@ -94,6 +96,10 @@ endpoint::wire!(
     ProjectIdQuery,
     StatusQuery,
     StreamQuery,
+    ReadyQuery,
+    ClaimRequest,
+    LeaseRequest,
+    ReleaseRequest,
     crate::archive::BackupRequest,
     // answers
     Health,
@@ -155,6 +161,10 @@ pub fn visit_all(v: &mut impl Visitor) {
     v.visit::<UpdateTask>();
     v.visit::<DeleteTask>();
     v.visit::<TakeTask>();
+    v.visit::<ReadyTasks>();
+    v.visit::<ClaimTask>();
+    v.visit::<HeartbeatTask>();
+    v.visit::<ReleaseTask>();
     v.visit::<RejectTask>();
     v.visit::<AssignTask>();
     v.visit::<WatchTask>();

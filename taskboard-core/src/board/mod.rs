@@ -17,6 +17,7 @@ mod queries;
 mod steps;
 mod tasks;
 mod throttle;
+mod work;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -40,6 +41,7 @@ use crate::storage::{Direction, KeyRange, Scan, Storage, WriteOp, WriteTxn};
 
 pub use members::Bootstrap;
 pub use throttle::{Clock, LoginLimits};
+pub use work::LEASE_SECONDS;
 
 /// Default limit of an uploaded file: 50 MB (docs/rules.md, messages and files).
 pub const DEFAULT_MAX_UPLOAD_BYTES: u64 = 50 * 1000 * 1000;
@@ -250,7 +252,7 @@ impl Board {
     /// database `board.redb`, the blob store `blobs/` and the JWT secret.
     pub async fn open(data_dir: impl AsRef<Path>, options: BoardOptions) -> Result<Board> {
         let dir = data_dir.as_ref().to_path_buf();
-        tokio::task::spawn_blocking(move || {
+        let board = tokio::task::spawn_blocking(move || {
             crate::private::open_data_dir(&dir)?;
             let store = RedbStore::open(&dir.join("board.redb"))?;
             let blobs = BlobStore::open(dir.join("blobs"))?;
@@ -261,13 +263,15 @@ impl Board {
             Board::assemble(Arc::new(store), blobs, jwt, options, Some(dir), None)
         })
         .await
-        .map_err(Error::internal)?
+        .map_err(Error::internal)??;
+        board.start_up().await?;
+        Ok(board)
     }
 
     /// A board that lives in memory (redb's in-memory backend), with its
     /// blobs in a temporary directory removed when the board is dropped.
     pub async fn open_in_memory(options: BoardOptions) -> Result<Board> {
-        tokio::task::spawn_blocking(move || {
+        let board = tokio::task::spawn_blocking(move || {
             let store = RedbStore::in_memory()?;
             let scratch = std::env::temp_dir().join(format!("taskboard-mem-{}", Uuid::new_v4().simple()));
             let blobs = BlobStore::open(scratch.clone())?;
@@ -276,7 +280,9 @@ impl Board {
             Board::assemble(Arc::new(store), blobs, jwt, options, None, Some(scratch))
         })
         .await
-        .map_err(Error::internal)?
+        .map_err(Error::internal)??;
+        board.start_up().await?;
+        Ok(board)
     }
 
     /// A board over any storage backend.
@@ -285,14 +291,16 @@ impl Board {
         blob_dir: PathBuf,
         options: BoardOptions,
     ) -> Result<Board> {
-        tokio::task::spawn_blocking(move || {
+        let board = tokio::task::spawn_blocking(move || {
             let blobs = BlobStore::open(blob_dir)?;
             let secret = options.jwt_secret.clone().unwrap_or_else(crate::credentials::new_password);
             let jwt = JwtKeys::new(secret.as_bytes());
             Board::assemble(store, blobs, jwt, options, None, None)
         })
         .await
-        .map_err(Error::internal)?
+        .map_err(Error::internal)??;
+        board.start_up().await?;
+        Ok(board)
     }
 
     fn assemble(
@@ -404,9 +412,10 @@ impl Board {
     {
         let (tx, rx) = tokio::sync::oneshot::channel::<Result<T>>();
         let inner = self.inner.clone();
+        let clock = self.inner.options.clock.clone();
         let op = WriteOp {
             run: Box::new(move |w: &mut dyn WriteTxn| {
-                let mut ctx = Tx { w, now: Timestamp::now(), events: Vec::new(), dead_blobs: Vec::new() };
+                let mut ctx = Tx { w, now: clock.timestamp(), events: Vec::new(), dead_blobs: Vec::new() };
                 let value = f(&mut ctx)?;
                 let out: (T, Vec<Event>, Vec<String>) = (value, ctx.events, ctx.dead_blobs);
                 Ok(Box::new(out) as crate::storage::Output)
@@ -485,18 +494,29 @@ impl Board {
         self.write(|_| Ok(())).await
     }
 
-    /// Starts the background work of a running board: reclaiming unbound
-    /// uploads every hour. Returns the task's handle.
+    /// Starts the background work of a running board: releasing expired
+    /// leases every second, and reclaiming unbound uploads every hour.
+    /// Returns the task's handle.
     pub fn spawn_maintenance(&self) -> tokio::task::JoinHandle<()> {
         let board = self.clone();
         tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_secs(3600));
+            let mut leases = tokio::time::interval(Duration::from_secs(1));
+            leases.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut uploads = tokio::time::interval(Duration::from_secs(3600));
             loop {
-                tick.tick().await;
-                match board.reclaim_unbound_uploads(Timestamp::now()).await {
-                    Ok(0) => {}
-                    Ok(n) => tracing::info!(reclaimed = n, "reclaimed unbound uploads"),
-                    Err(e) => tracing::warn!(%e, "reclaiming unbound uploads failed"),
+                tokio::select! {
+                    _ = leases.tick() => {
+                        if let Err(e) = board.expire_leases().await {
+                            tracing::warn!(%e, "releasing expired leases failed");
+                        }
+                    }
+                    _ = uploads.tick() => {
+                        match board.reclaim_unbound_uploads(Timestamp::now()).await {
+                            Ok(0) => {}
+                            Ok(n) => tracing::info!(reclaimed = n, "reclaimed unbound uploads"),
+                            Err(e) => tracing::warn!(%e, "reclaiming unbound uploads failed"),
+                        }
+                    }
                 }
             }
         })

@@ -13,3 +13,4 @@ mod members;
 mod messages;
 mod projects;
 mod tasks;
+mod work;

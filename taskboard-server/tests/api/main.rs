@@ -11,4 +11,5 @@ mod projects;
 pub mod support;
 mod tasks;
 mod typos;
+mod work;
 mod ws;

@@ -1,0 +1,132 @@
+//! The agent work protocol over HTTP: ready work, claims, leases.
+
+use std::collections::HashSet;
+
+use serde_json::{Value, json};
+use taskboard_core::model::{Task, TaskStatus};
+use uuid::Uuid;
+
+use crate::support::*;
+
+async fn member_of(app: &TestApp, project: Uuid, member: Uuid) {
+    app.post(&format!("/api/v1/projects/{project}/members"), app.owner(), json!({"member_id": member}))
+        .await
+        .expect::<Value>(200);
+}
+
+#[tokio::test]
+async fn ready_claim_heartbeat_and_release_over_http() {
+    let app = spawn().await;
+    let p = app.create_project(app.owner(), "web").await;
+    let (bot, token) = app.create_agent("bot", "member").await;
+    member_of(&app, p.id, bot).await;
+    let first = app.create_task(app.owner(), p.id, "first").await;
+    app.post(
+        &format!("/api/v1/tasks?project_id={}", p.id),
+        app.owner(),
+        json!({"title": "urgent", "priority": "urgent"}),
+    )
+    .await
+    .expect::<Task>(201);
+    let ready: Vec<Task> = app.get("/api/v1/tasks/ready", Some(&token)).await.expect(200);
+    assert_eq!(ready.iter().map(|t| t.key.as_str()).collect::<Vec<_>>(), ["WEB-2", "WEB-1"]);
+    assert!(ready.iter().all(|t| t.lease.is_none()));
+    app.get("/api/v1/tasks/ready?limit=0", Some(&token)).await.error(422, "validation_error", "limit");
+
+    // A claim without a body, then one with a lease.
+    let claimed: Task = app.post_empty("/api/v1/tasks/claim", Some(&token)).await.expect(200);
+    assert_eq!((claimed.key.as_str(), claimed.status), ("WEB-2", TaskStatus::InProgress));
+    let leased: Task =
+        app.post("/api/v1/tasks/claim", Some(&token), json!({"lease_seconds": 60})).await.expect(200);
+    assert_eq!(leased.id, first.id);
+    let lease = leased.lease.clone().expect("a lease");
+    assert_eq!(lease.holder.id, bot);
+    let none = app.post_empty("/api/v1/tasks/claim", Some(&token)).await;
+    assert_eq!(none.status, 204);
+    assert!(none.bytes.is_empty(), "204 has no body");
+    app.post("/api/v1/tasks/claim", Some(&token), json!({"lease_seconds": 5})).await.error(
+        422,
+        "validation_error",
+        "lease_seconds",
+    );
+
+    // Heartbeats: the holder only, and only on a leased task.
+    let beat: Task = app
+        .post(&format!("/api/v1/tasks/{}/heartbeat", first.id), Some(&token), json!({"lease_seconds": 120}))
+        .await
+        .expect(200);
+    assert!(beat.lease.unwrap().expires_at > lease.expires_at);
+    app.post_empty(&format!("/api/v1/tasks/{}/heartbeat", first.id), app.owner()).await.error(
+        403,
+        "forbidden",
+        "holder",
+    );
+    app.post_empty(&format!("/api/v1/tasks/{}/heartbeat", claimed.id), Some(&token))
+        .await
+        .error(409, "conflict", "lease");
+
+    // Release gives it back, with the reason in the comments.
+    let back: Task = app
+        .post(&format!("/api/v1/tasks/{}/release", first.id), Some(&token), json!({"reason": "out of time"}))
+        .await
+        .expect(200);
+    assert_eq!((back.status, back.assignee, back.lease), (TaskStatus::Todo, None, None));
+    let shown: Value = app.get(&format!("/api/v1/tasks/{}", first.id), Some(&token)).await.expect(200);
+    assert_eq!(shown["lease"], Value::Null, "every task shows its lease, null without one");
+    let comments: Value =
+        app.get(&format!("/api/v1/messages?task_id={}", first.id), Some(&token)).await.expect(200);
+    assert!(comments.to_string().contains("out of time"), "{comments}");
+
+    // Take with a lease, in the query or in a body.
+    let by_query: Task = app
+        .post_empty(&format!("/api/v1/tasks/{}/take?lease_seconds=30", first.id), Some(&token))
+        .await
+        .expect(200);
+    assert!(by_query.lease.is_some());
+    app.post_empty(&format!("/api/v1/tasks/{}/release", first.id), Some(&token)).await.expect::<Task>(200);
+    let by_body: Task = app
+        .post(&format!("/api/v1/tasks/{}/take", first.id), Some(&token), json!({"lease_seconds": 30}))
+        .await
+        .expect(200);
+    assert!(by_body.lease.is_some());
+}
+
+#[tokio::test]
+async fn concurrent_claimers_over_http_each_get_a_different_task_then_204() {
+    let app = spawn().await;
+    let p = app.create_project(app.owner(), "web").await;
+    for i in 0..100 {
+        app.create_task(app.owner(), p.id, &format!("task {i}")).await;
+    }
+    let mut tokens = Vec::new();
+    for i in 0..16 {
+        let (id, token) = app.create_agent(&format!("bot{i}"), "member").await;
+        member_of(&app, p.id, id).await;
+        tokens.push(token);
+    }
+    let url = app.url("/api/v1/tasks/claim");
+    let handles: Vec<_> = tokens
+        .into_iter()
+        .map(|token| {
+            let client = app.client.clone();
+            let url = url.clone();
+            tokio::spawn(async move {
+                let mut got = Vec::new();
+                loop {
+                    let res = client.post(&url).bearer_auth(&token).send().await.unwrap();
+                    match res.status().as_u16() {
+                        200 => got.push(res.json::<Task>().await.unwrap().id),
+                        204 => return got,
+                        other => panic!("unexpected status {other}: {}", res.text().await.unwrap()),
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for h in handles {
+        all.extend(h.await.unwrap());
+    }
+    assert_eq!(all.len(), 100);
+    assert_eq!(all.iter().collect::<HashSet<_>>().len(), 100, "no task claimed twice");
+}
