@@ -61,6 +61,20 @@ fn credentials(req: &Request<Incoming>) -> Option<std::borrow::Cow<'_, str>> {
     parse::query_token(req.uri().query())
 }
 
+/// Whether a GET asks for Server-Sent Events (`Accept:
+/// text/event-stream`), with its `Last-Event-ID`.
+fn event_stream(req: &Request<Incoming>) -> Option<Option<u64>> {
+    if req.method() != hyper::Method::GET {
+        return None;
+    }
+    let accept = req.headers().get(header::ACCEPT)?.to_str().ok()?;
+    if !accept.split(',').any(|a| a.trim().split(';').next() == Some("text/event-stream")) {
+        return None;
+    }
+    let last = req.headers().get("last-event-id").and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok());
+    Some(last)
+}
+
 async fn authenticate(state: &State, req: &Request<Incoming>) -> Result<Actor, Error> {
     match credentials(req) {
         Some(token) if !token.is_empty() => state.board.authenticate(&token).await,
@@ -76,7 +90,8 @@ async fn serve<E: Endpoint>(
 ) -> Result<Response<ResBody>, Reject> {
     let actor = if E::INFO.auth { Some(authenticate(state, &req).await?) } else { None };
     let address = req.extensions().get::<crate::ClientAddr>().map(|a| a.0);
-    let caller = Caller { actor, address };
+    let event_stream = event_stream(&req);
+    let caller = Caller { actor, address, event_stream };
     let path = E::Path::from_ids(ids.as_slice());
     let query = E::Query::from_json(parse::query(req.uri().query(), &route.query)?)?;
     let status = StatusCode::from_u16(E::INFO.status).unwrap_or(StatusCode::OK);
@@ -85,6 +100,9 @@ async fn serve<E: Endpoint>(
         BodyKind::None => {
             let body = E::Body::decode(RawBody::None)?;
             let encoded = E::handle_encoded(board, &caller, Call::new(path, query, body)).await?;
+            if let Encoded::Events(follower) = encoded {
+                return Ok(crate::sse::serve(follower, state.ws.shutdown.clone()));
+            }
             if let Encoded::Upgrade(upgrade) = encoded {
                 let mut req = req;
                 let actor = caller.actor.expect("the event stream needs credentials");
@@ -136,6 +154,7 @@ async fn serve<E: Endpoint>(
 fn render(status: StatusCode, encoded: Encoded) -> Response<ResBody> {
     match encoded {
         Encoded::Json(bytes) => full(status, JSON, bytes),
+        Encoded::Events(_) => crate::http::error(&Error::bad_request("this endpoint does not stream events")),
         Encoded::Empty => {
             let mut res = full(StatusCode::NO_CONTENT, JSON, Bytes::new());
             res.headers_mut().remove(header::CONTENT_TYPE);

@@ -26,6 +26,7 @@ mod openapi;
 mod parse;
 pub mod reference;
 mod router;
+mod sse;
 pub mod ws;
 
 use std::net::SocketAddr;

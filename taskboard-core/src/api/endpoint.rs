@@ -69,12 +69,16 @@ pub struct Info {
 pub struct Caller {
     pub actor: Option<Actor>,
     pub address: Option<IpAddr>,
+    /// The caller asked for a Server-Sent Events stream
+    /// (`Accept: text/event-stream`), resuming after `Last-Event-ID`
+    /// when it sent one.
+    pub event_stream: Option<Option<u64>>,
 }
 
 impl Caller {
     /// A caller acting as `actor`.
     pub fn member(actor: Actor) -> Caller {
-        Caller { actor: Some(actor), address: None }
+        Caller { actor: Some(actor), ..Default::default() }
     }
 
     /// The acting member; 401 for an anonymous caller.
@@ -441,6 +445,8 @@ pub enum ReplyKind {
 /// An answer in its wire form.
 pub enum Encoded {
     Json(Bytes),
+    /// A stream of events, served as Server-Sent Events.
+    Events(crate::board::Follower),
     /// No content: 204 with no body.
     Empty,
     Download(Download),

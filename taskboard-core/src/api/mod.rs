@@ -44,6 +44,7 @@
 
 mod admin;
 pub mod endpoint;
+mod events;
 pub mod fields;
 pub mod json;
 mod members;
@@ -58,6 +59,7 @@ pub use endpoint::{
     BodyKind, Call, Caller, Download, Encoded, Endpoint, Info, Method, Optional, PathParams, QueryParams,
     RawBody, Reply, ReplyKind, RequestBody, Upgrade, Upload, Visitor, Wire, call, decode_body,
 };
+pub use events::*;
 pub use members::*;
 pub use messages::*;
 pub use projects::*;
@@ -100,6 +102,8 @@ endpoint::wire!(
     ClaimRequest,
     LeaseRequest,
     ReleaseRequest,
+    EventsQuery,
+    EventPage,
     crate::archive::BackupRequest,
     // answers
     Health,
@@ -192,6 +196,7 @@ pub fn visit_all(v: &mut impl Visitor) {
     // administration and events
     v.visit::<Backup>();
     v.visit::<EventStream>();
+    v.visit::<PollEvents>();
 }
 
 /// The route and documentation of every endpoint.

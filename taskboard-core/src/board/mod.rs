@@ -8,6 +8,7 @@
 
 mod auth;
 mod files;
+mod follow;
 mod labels;
 mod links;
 mod members;
@@ -39,6 +40,7 @@ use crate::storage::redb::RedbStore;
 use crate::storage::tables::{EVENTS, META};
 use crate::storage::{Direction, KeyRange, Scan, Storage, WriteOp, WriteTxn};
 
+pub use follow::{EventBatch, Follower};
 pub use members::Bootstrap;
 pub use throttle::{Clock, LoginLimits};
 pub use work::LEASE_SECONDS;

@@ -130,3 +130,118 @@ async fn concurrent_claimers_over_http_each_get_a_different_task_then_204() {
     assert_eq!(all.len(), 100);
     assert_eq!(all.iter().collect::<HashSet<_>>().len(), 100, "no task claimed twice");
 }
+
+/// Reads Server-Sent Events blocks from a streaming response until `n`
+/// events (not comments) have come: (id, event, data) each.
+async fn sse_events(res: &mut reqwest::Response, n: usize) -> Vec<(u64, String, Value)> {
+    let mut buf = String::new();
+    let mut out = Vec::new();
+    while out.len() < n {
+        let chunk = res.chunk().await.unwrap().expect("the stream stays open");
+        buf.push_str(std::str::from_utf8(&chunk).unwrap());
+        while let Some(end) = buf.find("\n\n") {
+            let block: String = buf.drain(..end + 2).collect();
+            let (mut id, mut event, mut data) = (None, None, None);
+            for line in block.lines() {
+                if let Some(v) = line.strip_prefix("id: ") {
+                    id = v.parse().ok();
+                } else if let Some(v) = line.strip_prefix("event: ") {
+                    event = Some(v.to_string());
+                } else if let Some(v) = line.strip_prefix("data: ") {
+                    data = serde_json::from_str(v).ok();
+                }
+            }
+            if let (Some(id), Some(event), Some(data)) = (id, event, data) {
+                out.push((id, event, data));
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn long_poll_answers_what_came_after_since_and_waits_for_the_next() {
+    let app = spawn().await;
+    let p = app.create_project(app.owner(), "web").await;
+    let start: Value = app.get("/api/v1/events", app.owner()).await.expect(200);
+    assert_eq!(start["events"], json!([]), "without since: from now");
+    let since = start["next"].as_u64().unwrap();
+    app.create_task(app.owner(), p.id, "one").await;
+    let page: Value = app.get(&format!("/api/v1/events?since={since}"), app.owner()).await.expect(200);
+    let events = page["events"].as_array().unwrap();
+    assert_eq!(events[0]["type"], "task.created");
+    let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]));
+    let next = page["next"].as_u64().unwrap();
+    assert_eq!(next, *seqs.last().unwrap());
+    let limited: Value =
+        app.get(&format!("/api/v1/events?since={since}&limit=1"), app.owner()).await.expect(200);
+    assert_eq!(limited["events"].as_array().unwrap().len(), 1);
+    assert_eq!(limited["next"].as_u64(), Some(seqs[0]));
+
+    // A waiting request is answered by the next write.
+    let waiting = {
+        let req =
+            app.request(reqwest::Method::GET, &format!("/api/v1/events?since={next}&wait=60"), app.owner());
+        tokio::spawn(req.send())
+    };
+    app.create_task(app.owner(), p.id, "two").await;
+    let woken: Value = waiting.await.unwrap().unwrap().json().await.unwrap();
+    assert_eq!(woken["events"][0]["type"], "task.created");
+    assert_eq!(woken["events"][0]["data"]["title"], "two");
+
+    let old: Value = app.get("/api/v1/events?since=999999", app.owner()).await.expect(200);
+    assert_eq!(old["resync_required"], true);
+    assert_eq!(old["events"], json!([]));
+    app.get("/api/v1/events?wait=61", app.owner()).await.error(422, "validation_error", "wait");
+}
+
+#[tokio::test]
+async fn server_sent_events_resume_across_a_restart_with_every_event_once() {
+    let app = spawn().await;
+    let p = app.create_project(app.owner(), "web").await;
+    let first: Value = app.get("/api/v1/events", app.owner()).await.expect(200);
+    let since = first["next"].as_u64().unwrap();
+    let stream = |app: &TestApp, last: u64| {
+        app.request(reqwest::Method::GET, "/api/v1/events", app.owner())
+            .header("accept", "text/event-stream")
+            .header("last-event-id", last.to_string())
+            .send()
+    };
+    let mut res = stream(&app, since).await.unwrap();
+    assert_eq!(res.headers()["content-type"], "text/event-stream");
+    for i in 0..3 {
+        app.create_task(app.owner(), p.id, &format!("before {i}")).await;
+    }
+    let mut seen = Vec::new();
+    loop {
+        let got = sse_events(&mut res, 1).await;
+        seen.extend(got);
+        if seen.iter().filter(|(_, kind, _)| kind == "task.created").count() == 3 {
+            break;
+        }
+    }
+    drop(res);
+    let last = seen.last().unwrap().0;
+    let mut app = app.restart().await;
+    // Written after the restart, before the client comes back.
+    for i in 0..2 {
+        app.create_task(app.owner(), p.id, &format!("after {i}")).await;
+    }
+    let mut res = stream(&app, last).await.unwrap();
+    let mut titles = Vec::new();
+    while titles.len() < 2 {
+        for (id, kind, data) in sse_events(&mut res, 1).await {
+            assert_eq!(data["seq"].as_u64(), Some(id));
+            seen.push((id, kind.clone(), data.clone()));
+            if kind == "task.created" {
+                titles.push(data["data"]["title"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    assert_eq!(titles, ["after 0", "after 1"]);
+    let ids: Vec<u64> = seen.iter().map(|s| s.0).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "in order, none twice: {ids:?}");
+    drop(res);
+    app.stop().await;
+}
