@@ -13,7 +13,8 @@ use taskboard_core::api::{
     BodyKind, Call, Caller, Encoded, Endpoint, Info, PathParams, QueryParams, RawBody, Reply, RequestBody,
     Upload, decode_body,
 };
-use taskboard_core::{Actor, Error};
+use taskboard_core::board::{IdempotencyKey, Idempotent};
+use taskboard_core::{Actor, Error, api};
 
 use crate::State;
 use crate::files;
@@ -99,7 +100,15 @@ async fn serve<E: Endpoint>(
     match E::Body::KIND {
         BodyKind::None => {
             let body = E::Body::decode(RawBody::None)?;
-            let encoded = E::handle_encoded(board, &caller, Call::new(path, query, body)).await?;
+            let key = idempotency_key::<E>(&req, &caller, b"")?;
+            let call = Call::new(path, query, body);
+            let encoded = match key {
+                Some(key) => match api::call_idempotent::<E>(board, &caller, key, call).await? {
+                    Idempotent::Fresh(encoded) => encoded,
+                    Idempotent::Replayed { status, body } => return Ok(replayed(status, body)),
+                },
+                None => E::handle_encoded(board, &caller, call).await?,
+            };
             if let Encoded::Events(follower) = encoded {
                 return Ok(crate::sse::serve(follower, state.ws.shutdown.clone()));
             }
@@ -114,9 +123,27 @@ async fn serve<E: Endpoint>(
         BodyKind::Json => {
             let declared =
                 req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+            let key_header = req.headers().get(IDEMPOTENCY_KEY).cloned();
+            let path_and_query =
+                req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_default();
             let bytes = parse::read_body(req.into_body(), declared, &state.limits).await?;
+            let key = match key_header {
+                Some(v) if caller.actor.is_some() && is_mutation(E::INFO.method) => {
+                    let v =
+                        v.to_str().map_err(|_| Error::invalid("Idempotency-Key", "must be visible ASCII"))?;
+                    Some(IdempotencyKey::new(v, E::INFO.method.as_str(), &path_and_query, &bytes)?)
+                }
+                _ => None,
+            };
             let (body, ignored) = decode_body::<E>(RawBody::Json(bytes))?;
-            let encoded = E::handle_encoded(board, &caller, Call::new(path, query, body)).await?;
+            let call = Call::new(path, query, body);
+            let encoded = match key {
+                Some(key) => match api::call_idempotent::<E>(board, &caller, key, call).await? {
+                    Idempotent::Fresh(encoded) => encoded,
+                    Idempotent::Replayed { status, body } => return Ok(replayed(status, body)),
+                },
+                None => E::handle_encoded(board, &caller, call).await?,
+            };
             let mut res = render(status, encoded);
             if !ignored.is_empty()
                 && let Ok(v) = HeaderValue::from_str(&ignored.join(", "))
@@ -149,6 +176,43 @@ async fn serve<E: Endpoint>(
             Ok(render(status, response.encode()?))
         }
     }
+}
+
+const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+
+fn is_mutation(method: api::Method) -> bool {
+    matches!(method, api::Method::Post | api::Method::Patch | api::Method::Delete)
+}
+
+/// The `Idempotency-Key` of a mutating request by a member, with the
+/// fingerprint of the request.
+fn idempotency_key<E: Endpoint>(
+    req: &Request<Incoming>,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Option<IdempotencyKey>, Error> {
+    let Some(v) = req.headers().get(IDEMPOTENCY_KEY) else { return Ok(None) };
+    if caller.actor.is_none() || !is_mutation(E::INFO.method) {
+        return Ok(None);
+    }
+    let v = v.to_str().map_err(|_| Error::invalid("Idempotency-Key", "must be visible ASCII"))?;
+    let path = req.uri().path_and_query().map_or("", |p| p.as_str());
+    IdempotencyKey::new(v, E::INFO.method.as_str(), path, body).map(Some)
+}
+
+/// A stored answer, sent again as it was.
+fn replayed(status: u16, body: Bytes) -> Response<ResBody> {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+    let mut res = if body.is_empty() {
+        let mut r = full(status, JSON, body);
+        r.headers_mut().remove(header::CONTENT_TYPE);
+        r
+    } else {
+        full(status, JSON, body)
+    };
+    res.headers_mut().insert(IDEMPOTENT_REPLAYED, HeaderValue::from_static("true"));
+    res
 }
 
 fn render(status: StatusCode, encoded: Encoded) -> Response<ResBody> {

@@ -161,6 +161,37 @@ pub async fn call<E: Endpoint>(
     E::handle(board, caller, Call::new(path, query, body)).await
 }
 
+/// Performs `E` as `caller` under an idempotency key: the first
+/// successful answer is stored with the change it answers and replayed,
+/// unchanged, to a repeat (docs/rules.md, the agent work protocol).
+pub async fn call_idempotent<E: Endpoint>(
+    board: &Board,
+    caller: &Caller,
+    key: crate::board::IdempotencyKey,
+    call: Call<E>,
+) -> Result<crate::board::Idempotent<Encoded>> {
+    let member = caller.actor()?.id();
+    let status = E::INFO.status;
+    let answer_of: crate::board::AnswerOf = Box::new(move |value: &dyn std::any::Any| {
+        if let Some(r) = value.downcast_ref::<E::Response>() {
+            return r.stored_form(status);
+        }
+        // Endpoints answering `{"ok": true}` for a write that returns nothing.
+        if value.is::<()>()
+            && std::any::TypeId::of::<E::Response>() == std::any::TypeId::of::<crate::model::Ok>()
+        {
+            return Some((status, Bytes::from_static(b"{\"ok\":true}")));
+        }
+        None
+    });
+    let finish = move |encoded: &Encoded| match encoded {
+        Encoded::Json(b) => Some((status, b.clone())),
+        Encoded::Empty => Some((204, Bytes::new())),
+        _ => None,
+    };
+    board.idempotent(member, key, answer_of, finish, E::handle_encoded(board, caller, call)).await
+}
+
 // ---- path ------------------------------------------------------------------
 
 /// The uuids of a path, in path order.
@@ -458,6 +489,13 @@ pub trait Reply: Send + 'static + Sized {
     const KIND: ReplyKind;
     /// Whether the answer may be 204 with no body.
     const MAY_BE_EMPTY: bool = false;
+    /// The status and body this answer is sent with, for answers kept
+    /// under an idempotency key; `None` for answers that are not kept
+    /// (streams).
+    fn stored_form(&self, status: u16) -> Option<(u16, Bytes)> {
+        let _ = status;
+        None
+    }
     fn schema(g: &mut SchemaGenerator) -> Option<Schema>;
     fn encode(self) -> Result<Encoded>;
     fn decode(encoded: Encoded) -> Result<Self>;
@@ -465,6 +503,9 @@ pub trait Reply: Send + 'static + Sized {
 
 impl<T: Wire> Reply for T {
     const KIND: ReplyKind = ReplyKind::Json;
+    fn stored_form(&self, status: u16) -> Option<(u16, Bytes)> {
+        serde_json::to_vec(self).ok().map(|v| (status, v.into()))
+    }
     fn schema(g: &mut SchemaGenerator) -> Option<Schema> {
         Some(schema_of::<T>(g))
     }
@@ -484,6 +525,12 @@ impl<T: Wire> Reply for T {
 impl<T: Wire> Reply for Option<T> {
     const KIND: ReplyKind = ReplyKind::Json;
     const MAY_BE_EMPTY: bool = true;
+    fn stored_form(&self, status: u16) -> Option<(u16, Bytes)> {
+        match self {
+            Some(t) => t.stored_form(status),
+            None => Some((204, Bytes::new())),
+        }
+    }
     fn schema(g: &mut SchemaGenerator) -> Option<Schema> {
         Some(schema_of::<T>(g))
     }

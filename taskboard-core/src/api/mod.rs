@@ -57,7 +57,8 @@ mod work;
 pub use admin::*;
 pub use endpoint::{
     BodyKind, Call, Caller, Download, Encoded, Endpoint, Info, Method, Optional, PathParams, QueryParams,
-    RawBody, Reply, ReplyKind, RequestBody, Upgrade, Upload, Visitor, Wire, call, decode_body,
+    RawBody, Reply, ReplyKind, RequestBody, Upgrade, Upload, Visitor, Wire, call, call_idempotent,
+    decode_body,
 };
 pub use events::*;
 pub use members::*;

@@ -9,6 +9,7 @@
 mod auth;
 mod files;
 mod follow;
+mod idempotency;
 mod labels;
 mod links;
 mod members;
@@ -41,6 +42,7 @@ use crate::storage::tables::{EVENTS, META};
 use crate::storage::{Direction, KeyRange, Scan, Storage, WriteOp, WriteTxn};
 
 pub use follow::{EventBatch, Follower};
+pub use idempotency::{AnswerOf, IDEMPOTENCY_TTL, IdempotencyKey, Idempotent, StoredAnswer};
 pub use members::Bootstrap;
 pub use throttle::{Clock, LoginLimits};
 pub use work::LEASE_SECONDS;
@@ -140,6 +142,8 @@ struct Inner {
     task_cache: std::sync::RwLock<TaskCache>,
     throttle: throttle::LoginThrottle,
     hashers: crate::credentials::HashPool,
+    /// Idempotency keys whose first request is still running.
+    idempotency_running: Mutex<std::collections::HashSet<(Uuid, String)>>,
 }
 
 /// Tasks as last rendered, so reading a task costs no storage read while
@@ -348,6 +352,7 @@ impl Board {
                 task_cache: Default::default(),
                 throttle,
                 hashers,
+                idempotency_running: Mutex::new(Default::default()),
             }),
         };
         Ok(board)
@@ -415,10 +420,14 @@ impl Board {
         let (tx, rx) = tokio::sync::oneshot::channel::<Result<T>>();
         let inner = self.inner.clone();
         let clock = self.inner.options.clock.clone();
+        let pending = idempotency::pending();
         let op = WriteOp {
             run: Box::new(move |w: &mut dyn WriteTxn| {
                 let mut ctx = Tx { w, now: clock.timestamp(), events: Vec::new(), dead_blobs: Vec::new() };
                 let value = f(&mut ctx)?;
+                if let Some(p) = &pending {
+                    p.store_if_answer(ctx.w, ctx.now, &value)?;
+                }
                 let out: (T, Vec<Event>, Vec<String>) = (value, ctx.events, ctx.dead_blobs);
                 Ok(Box::new(out) as crate::storage::Output)
             }),
@@ -513,6 +522,11 @@ impl Board {
                         }
                     }
                     _ = uploads.tick() => {
+                        match board.sweep_idempotency().await {
+                            Ok(0) => {}
+                            Ok(n) => tracing::info!(swept = n, "swept stored idempotent answers"),
+                            Err(e) => tracing::warn!(%e, "sweeping stored idempotent answers failed"),
+                        }
                         match board.reclaim_unbound_uploads(Timestamp::now()).await {
                             Ok(0) => {}
                             Ok(n) => tracing::info!(reclaimed = n, "reclaimed unbound uploads"),

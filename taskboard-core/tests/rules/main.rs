@@ -9,6 +9,7 @@ mod backup;
 mod concurrency;
 mod events;
 mod files;
+mod idempotency;
 mod members;
 mod messages;
 mod projects;

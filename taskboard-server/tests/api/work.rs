@@ -245,3 +245,58 @@ async fn server_sent_events_resume_across_a_restart_with_every_event_once() {
     drop(res);
     app.stop().await;
 }
+
+#[tokio::test]
+async fn an_idempotency_key_replays_the_first_answer_byte_for_byte() {
+    let app = spawn().await;
+    let p = app.create_project(app.owner(), "web").await;
+    let path = format!("/api/v1/tasks?project_id={}", p.id);
+    let create = |key: &str, title: &str| {
+        app.request(reqwest::Method::POST, &path, app.owner())
+            .header("idempotency-key", key)
+            .json(&json!({"title": title}))
+    };
+    let first = app.send(create("k-1", "once")).await;
+    assert_eq!(first.status, 201);
+    assert_eq!(first.header("idempotent-replayed"), None);
+    let again = app.send(create("k-1", "once")).await;
+    assert_eq!(again.status, 201);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    assert_eq!(again.bytes, first.bytes, "byte for byte");
+    let tasks: Vec<Task> =
+        app.get(&format!("/api/v1/tasks?project_id={}", p.id), app.owner()).await.expect(200);
+    assert_eq!(tasks.len(), 1, "the repeat changed nothing");
+    app.send(create("k-1", "another body")).await.error(422, "validation_error", "Idempotency-Key");
+    app.send(create(&"x".repeat(256), "long")).await.error(422, "validation_error", "Idempotency-Key");
+
+    // No-content and {"ok": true} answers replay too.
+    let (bot, token) = app.create_agent("bot", "member").await;
+    member_of(&app, p.id, bot).await;
+    let claim = || {
+        app.request(reqwest::Method::POST, "/api/v1/tasks/claim", Some(&token))
+            .header("idempotency-key", "claim-1")
+    };
+    let claimed = app.send(claim()).await;
+    assert_eq!(claimed.status, 200);
+    let replay = app.send(claim()).await;
+    assert_eq!((replay.status, replay.header("idempotent-replayed")), (200, Some("true")));
+    assert_eq!(replay.bytes, claimed.bytes, "the same task, not a second claim");
+    let task_id = claimed.body["id"].as_str().unwrap().to_string();
+    let delete = || {
+        app.request(reqwest::Method::DELETE, &format!("/api/v1/tasks/{task_id}"), app.owner())
+            .header("idempotency-key", "del-1")
+    };
+    let deleted = app.send(delete()).await;
+    assert_eq!((deleted.status, deleted.body.clone()), (200, json!({"ok": true})));
+    let again = app.send(delete()).await;
+    assert_eq!((again.status, again.header("idempotent-replayed")), (200, Some("true")), "not a 404");
+    // Keys belong to their member: the same key from another is its own.
+    let other = app
+        .send(
+            app.request(reqwest::Method::POST, &path, Some(&token))
+                .header("idempotency-key", "k-1")
+                .json(&json!({"title": "by the bot"})),
+        )
+        .await;
+    assert_eq!((other.status, other.header("idempotent-replayed")), (201, None));
+}
