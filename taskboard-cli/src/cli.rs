@@ -45,6 +45,12 @@ pub struct Global {
     /// Print the exact API JSON.
     #[arg(long, global = true, conflicts_with = "quiet")]
     pub json: bool,
+    /// Send this `Idempotency-Key` with the command's change, so running
+    /// it again (after a lost answer) does not change the board twice.
+    /// Without it every change gets a key of its own, which makes the
+    /// client's own retries after a network failure safe.
+    #[arg(long, global = true, value_name = "KEY")]
+    pub idempotency_key: Option<String>,
     /// Print only ids.
     #[arg(long, short, global = true)]
     pub quiet: bool,
@@ -117,6 +123,9 @@ write to a board this process holds).")]
         /// Start after this seq (default: from now; locally: from the start of the retained window).
         #[arg(long)]
         since: Option<u64>,
+        /// Follow over Server-Sent Events (plain HTTP) instead of a WebSocket.
+        #[arg(long)]
+        sse: bool,
     },
     /// Export the whole local board to an archive directory (JSON lines plus file blobs).
     #[command(after_help = "Example:\n  taskboard --data-dir ./board export ./board-archive\n\n\

@@ -14,6 +14,7 @@ pub mod client;
 mod commands;
 pub mod login;
 mod output;
+pub mod sse;
 
 use std::process::ExitCode;
 

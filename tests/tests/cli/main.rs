@@ -3,3 +3,4 @@
 mod admin;
 mod modes;
 mod remote;
+mod work;
