@@ -12,6 +12,8 @@ pub enum ErrorKind {
     Forbidden,
     NotFound,
     Conflict,
+    /// An `If-Match` precondition that does not hold.
+    PreconditionFailed,
     PayloadTooLarge,
     Validation,
     MethodNotAllowed,
@@ -31,6 +33,7 @@ impl ErrorKind {
             ErrorKind::NotFound => 404,
             ErrorKind::MethodNotAllowed => 405,
             ErrorKind::Conflict => 409,
+            ErrorKind::PreconditionFailed => 412,
             ErrorKind::PayloadTooLarge => 413,
             ErrorKind::Validation => 422,
             ErrorKind::TooManyRequests => 429,
@@ -46,6 +49,7 @@ impl ErrorKind {
             ErrorKind::Forbidden => "forbidden",
             ErrorKind::NotFound => "not_found",
             ErrorKind::Conflict => "conflict",
+            ErrorKind::PreconditionFailed => "precondition_failed",
             ErrorKind::PayloadTooLarge => "payload_too_large",
             ErrorKind::Validation => "validation_error",
             ErrorKind::MethodNotAllowed => "method_not_allowed",
@@ -55,12 +59,13 @@ impl ErrorKind {
     }
 
     /// Every kind.
-    pub const ALL: [ErrorKind; 10] = [
+    pub const ALL: [ErrorKind; 11] = [
         ErrorKind::BadRequest,
         ErrorKind::Unauthorized,
         ErrorKind::Forbidden,
         ErrorKind::NotFound,
         ErrorKind::Conflict,
+        ErrorKind::PreconditionFailed,
         ErrorKind::PayloadTooLarge,
         ErrorKind::Validation,
         ErrorKind::MethodNotAllowed,
@@ -84,6 +89,7 @@ impl ErrorKind {
             404 => ErrorKind::NotFound,
             405 => ErrorKind::MethodNotAllowed,
             409 => ErrorKind::Conflict,
+            412 => ErrorKind::PreconditionFailed,
             413 => ErrorKind::PayloadTooLarge,
             422 => ErrorKind::Validation,
             429 => ErrorKind::TooManyRequests,

@@ -170,12 +170,15 @@ async fn main() -> Result<(), Error> {
                 let mut latencies = Vec::new();
                 loop {
                     let t0 = Instant::now();
-                    let res = http.post(format!("{base}/api/v1/tasks/claim")).bearer_auth(&token).send().await?;
+                    let res =
+                        http.post(format!("{base}/api/v1/tasks/claim")).bearer_auth(&token).send().await?;
                     let status = res.status().as_u16();
                     let body = res.bytes().await?;
                     latencies.push(t0.elapsed());
                     match status {
-                        200 => got.push(serde_json::from_slice::<Value>(&body)?["id"].as_str().unwrap().to_string()),
+                        200 => got.push(
+                            serde_json::from_slice::<Value>(&body)?["id"].as_str().unwrap().to_string(),
+                        ),
                         204 => return Ok::<_, Error>((got, latencies)),
                         s => return Err(format!("claim answered {s}").into()),
                     }
@@ -250,8 +253,11 @@ async fn main() -> Result<(), Error> {
         let waiter = {
             let (http, base, owner) = (http.clone(), base.clone(), owner.clone());
             tokio::spawn(async move {
-                let res =
-                    http.get(format!("{base}/api/v1/events?since={since}&wait=30")).bearer_auth(&owner).send().await?;
+                let res = http
+                    .get(format!("{base}/api/v1/events?since={since}&wait=30"))
+                    .bearer_auth(&owner)
+                    .send()
+                    .await?;
                 let page = json_of(res, 200).await?;
                 Ok::<_, Error>((Instant::now(), page))
             })

@@ -97,6 +97,15 @@ async fn serve<E: Endpoint>(
     let query = E::Query::from_json(parse::query(req.uri().query(), &route.query)?)?;
     let status = StatusCode::from_u16(E::INFO.status).unwrap_or(StatusCode::OK);
     let board = &state.board;
+    let header_text =
+        |name| req.headers().get(name).and_then(|v: &HeaderValue| v.to_str().ok()).map(str::to_string);
+    let if_none_match =
+        if E::INFO.method == api::Method::Get { header_text(header::IF_NONE_MATCH) } else { None };
+    if let Some(if_match) = header_text(header::IF_MATCH)
+        && matches!(E::INFO.method, api::Method::Patch | api::Method::Delete)
+    {
+        api::check_if_match::<E>(board, &caller, path, &if_match).await?;
+    }
     match E::Body::KIND {
         BodyKind::None => {
             let body = E::Body::decode(RawBody::None)?;
@@ -118,7 +127,7 @@ async fn serve<E: Endpoint>(
                 let res = crate::ws::upgrade(&state.ws, actor, upgrade.since, &mut req)?;
                 return Ok(res.map(http_body_util::Either::Left));
             }
-            Ok(render(status, encoded))
+            Ok(render(status, encoded, if_none_match.as_deref()))
         }
         BodyKind::Json => {
             let declared =
@@ -144,7 +153,7 @@ async fn serve<E: Endpoint>(
                 },
                 None => E::handle_encoded(board, &caller, call).await?,
             };
-            let mut res = render(status, encoded);
+            let mut res = render(status, encoded, None);
             if !ignored.is_empty()
                 && let Ok(v) = HeaderValue::from_str(&ignored.join(", "))
             {
@@ -173,7 +182,7 @@ async fn serve<E: Endpoint>(
             )
             .await?;
             let response = E::late_fields(board, caller, path, response, late).await?;
-            Ok(render(status, response.encode()?))
+            Ok(render(status, response.encode()?, None))
         }
     }
 }
@@ -215,8 +224,24 @@ fn replayed(status: u16, body: Bytes) -> Response<ResBody> {
     res
 }
 
-fn render(status: StatusCode, encoded: Encoded) -> Response<ResBody> {
+/// The answer; a JSON object (one resource) carries its strong `ETag`,
+/// and a GET whose `If-None-Match` names it is 304 with no body.
+fn render(status: StatusCode, encoded: Encoded, if_none_match: Option<&str>) -> Response<ResBody> {
     match encoded {
+        Encoded::Json(bytes) if bytes.first() == Some(&b'{') => {
+            let tag = api::etag(&bytes);
+            let mut res = if if_none_match.is_some_and(|list| api::etag_listed(list, &tag)) {
+                let mut r = full(StatusCode::NOT_MODIFIED, JSON, Bytes::new());
+                r.headers_mut().remove(header::CONTENT_TYPE);
+                r
+            } else {
+                full(status, JSON, bytes)
+            };
+            if let Ok(v) = HeaderValue::from_str(&tag) {
+                res.headers_mut().insert(header::ETAG, v);
+            }
+            res
+        }
         Encoded::Json(bytes) => full(status, JSON, bytes),
         Encoded::Events(_) => crate::http::error(&Error::bad_request("this endpoint does not stream events")),
         Encoded::Empty => {

@@ -118,6 +118,18 @@ pub trait Endpoint: Send + Sync + 'static {
         async move { Self::handle(board, caller, call).await?.encode() }
     }
 
+    /// For a PATCH or DELETE of one resource: the resource's current
+    /// entity tag, against which `If-Match` is checked; `None` where the
+    /// endpoint has no single resource to compare.
+    fn current_etag(
+        board: &Board,
+        caller: &Caller,
+        path: Self::Path,
+    ) -> impl Future<Output = Result<Option<String>>> + Send {
+        let _ = (board, caller, path);
+        async { Ok(None) }
+    }
+
     /// Text fields of a multipart body that arrived after its file, which
     /// the handler could not see while the file streamed in.
     fn late_fields(
@@ -190,6 +202,50 @@ pub async fn call_idempotent<E: Endpoint>(
         _ => None,
     };
     board.idempotent(member, key, answer_of, finish, E::handle_encoded(board, caller, call)).await
+}
+
+/// The strong entity tag of an answer body: it changes whenever the body
+/// does, so whenever what the resource shows changes.
+pub fn etag(body: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let hash = Sha256::digest(body);
+    let hex: String = hash[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("\"{hex}\"")
+}
+
+/// Whether an `If-Match` or `If-None-Match` list names `tag` (`*` names
+/// any).
+pub fn etag_listed(list: &str, tag: &str) -> bool {
+    list.split(',').map(str::trim).any(|t| t == "*" || t == tag || t.strip_prefix("W/") == Some(tag))
+}
+
+/// The entity tag of what `G` (a GET of one resource) answers for `path`.
+pub async fn etag_of<G: Endpoint<Query = (), Body = ()>>(
+    board: &Board,
+    caller: &Caller,
+    path: G::Path,
+) -> Result<Option<String>> {
+    match G::handle_encoded(board, caller, Call::new(path, (), ())).await? {
+        Encoded::Json(body) => Ok(Some(etag(&body))),
+        _ => Ok(None),
+    }
+}
+
+/// Checks `If-Match` before a PATCH or DELETE of `E`: 412 when it names
+/// another state of the resource.
+pub async fn check_if_match<E: Endpoint>(
+    board: &Board,
+    caller: &Caller,
+    path: E::Path,
+    if_match: &str,
+) -> Result<()> {
+    match E::current_etag(board, caller, path).await? {
+        Some(current) if !etag_listed(if_match, &current) => Err(Error::new(
+            crate::error::ErrorKind::PreconditionFailed,
+            format!("If-Match {if_match} is not the current ETag {current}: the resource changed"),
+        )),
+        _ => Ok(()),
+    }
 }
 
 // ---- path ------------------------------------------------------------------

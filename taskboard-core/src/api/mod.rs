@@ -58,7 +58,7 @@ pub use admin::*;
 pub use endpoint::{
     BodyKind, Call, Caller, Download, Encoded, Endpoint, Info, Method, Optional, PathParams, QueryParams,
     RawBody, Reply, ReplyKind, RequestBody, Upgrade, Upload, Visitor, Wire, call, call_idempotent,
-    decode_body,
+    check_if_match, decode_body, etag, etag_listed, etag_of,
 };
 pub use events::*;
 pub use members::*;

@@ -126,6 +126,10 @@ impl Endpoint for UpdateTask {
     type Body = TaskPatch;
     type Response = Task;
 
+    async fn current_etag(board: &Board, caller: &Caller, path: Self::Path) -> Result<Option<String>> {
+        super::endpoint::etag_of::<GetTask>(board, caller, path).await
+    }
+
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Task> {
         board.update_task(caller.actor()?, call.path, call.body).await
     }
@@ -150,6 +154,10 @@ impl Endpoint for DeleteTask {
     type Query = ();
     type Body = ();
     type Response = Ok;
+
+    async fn current_etag(board: &Board, caller: &Caller, path: Self::Path) -> Result<Option<String>> {
+        super::endpoint::etag_of::<GetTask>(board, caller, path).await
+    }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
         board.delete_task(caller.actor()?, call.path).await?;

@@ -300,3 +300,59 @@ async fn an_idempotency_key_replays_the_first_answer_byte_for_byte() {
         .await;
     assert_eq!((other.status, other.header("idempotent-replayed")), (201, None));
 }
+
+#[tokio::test]
+async fn etags_make_reads_conditional_and_changes_optimistic() {
+    let app = spawn().await;
+    let p = app.create_project(app.owner(), "web").await;
+    let t = app.create_task(app.owner(), p.id, "first").await;
+    let path = format!("/api/v1/tasks/{}", t.id);
+    let got = app.get(&path, app.owner()).await;
+    let tag = got.header("etag").expect("a single task carries an ETag").to_string();
+    assert!(tag.starts_with('"') && tag.ends_with('"'), "a strong tag: {tag}");
+    let again =
+        app.send(app.request(reqwest::Method::GET, &path, app.owner()).header("if-none-match", &tag)).await;
+    assert_eq!(again.status, 304);
+    assert!(again.bytes.is_empty());
+    // A stale If-Match changes nothing.
+    let stale = "\"0000\"";
+    let res = app
+        .send(
+            app.request(reqwest::Method::PATCH, &path, app.owner())
+                .header("if-match", stale)
+                .json(&json!({"title": "x"})),
+        )
+        .await;
+    res.error(412, "precondition_failed", "If-Match");
+    let unchanged: Task = app.get(&path, app.owner()).await.expect(200);
+    assert_eq!(unchanged.title, "first");
+    // The current one lets the change through, and the tag moves with it.
+    let res = app
+        .send(
+            app.request(reqwest::Method::PATCH, &path, app.owner())
+                .header("if-match", &tag)
+                .json(&json!({"title": "second"})),
+        )
+        .await;
+    assert_eq!(res.status, 200);
+    let new_tag = res.header("etag").unwrap().to_string();
+    assert_ne!(new_tag, tag);
+    assert_eq!(
+        app.get(&path, app.owner()).await.header("etag"),
+        Some(new_tag.as_str()),
+        "PATCH and GET agree"
+    );
+    let stale_get =
+        app.send(app.request(reqwest::Method::GET, &path, app.owner()).header("if-none-match", &tag)).await;
+    assert_eq!(stale_get.status, 200);
+    app.send(app.request(reqwest::Method::DELETE, &path, app.owner()).header("if-match", &tag)).await.error(
+        412,
+        "precondition_failed",
+        "changed",
+    );
+    let deleted =
+        app.send(app.request(reqwest::Method::DELETE, &path, app.owner()).header("if-match", &new_tag)).await;
+    assert_eq!(deleted.status, 200);
+    // Projects carry them too.
+    assert!(app.get(&format!("/api/v1/projects/{}", p.id), app.owner()).await.header("etag").is_some());
+}
