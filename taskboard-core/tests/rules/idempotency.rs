@@ -127,3 +127,107 @@ async fn the_answer_is_stored_by_the_write_that_makes_the_change() {
         Idempotent::Fresh(_) => panic!("the answer was not stored with the change"),
     }
 }
+
+const CRASH_DIR: &str = "TASKBOARD_TEST_IDEMPOTENCY_CRASH_DIR";
+const CRASH_OWNER: &str = "TASKBOARD_TEST_IDEMPOTENCY_CRASH_OWNER";
+const ACKS_BEFORE_ABORT: usize = 200;
+
+/// A child process (this test binary, re-executed) makes idempotent
+/// creations from 8 writers, prints each key before sending it and its
+/// answer once acknowledged, and aborts mid-stream. Reopened, the board
+/// replays every acknowledged answer byte for byte, and a retry of every
+/// key sent (acknowledged or not) leaves exactly one task per key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_crash_every_acknowledged_key_replays_and_no_write_happens_twice() {
+    if let Ok(dir) = std::env::var(CRASH_DIR) {
+        return crash_child(dir).await;
+    }
+    let fx = board_on_disk().await;
+    fx.project("web").await;
+    let Fx { board, owner, dir } = fx;
+    drop(board);
+    let dir = dir.unwrap();
+    let name = format!(
+        "{}::after_a_crash_every_acknowledged_key_replays_and_no_write_happens_twice",
+        module_path!().split_once("::").unwrap().1
+    );
+    let (exe, path) = (std::env::current_exe().unwrap(), dir.path().to_path_buf());
+    let owner_id = owner.id().to_string();
+    let child = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(exe)
+            .args(["--exact", &name, "--nocapture", "--test-threads=1"])
+            .env(CRASH_DIR, path)
+            .env(CRASH_OWNER, owner_id)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&child.stdout);
+    assert!(!child.status.success(), "the child must die by abort");
+    let mut sent = Vec::new();
+    let mut acked = Vec::new();
+    for line in stdout.lines() {
+        if let Some(at) = line.find("SEND ") {
+            sent.push(line[at + 5..].trim().to_string());
+        } else if let Some(at) = line.find("ACK ") {
+            let (key, body) = line[at + 4..].split_once(' ').unwrap();
+            acked.push((key.to_string(), body.to_string()));
+        }
+    }
+    assert!(acked.len() >= ACKS_BEFORE_ABORT, "only {} acks", acked.len());
+
+    let board = taskboard_core::Board::open(dir.path(), BoardOptions::default()).await.unwrap();
+    let owner = board.actor(owner.id()).await.unwrap();
+    let fx = Fx { board, owner, dir: Some(dir) };
+    let caller = Caller::member(fx.owner.clone());
+    for (key, body) in &acked {
+        match create(&fx, &caller, key, key).await.unwrap() {
+            Idempotent::Replayed { body: stored, .. } => assert_eq!(stored, body.as_bytes(), "{key}"),
+            Idempotent::Fresh(_) => panic!("acknowledged key {key} lost its answer"),
+        }
+    }
+    for key in &sent {
+        create(&fx, &caller, key, key).await.unwrap();
+    }
+    let p = fx.board.find_project(&fx.owner, "web").await.unwrap();
+    let filter = taskboard_core::api::TaskFilter { project_id: Some(p.id), ..Default::default() };
+    let tasks = fx.board.list_tasks(&fx.owner, filter).await.unwrap();
+    let mut titles: Vec<String> = tasks.into_iter().map(|t| t.title).collect();
+    titles.sort();
+    let mut expected = sent.clone();
+    expected.sort();
+    assert_eq!(titles, expected, "one task per key sent, none twice");
+}
+
+async fn crash_child(dir: String) {
+    use std::io::Write;
+    let board = taskboard_core::Board::open(&dir, BoardOptions::default()).await.unwrap();
+    let owner: uuid::Uuid = std::env::var(CRASH_OWNER).unwrap().parse().unwrap();
+    let fx = Fx { owner: board.actor(owner).await.unwrap(), board, dir: None };
+    let fx = std::sync::Arc::new(fx);
+    let acks = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut writers = tokio::task::JoinSet::new();
+    for w in 0..8 {
+        let (fx, acks) = (fx.clone(), acks.clone());
+        writers.spawn(async move {
+            let caller = Caller::member(fx.owner.clone());
+            for i in 0.. {
+                let key = format!("w{w}-{i}");
+                let line = |text: String| {
+                    let mut out = std::io::stdout().lock();
+                    writeln!(out, "{text}").unwrap();
+                    out.flush().unwrap();
+                };
+                line(format!("SEND {key}"));
+                let (_, body) = json(create(&fx, &caller, &key, &key).await.unwrap());
+                line(format!("ACK {key} {}", std::str::from_utf8(&body).unwrap()));
+                if acks.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 >= ACKS_BEFORE_ABORT {
+                    std::process::abort();
+                }
+            }
+        });
+    }
+    writers.join_all().await;
+    unreachable!("the child aborts");
+}
