@@ -58,7 +58,14 @@ pub struct Client {
     http: reqwest::Client,
     base: String,
     token: Option<String>,
+    /// The `Idempotency-Key` of the next mutating calls; without one,
+    /// each mutating call gets a key of its own.
+    idempotency_key: Option<String>,
 }
+
+/// Attempts of a mutating call that fails on the network; each attempt
+/// carries the same idempotency key, so the server performs it once.
+const NETWORK_ATTEMPTS: u32 = 3;
 
 /// Errors of the transport (server unreachable, connection dropped) are
 /// `internal` on our side, but unlike the server's own 500s their detail
@@ -72,7 +79,7 @@ fn local_file(path: &Path, e: std::io::Error) -> Error {
 }
 
 /// Turns an error response back into the core's error.
-fn error_of(status: u16, body: &str) -> Error {
+pub(crate) fn error_of(status: u16, body: &str) -> Error {
     match serde_json::from_str::<ErrorBody>(body) {
         Ok(b) => {
             Error::new(ErrorKind::from_code(&b.code).unwrap_or(ErrorKind::from_status(status)), b.detail)
@@ -128,12 +135,22 @@ impl Client {
             .connect_timeout(Duration::from_secs(10))
             .build()
             .map_err(transport)?;
-        Ok(Client { http, base, token })
+        Ok(Client { http, base, token, idempotency_key: None })
     }
 
     /// The same server with other credentials.
     pub fn with_token(&self, token: Option<String>) -> Client {
         Client { token, ..self.clone() }
+    }
+
+    /// The same server, sending `key` as the `Idempotency-Key` of
+    /// mutating calls.
+    pub fn with_idempotency_key(&self, key: Option<String>) -> Client {
+        Client { idempotency_key: key, ..self.clone() }
+    }
+
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.http
     }
 
     pub fn base_url(&self) -> &str {
@@ -160,27 +177,55 @@ impl Client {
             api::Method::Delete => reqwest::Method::DELETE,
         };
         let url = format!("{}{}", self.base, fill_path(info.path, &path.ids()));
-        let mut builder = self.http.request(method, url);
-        if let (Some(token), true) = (&self.token, info.auth) {
-            builder = builder.bearer_auth(token);
-        }
-        if let serde_json::Value::Object(fields) = query.to_json()?
-            && !fields.is_empty()
-        {
-            builder = builder.query(&fields);
-        }
-        builder = match body.encode()? {
-            RawBody::None => builder,
-            RawBody::Json(bytes) => builder.header("content-type", "application/json").body(bytes),
-            RawBody::Upload(upload) => builder.multipart(form(upload)?),
+        let mutating =
+            info.auth && matches!(info.method, api::Method::Post | api::Method::Patch | api::Method::Delete);
+        let key = mutating.then(|| {
+            self.idempotency_key.clone().unwrap_or_else(|| format!("auto-{}", uuid::Uuid::new_v4()))
+        });
+        let query = match query.to_json()? {
+            serde_json::Value::Object(fields) if !fields.is_empty() => Some(fields),
+            _ => None,
         };
-        let response = builder.send().await.map_err(transport)?;
+        let (json, mut upload) = match body.encode()? {
+            RawBody::None => (None, None),
+            RawBody::Json(bytes) => (Some(bytes), None),
+            RawBody::Upload(upload) => (None, Some(upload)),
+        };
+        // A streamed upload cannot be sent twice.
+        let retryable = key.is_some() && upload.is_none();
+        let mut attempt = 0;
+        let response = loop {
+            attempt += 1;
+            let mut builder = self.http.request(method.clone(), &url);
+            if let (Some(token), true) = (&self.token, info.auth) {
+                builder = builder.bearer_auth(token);
+            }
+            if let Some(key) = &key {
+                builder = builder.header("idempotency-key", key);
+            }
+            if let Some(fields) = &query {
+                builder = builder.query(fields);
+            }
+            if let Some(bytes) = &json {
+                builder = builder.header("content-type", "application/json").body(bytes.clone());
+            } else if let Some(upload) = upload.take() {
+                builder = builder.multipart(form(upload)?);
+            }
+            match builder.send().await {
+                Ok(response) => break response,
+                Err(e) if retryable && attempt < NETWORK_ATTEMPTS && !e.is_builder() => {
+                    tokio::time::sleep(Duration::from_millis(200 * u64::from(attempt))).await;
+                }
+                Err(e) => return Err(transport(e)),
+            }
+        };
         let status = response.status().as_u16();
         if !(200..300).contains(&status) {
             let body = response.text().await.unwrap_or_default();
             return Err(error_of(status, &body));
         }
         let encoded = match E::Response::KIND {
+            ReplyKind::Json if status == 204 => Encoded::Empty,
             ReplyKind::Json => Encoded::Json(response.bytes().await.map_err(transport)?),
             ReplyKind::Download => Encoded::Download(download(response)),
             ReplyKind::Upgrade => {

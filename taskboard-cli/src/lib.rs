@@ -15,6 +15,7 @@ mod commands;
 pub mod exit;
 pub mod login;
 mod output;
+pub mod sse;
 
 use std::process::ExitCode;
 

@@ -12,6 +12,8 @@ pub enum ErrorKind {
     Forbidden,
     NotFound,
     Conflict,
+    /// An `If-Match` precondition that does not hold.
+    PreconditionFailed,
     PayloadTooLarge,
     /// A body in a media type the endpoint does not read.
     UnsupportedMediaType,
@@ -33,6 +35,7 @@ impl ErrorKind {
             ErrorKind::NotFound => 404,
             ErrorKind::MethodNotAllowed => 405,
             ErrorKind::Conflict => 409,
+            ErrorKind::PreconditionFailed => 412,
             ErrorKind::PayloadTooLarge => 413,
             ErrorKind::UnsupportedMediaType => 415,
             ErrorKind::Validation => 422,
@@ -49,6 +52,7 @@ impl ErrorKind {
             ErrorKind::Forbidden => "forbidden",
             ErrorKind::NotFound => "not_found",
             ErrorKind::Conflict => "conflict",
+            ErrorKind::PreconditionFailed => "precondition_failed",
             ErrorKind::PayloadTooLarge => "payload_too_large",
             ErrorKind::UnsupportedMediaType => "unsupported_media_type",
             ErrorKind::Validation => "validation_error",
@@ -59,12 +63,13 @@ impl ErrorKind {
     }
 
     /// Every kind.
-    pub const ALL: [ErrorKind; 11] = [
+    pub const ALL: [ErrorKind; 12] = [
         ErrorKind::BadRequest,
         ErrorKind::Unauthorized,
         ErrorKind::Forbidden,
         ErrorKind::NotFound,
         ErrorKind::Conflict,
+        ErrorKind::PreconditionFailed,
         ErrorKind::PayloadTooLarge,
         ErrorKind::UnsupportedMediaType,
         ErrorKind::Validation,
@@ -89,6 +94,7 @@ impl ErrorKind {
             404 => ErrorKind::NotFound,
             405 => ErrorKind::MethodNotAllowed,
             409 => ErrorKind::Conflict,
+            412 => ErrorKind::PreconditionFailed,
             413 => ErrorKind::PayloadTooLarge,
             415 => ErrorKind::UnsupportedMediaType,
             422 => ErrorKind::Validation,

@@ -245,8 +245,18 @@ pub struct Task {
     pub watcher_ids: Vec<Uuid>,
     pub depends_on: Vec<Uuid>,
     pub position: f64,
+    /// Who holds the task under a lease and until when; null without one.
+    pub lease: Option<Lease>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+}
+
+/// A time-limited hold on a task: the holder keeps it by heartbeats, and
+/// the board gives it back when `expires_at` passes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Lease {
+    pub holder: MemberRef,
+    pub expires_at: Timestamp,
 }
 
 /// A checklist step of a task.
@@ -355,6 +365,8 @@ pub enum AuditAction {
     Take,
     Assign,
     Reject,
+    Release,
+    LeaseExpired,
 }
 
 impl AuditAction {
@@ -365,6 +377,8 @@ impl AuditAction {
             AuditAction::Take => "take",
             AuditAction::Assign => "assign",
             AuditAction::Reject => "reject",
+            AuditAction::Release => "release",
+            AuditAction::LeaseExpired => "lease_expired",
         }
     }
 }

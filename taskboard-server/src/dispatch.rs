@@ -13,7 +13,8 @@ use taskboard_core::api::{
     BodyKind, Call, Caller, Encoded, Endpoint, Info, PathParams, QueryParams, RawBody, Reply, RequestBody,
     Upload, decode_body,
 };
-use taskboard_core::{Actor, Error};
+use taskboard_core::board::{IdempotencyKey, Idempotent};
+use taskboard_core::{Actor, Error, api};
 
 use crate::State;
 use crate::files;
@@ -64,6 +65,20 @@ fn credentials(req: &Request<Incoming>) -> Result<Option<std::borrow::Cow<'_, st
     parse::query_token(req.uri().query())
 }
 
+/// Whether a GET asks for Server-Sent Events (`Accept:
+/// text/event-stream`), with its `Last-Event-ID`.
+fn event_stream(req: &Request<Incoming>) -> Option<Option<u64>> {
+    if req.method() != hyper::Method::GET {
+        return None;
+    }
+    let accept = req.headers().get(header::ACCEPT)?.to_str().ok()?;
+    if !accept.split(',').any(|a| a.trim().split(';').next() == Some("text/event-stream")) {
+        return None;
+    }
+    let last = req.headers().get("last-event-id").and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok());
+    Some(last)
+}
+
 async fn authenticate(state: &State, req: &Request<Incoming>) -> Result<Actor, Error> {
     match credentials(req)? {
         Some(token) if !token.is_empty() => state.board.authenticate(&token).await,
@@ -79,34 +94,73 @@ async fn serve<E: Endpoint>(
 ) -> Result<Response<ResBody>, Reject> {
     let actor = if E::INFO.auth { Some(authenticate(state, &req).await?) } else { None };
     let address = req.extensions().get::<crate::ClientAddr>().map(|a| a.0);
-    let caller = Caller { actor, address };
+    let event_stream = event_stream(&req);
+    let caller = Caller { actor, address, event_stream };
     let path = E::Path::from_ids(ids.as_slice());
     let query = E::Query::from_json(parse::query(req.uri().query(), &route.query)?)?;
     let status = StatusCode::from_u16(E::INFO.status).unwrap_or(StatusCode::OK);
     let board = &state.board;
+    let header_text =
+        |name| req.headers().get(name).and_then(|v: &HeaderValue| v.to_str().ok()).map(str::to_string);
+    let if_none_match =
+        if E::INFO.method == api::Method::Get { header_text(header::IF_NONE_MATCH) } else { None };
+    if let Some(if_match) = header_text(header::IF_MATCH)
+        && matches!(E::INFO.method, api::Method::Patch | api::Method::Delete)
+    {
+        api::check_if_match::<E>(board, &caller, path, &if_match).await?;
+    }
     match E::Body::KIND {
         BodyKind::None => {
             let body = E::Body::decode(RawBody::None)?;
-            let encoded = E::handle_encoded(board, &caller, Call::new(path, query, body)).await?;
+            let key = idempotency_key::<E>(&req, &caller, b"")?;
+            let call = Call::new(path, query, body);
+            let encoded = match key {
+                Some(key) => match api::call_idempotent::<E>(board, &caller, key, call).await? {
+                    Idempotent::Fresh(encoded) => encoded,
+                    Idempotent::Replayed { status, body } => return Ok(replayed(status, body)),
+                },
+                None => E::handle_encoded(board, &caller, call).await?,
+            };
+            if let Encoded::Events(follower) = encoded {
+                return Ok(crate::sse::serve(follower, state.ws.shutdown.clone()));
+            }
             if let Encoded::Upgrade(upgrade) = encoded {
                 let mut req = req;
                 let actor = caller.actor.expect("the event stream needs credentials");
                 let res = crate::ws::upgrade(&state.ws, actor, upgrade.since, &mut req)?;
                 return Ok(res.map(http_body_util::Either::Left));
             }
-            Ok(render(status, encoded))
+            Ok(render(status, encoded, if_none_match.as_deref()))
         }
         BodyKind::Json => {
             parse::check_json_type(req.headers())?;
             let declared =
                 req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+            let key_header = req.headers().get(IDEMPOTENCY_KEY).cloned();
+            let path_and_query =
+                req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_default();
             let bytes = parse::read_body(req.into_body(), declared, &state.limits).await?;
             if let Some(schema) = &route.body {
                 parse::check_json(&bytes, schema)?;
             }
+            let key = match key_header {
+                Some(v) if caller.actor.is_some() && is_mutation(E::INFO.method) => {
+                    let v =
+                        v.to_str().map_err(|_| Error::invalid("Idempotency-Key", "must be visible ASCII"))?;
+                    Some(IdempotencyKey::new(v, E::INFO.method.as_str(), &path_and_query, &bytes)?)
+                }
+                _ => None,
+            };
             let (body, ignored) = decode_body::<E>(RawBody::Json(bytes))?;
-            let encoded = E::handle_encoded(board, &caller, Call::new(path, query, body)).await?;
-            let mut res = render(status, encoded);
+            let call = Call::new(path, query, body);
+            let encoded = match key {
+                Some(key) => match api::call_idempotent::<E>(board, &caller, key, call).await? {
+                    Idempotent::Fresh(encoded) => encoded,
+                    Idempotent::Replayed { status, body } => return Ok(replayed(status, body)),
+                },
+                None => E::handle_encoded(board, &caller, call).await?,
+            };
+            let mut res = render(status, encoded, None);
             if !ignored.is_empty()
                 && let Ok(v) = HeaderValue::from_str(&ignored.join(", "))
             {
@@ -135,14 +189,73 @@ async fn serve<E: Endpoint>(
             )
             .await?;
             let response = E::late_fields(board, caller, path, response, late).await?;
-            Ok(render(status, response.encode()?))
+            Ok(render(status, response.encode()?, None))
         }
     }
 }
 
-fn render(status: StatusCode, encoded: Encoded) -> Response<ResBody> {
+const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+
+fn is_mutation(method: api::Method) -> bool {
+    matches!(method, api::Method::Post | api::Method::Patch | api::Method::Delete)
+}
+
+/// The `Idempotency-Key` of a mutating request by a member, with the
+/// fingerprint of the request.
+fn idempotency_key<E: Endpoint>(
+    req: &Request<Incoming>,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Option<IdempotencyKey>, Error> {
+    let Some(v) = req.headers().get(IDEMPOTENCY_KEY) else { return Ok(None) };
+    if caller.actor.is_none() || !is_mutation(E::INFO.method) {
+        return Ok(None);
+    }
+    let v = v.to_str().map_err(|_| Error::invalid("Idempotency-Key", "must be visible ASCII"))?;
+    let path = req.uri().path_and_query().map_or("", |p| p.as_str());
+    IdempotencyKey::new(v, E::INFO.method.as_str(), path, body).map(Some)
+}
+
+/// A stored answer, sent again as it was.
+fn replayed(status: u16, body: Bytes) -> Response<ResBody> {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+    let mut res = if body.is_empty() {
+        let mut r = full(status, JSON, body);
+        r.headers_mut().remove(header::CONTENT_TYPE);
+        r
+    } else {
+        full(status, JSON, body)
+    };
+    res.headers_mut().insert(IDEMPOTENT_REPLAYED, HeaderValue::from_static("true"));
+    res
+}
+
+/// The answer; a JSON object (one resource) carries its strong `ETag`,
+/// and a GET whose `If-None-Match` names it is 304 with no body.
+fn render(status: StatusCode, encoded: Encoded, if_none_match: Option<&str>) -> Response<ResBody> {
     match encoded {
+        Encoded::Json(bytes) if bytes.first() == Some(&b'{') => {
+            let tag = api::etag(&bytes);
+            let mut res = if if_none_match.is_some_and(|list| api::etag_listed(list, &tag)) {
+                let mut r = full(StatusCode::NOT_MODIFIED, JSON, Bytes::new());
+                r.headers_mut().remove(header::CONTENT_TYPE);
+                r
+            } else {
+                full(status, JSON, bytes)
+            };
+            if let Ok(v) = HeaderValue::from_str(&tag) {
+                res.headers_mut().insert(header::ETAG, v);
+            }
+            res
+        }
         Encoded::Json(bytes) => full(status, JSON, bytes),
+        Encoded::Events(_) => crate::http::error(&Error::bad_request("this endpoint does not stream events")),
+        Encoded::Empty => {
+            let mut res = full(StatusCode::NO_CONTENT, JSON, Bytes::new());
+            res.headers_mut().remove(header::CONTENT_TYPE);
+            res
+        }
         Encoded::Download(d) => files::download(d),
         Encoded::Upgrade(_) => crate::http::error(&Error::bad_request("this endpoint does not upgrade")),
     }

@@ -27,6 +27,7 @@ mod parse;
 pub mod reference;
 mod router;
 mod shape;
+mod sse;
 mod web;
 pub mod ws;
 

@@ -209,6 +209,9 @@ pub fn openapi_document() -> Value {
             };
             let mut responses = Map::new();
             responses.insert(e.status.to_string(), success);
+            if E::Response::MAY_BE_EMPTY {
+                responses.insert("204".into(), json!({"description": "Nothing to answer: no body"}));
+            }
             for (status, why) in error_statuses::<E>(has_query) {
                 let mut res =
                     json!({"description": why, "content": {"application/json": {"schema": self.error}}});

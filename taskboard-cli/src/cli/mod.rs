@@ -54,6 +54,12 @@ pub struct Global {
     /// Print the exact API JSON.
     #[arg(long, global = true, conflicts_with = "quiet")]
     pub json: bool,
+    /// Send this `Idempotency-Key` with the command's change, so running
+    /// it again (after a lost answer) does not change the board twice.
+    /// Without it every change gets a key of its own, which makes the
+    /// client's own retries after a network failure safe.
+    #[arg(long, global = true, value_name = "KEY")]
+    pub idempotency_key: Option<String>,
     /// Print only ids.
     #[arg(long, short, global = true)]
     pub quiet: bool,
@@ -129,6 +135,9 @@ write to a board this process holds).")]
         /// Start after this seq (default: from now; locally: from the start of the retained window).
         #[arg(long)]
         since: Option<u64>,
+        /// Follow over Server-Sent Events (plain HTTP) instead of a WebSocket.
+        #[arg(long)]
+        sse: bool,
     },
     /// Export the whole local board to an archive directory (JSON lines plus file blobs).
     #[command(after_help = "Example:\n  taskboard --data-dir ./board export ./board-archive\n\n\
@@ -181,8 +190,35 @@ where
     s.parse::<T>().or_else(|e| s.replace('-', "_").parse::<T>().map_err(|_| e.to_string()))
 }
 
+/// A lease duration: seconds, or a number followed by `s`, `m` or `h`.
+pub fn parse_lease(text: &str) -> std::result::Result<u32, String> {
+    let t = text.trim();
+    let (number, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let n: u32 = number.parse().map_err(|_| format!("{text:?} is not a duration such as 300s, 5m or 1h"))?;
+    let scale = match unit.trim() {
+        "s" | "sec" => 1,
+        "m" | "min" => 60,
+        "h" => 3600,
+        _ => return Err(format!("{text:?}: the unit must be s, m or h")),
+    };
+    n.checked_mul(scale).ok_or_else(|| format!("{text:?} is too long"))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn lease_durations_take_a_unit() {
+        assert_eq!(super::parse_lease("300"), Ok(300));
+        assert_eq!(super::parse_lease("300s"), Ok(300));
+        assert_eq!(super::parse_lease("5m"), Ok(300));
+        assert_eq!(super::parse_lease("1h"), Ok(3600));
+        assert!(super::parse_lease("5 days").is_err());
+        assert!(super::parse_lease("s").is_err());
+    }
+
     use clap::CommandFactory;
 
     #[test]

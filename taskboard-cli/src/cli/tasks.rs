@@ -3,7 +3,7 @@
 use clap::Subcommand;
 use taskboard_core::model::*;
 
-use super::{PageArgs, parse};
+use super::{PageArgs, parse, parse_lease};
 
 #[derive(Debug, Subcommand)]
 pub enum TaskCmd {
@@ -147,10 +147,61 @@ pub enum TaskCmd {
         task: String,
     },
     /// Take a task: assign it to yourself and start it.
-    #[command(after_help = "Example:\n  taskboard --as bot task take WEB-12")]
+    #[command(after_help = "Example:\n  taskboard --as bot task take WEB-12 --lease 300s")]
     Take {
         /// Task key (like WEB-12) or id.
         task: String,
+        /// Hold it under a lease (`300s`, `5m`, `1h`; 10 s to 24 h) that
+        /// heartbeats renew.
+        #[arg(long, value_parser = parse_lease)]
+        lease: Option<u32>,
+    },
+    /// List the tasks ready to start, most urgent first.
+    #[command(after_help = "Example:\n  taskboard task ready --project web --label rust")]
+    Ready {
+        /// Only this project (slug or id); default: the projects you are a member of.
+        #[arg(long)]
+        project: Option<String>,
+        /// Only tasks carrying this label.
+        #[arg(long)]
+        label: Option<String>,
+        /// How many at most (1-1000, default 50).
+        #[arg(long)]
+        limit: Option<u32>,
+    },
+    /// Claim the first ready task: take it atomically (nothing when no task is ready).
+    #[command(
+        after_help = "Example:\n  taskboard --as bot task claim --project web --label rust --lease 300s"
+    )]
+    Claim {
+        /// Only this project (slug or id).
+        #[arg(long)]
+        project: Option<String>,
+        /// Label names of which the task must carry one (repeatable;
+        /// default: the agent's labels).
+        #[arg(long = "label")]
+        labels: Vec<String>,
+        /// Hold it under a lease (`300s`, `5m`, `1h`).
+        #[arg(long, value_parser = parse_lease)]
+        lease: Option<u32>,
+    },
+    /// Renew the lease on a task you hold.
+    #[command(after_help = "Example:\n  taskboard --as bot task heartbeat WEB-12")]
+    Heartbeat {
+        /// Task key (like WEB-12) or id.
+        task: String,
+        /// The new lease length (default: the last one).
+        #[arg(long, value_parser = parse_lease)]
+        lease: Option<u32>,
+    },
+    /// Give a task back: unassigned, `todo`, lease ended.
+    #[command(after_help = "Example:\n  taskboard --as bot task release WEB-12 --reason 'out of credits'")]
+    Release {
+        /// Task key (like WEB-12) or id.
+        task: String,
+        /// Why; posted in the task's comments.
+        #[arg(long)]
+        reason: Option<String>,
     },
     /// Send a task back to the backlog with a reason.
     #[command(after_help = "Example:\n  taskboard task reject WEB-12 --reason 'needs a design first'")]

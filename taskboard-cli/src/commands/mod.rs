@@ -42,13 +42,21 @@ fn choose_mode(g: &Global) -> std::result::Result<Mode, Failure> {
                 .filter(|s| s.server.trim_end_matches('/') == server.trim_end_matches('/'))
                 .map(|s| s.token),
         };
-        return Ok(Mode::Remote(Client::new(server, token)?));
+        return Ok(Mode::Remote(Client::new(server, token)?.with_idempotency_key(g.idempotency_key.clone())));
     }
     if let Some(dir) = &g.data_dir {
+        if g.idempotency_key.is_some() {
+            return Err(Failure::Usage(
+                "--idempotency-key applies to a server; a local board has no network to retry over".into(),
+            ));
+        }
         return Ok(Mode::Local(dir.clone()));
     }
     match login::load()? {
-        Some(stored) => Ok(Mode::Remote(Client::new(&stored.server, g.token.clone().or(Some(stored.token)))?)),
+        Some(stored) => Ok(Mode::Remote(
+            Client::new(&stored.server, g.token.clone().or(Some(stored.token)))?
+                .with_idempotency_key(g.idempotency_key.clone()),
+        )),
         None => Err(Failure::Usage(
             "no board chosen: give --data-dir DIR (local board) or --server URL (a server), or run `taskboard login`"
                 .into(),
@@ -129,13 +137,18 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
         command => match choose_mode(&g)? {
             Mode::Local(dir) => {
                 let backend = LocalBackend::open(&dir, g.acting_as.as_deref()).await?;
-                if let Command::Events { since } = command {
+                if let Command::Events { since, .. } = command {
                     return local_events(&backend, since, out).await;
                 }
                 execute(&backend, command, out).await
             }
             Mode::Remote(client) => {
-                if let Command::Events { since } = command {
+                if let Command::Events { since, sse: true } = command {
+                    let mut events = client.sse_events(since).await?;
+                    while out.json_line(&events.next().await?) {}
+                    return Ok(());
+                }
+                if let Command::Events { since, .. } = command {
                     let mut events = client.events(since).await?;
                     // Until stdout is closed (`| head`), or an error ends it.
                     while out.json_line(&events.next().await?) {}

@@ -125,9 +125,39 @@ pub(super) async fn task<B: Backend>(b: &B, c: TaskCmd, out: Out) -> Result<()> 
             let t = b.find_task(&task).await?;
             out.done(&b.call::<DeleteTask>(t.id, (), ()).await?, &format!("deleted {}", t.key))
         }
-        TaskCmd::Take { task } => {
+        TaskCmd::Take { task, lease } => {
             let id = b.find_task(&task).await?.id;
-            out.item(&b.call::<TakeTask>(id, (), ()).await?)
+            let query = LeaseRequest { lease_seconds: lease };
+            out.item(&b.call::<TakeTask>(id, query, Optional(None)).await?)
+        }
+        TaskCmd::Ready { project, label, limit } => {
+            let project_id = match project {
+                Some(r) => Some(b.find_project(&r).await?.id),
+                None => None,
+            };
+            out.list(&b.call::<ReadyTasks>((), ReadyQuery { project_id, label, limit }, ()).await?)
+        }
+        TaskCmd::Claim { project, labels, lease } => {
+            let project_id = match project {
+                Some(r) => Some(b.find_project(&r).await?.id),
+                None => None,
+            };
+            let labels = (!labels.is_empty()).then(|| label_names(labels)).transpose()?;
+            let request = ClaimRequest { project_id, labels, lease_seconds: lease };
+            match b.call::<ClaimTask>((), (), Optional(Some(request))).await? {
+                Some(t) => out.item(&t),
+                None => out.done(&serde_json::Value::Null, "no task is ready"),
+            }
+        }
+        TaskCmd::Heartbeat { task, lease } => {
+            let id = b.find_task(&task).await?.id;
+            let body = LeaseRequest { lease_seconds: lease };
+            out.item(&b.call::<HeartbeatTask>(id, (), Optional(Some(body))).await?)
+        }
+        TaskCmd::Release { task, reason } => {
+            let id = b.find_task(&task).await?.id;
+            let reason = reason.map(|r| valid("reason", Reason::new(r))).transpose()?;
+            out.item(&b.call::<ReleaseTask>(id, (), Optional(Some(ReleaseRequest { reason }))).await?)
         }
         TaskCmd::Reject { task, reason } => {
             let t = b.find_task(&task).await?;

@@ -69,12 +69,16 @@ pub struct Info {
 pub struct Caller {
     pub actor: Option<Actor>,
     pub address: Option<IpAddr>,
+    /// The caller asked for a Server-Sent Events stream
+    /// (`Accept: text/event-stream`), resuming after `Last-Event-ID`
+    /// when it sent one.
+    pub event_stream: Option<Option<u64>>,
 }
 
 impl Caller {
     /// A caller acting as `actor`.
     pub fn member(actor: Actor) -> Caller {
-        Caller { actor: Some(actor), address: None }
+        Caller { actor: Some(actor), ..Default::default() }
     }
 
     /// The acting member; 401 for an anonymous caller.
@@ -112,6 +116,18 @@ pub trait Endpoint: Send + Sync + 'static {
         call: Call<Self>,
     ) -> impl Future<Output = Result<Encoded>> + Send {
         async move { Self::handle(board, caller, call).await?.encode() }
+    }
+
+    /// For a PATCH or DELETE of one resource: the resource's current
+    /// entity tag, against which `If-Match` is checked; `None` where the
+    /// endpoint has no single resource to compare.
+    fn current_etag(
+        board: &Board,
+        caller: &Caller,
+        path: Self::Path,
+    ) -> impl Future<Output = Result<Option<String>>> + Send {
+        let _ = (board, caller, path);
+        async { Ok(None) }
     }
 
     /// Text fields of a multipart body that arrived after its file, which
@@ -155,6 +171,81 @@ pub async fn call<E: Endpoint>(
         caller.actor()?;
     }
     E::handle(board, caller, Call::new(path, query, body)).await
+}
+
+/// Performs `E` as `caller` under an idempotency key: the first
+/// successful answer is stored with the change it answers and replayed,
+/// unchanged, to a repeat (docs/rules.md, the agent work protocol).
+pub async fn call_idempotent<E: Endpoint>(
+    board: &Board,
+    caller: &Caller,
+    key: crate::board::IdempotencyKey,
+    call: Call<E>,
+) -> Result<crate::board::Idempotent<Encoded>> {
+    let member = caller.actor()?.id();
+    let status = E::INFO.status;
+    let answer_of: crate::board::AnswerOf = Box::new(move |value: &dyn std::any::Any| {
+        if let Some(r) = value.downcast_ref::<E::Response>() {
+            return r.stored_form(status);
+        }
+        // Endpoints answering `{"ok": true}` for a write that returns nothing.
+        if value.is::<()>()
+            && std::any::TypeId::of::<E::Response>() == std::any::TypeId::of::<crate::model::Ok>()
+        {
+            return Some((status, Bytes::from_static(b"{\"ok\":true}")));
+        }
+        None
+    });
+    let finish = move |encoded: &Encoded| match encoded {
+        Encoded::Json(b) => Some((status, b.clone())),
+        Encoded::Empty => Some((204, Bytes::new())),
+        _ => None,
+    };
+    board.idempotent(member, key, answer_of, finish, E::handle_encoded(board, caller, call)).await
+}
+
+/// The strong entity tag of an answer body: it changes whenever the body
+/// does, so whenever what the resource shows changes.
+pub fn etag(body: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let hash = Sha256::digest(body);
+    let hex: String = hash[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("\"{hex}\"")
+}
+
+/// Whether an `If-Match` or `If-None-Match` list names `tag` (`*` names
+/// any).
+pub fn etag_listed(list: &str, tag: &str) -> bool {
+    list.split(',').map(str::trim).any(|t| t == "*" || t == tag || t.strip_prefix("W/") == Some(tag))
+}
+
+/// The entity tag of what `G` (a GET of one resource) answers for `path`.
+pub async fn etag_of<G: Endpoint<Query = (), Body = ()>>(
+    board: &Board,
+    caller: &Caller,
+    path: G::Path,
+) -> Result<Option<String>> {
+    match G::handle_encoded(board, caller, Call::new(path, (), ())).await? {
+        Encoded::Json(body) => Ok(Some(etag(&body))),
+        _ => Ok(None),
+    }
+}
+
+/// Checks `If-Match` before a PATCH or DELETE of `E`: 412 when it names
+/// another state of the resource.
+pub async fn check_if_match<E: Endpoint>(
+    board: &Board,
+    caller: &Caller,
+    path: E::Path,
+    if_match: &str,
+) -> Result<()> {
+    match E::current_etag(board, caller, path).await? {
+        Some(current) if !etag_listed(if_match, &current) => Err(Error::new(
+            crate::error::ErrorKind::PreconditionFailed,
+            format!("If-Match {if_match} is not the current ETag {current}: the resource changed"),
+        )),
+        _ => Ok(()),
+    }
 }
 
 // ---- path ------------------------------------------------------------------
@@ -367,6 +458,36 @@ impl<T: Wire> RequestBody for T {
     }
 }
 
+/// A JSON body that may be left out: an absent or empty body is `None`.
+#[derive(Debug, Clone, Default)]
+pub struct Optional<T>(pub Option<T>);
+
+impl<T: Wire> RequestBody for Optional<T> {
+    const KIND: BodyKind = BodyKind::Json;
+    fn schema(g: &mut SchemaGenerator) -> Option<Schema> {
+        Some(schema_of::<T>(g))
+    }
+    fn decode(raw: RawBody) -> Result<Optional<T>> {
+        match raw {
+            RawBody::Json(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Ok(Optional(None)),
+            RawBody::None => Ok(Optional(None)),
+            raw => <T as RequestBody>::decode(raw).map(|t| Optional(Some(t))),
+        }
+    }
+    fn encode(self) -> Result<RawBody> {
+        match self.0 {
+            Some(t) => RequestBody::encode(t),
+            None => Ok(RawBody::None),
+        }
+    }
+    fn fields(raw: &RawBody) -> (Vec<String>, Vec<String>) {
+        <T as RequestBody>::fields(raw)
+    }
+    fn known_fields() -> std::sync::Arc<[String]> {
+        <T as RequestBody>::known_fields()
+    }
+}
+
 /// A file sent as `multipart/form-data`: its `file` part streamed, and the
 /// text parts that came before it.
 pub struct Upload {
@@ -420,6 +541,10 @@ pub enum ReplyKind {
 /// An answer in its wire form.
 pub enum Encoded {
     Json(Bytes),
+    /// A stream of events, served as Server-Sent Events.
+    Events(crate::board::Follower),
+    /// No content: 204 with no body.
+    Empty,
     Download(Download),
     Upgrade(Upgrade),
 }
@@ -427,6 +552,15 @@ pub enum Encoded {
 /// An answer type.
 pub trait Reply: Send + 'static + Sized {
     const KIND: ReplyKind;
+    /// Whether the answer may be 204 with no body.
+    const MAY_BE_EMPTY: bool = false;
+    /// The status and body this answer is sent with, for answers kept
+    /// under an idempotency key; `None` for answers that are not kept
+    /// (streams).
+    fn stored_form(&self, status: u16) -> Option<(u16, Bytes)> {
+        let _ = status;
+        None
+    }
     fn schema(g: &mut SchemaGenerator) -> Option<Schema>;
     fn encode(self) -> Result<Encoded>;
     fn decode(encoded: Encoded) -> Result<Self>;
@@ -434,6 +568,9 @@ pub trait Reply: Send + 'static + Sized {
 
 impl<T: Wire> Reply for T {
     const KIND: ReplyKind = ReplyKind::Json;
+    fn stored_form(&self, status: u16) -> Option<(u16, Bytes)> {
+        serde_json::to_vec(self).ok().map(|v| (status, v.into()))
+    }
     fn schema(g: &mut SchemaGenerator) -> Option<Schema> {
         Some(schema_of::<T>(g))
     }
@@ -445,6 +582,33 @@ impl<T: Wire> Reply for T {
             Encoded::Json(bytes) => serde_json::from_slice(&bytes)
                 .map_err(|e| Error::internal(format!("unexpected response: {e}"))),
             _ => Err(Error::internal("unexpected response: expected JSON")),
+        }
+    }
+}
+
+/// A JSON answer, or none: `None` is 204 with no body.
+impl<T: Wire> Reply for Option<T> {
+    const KIND: ReplyKind = ReplyKind::Json;
+    const MAY_BE_EMPTY: bool = true;
+    fn stored_form(&self, status: u16) -> Option<(u16, Bytes)> {
+        match self {
+            Some(t) => t.stored_form(status),
+            None => Some((204, Bytes::new())),
+        }
+    }
+    fn schema(g: &mut SchemaGenerator) -> Option<Schema> {
+        Some(schema_of::<T>(g))
+    }
+    fn encode(self) -> Result<Encoded> {
+        match self {
+            Some(t) => Reply::encode(t),
+            None => Ok(Encoded::Empty),
+        }
+    }
+    fn decode(encoded: Encoded) -> Result<Option<T>> {
+        match encoded {
+            Encoded::Empty => Ok(None),
+            encoded => <T as Reply>::decode(encoded).map(Some),
         }
     }
 }

@@ -212,6 +212,10 @@ impl Endpoint for UpdateMember {
     type Body = MemberPatch;
     type Response = Member;
 
+    async fn current_etag(board: &Board, caller: &Caller, path: Self::Path) -> Result<Option<String>> {
+        super::endpoint::etag_of::<GetMember>(board, caller, path).await
+    }
+
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Member> {
         board.update_member(caller.actor()?, call.path, call.body).await
     }
@@ -237,6 +241,10 @@ impl Endpoint for DeleteMember {
     type Query = ();
     type Body = ();
     type Response = Ok;
+
+    async fn current_etag(board: &Board, caller: &Caller, path: Self::Path) -> Result<Option<String>> {
+        super::endpoint::etag_of::<GetMember>(board, caller, path).await
+    }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
         board.delete_member(caller.actor()?, call.path).await?;

@@ -44,6 +44,7 @@
 
 mod admin;
 pub mod endpoint;
+mod events;
 pub mod fields;
 pub mod json;
 mod members;
@@ -51,17 +52,21 @@ mod messages;
 mod projects;
 mod requests;
 mod tasks;
+mod work;
 
 pub use admin::*;
 pub use endpoint::{
-    BodyKind, Call, Caller, Download, Encoded, Endpoint, Info, Method, PathParams, QueryParams, RawBody,
-    Reply, ReplyKind, RequestBody, Upgrade, Upload, Visitor, Wire, call, decode_body,
+    BodyKind, Call, Caller, Download, Encoded, Endpoint, Info, Method, Optional, PathParams, QueryParams,
+    RawBody, Reply, ReplyKind, RequestBody, Upgrade, Upload, Visitor, Wire, call, call_idempotent,
+    check_if_match, decode_body, etag, etag_listed, etag_of,
 };
+pub use events::*;
 pub use members::*;
 pub use messages::*;
 pub use projects::*;
 pub use requests::*;
 pub use tasks::*;
+pub use work::*;
 
 use crate::model::*;
 
@@ -94,6 +99,12 @@ endpoint::wire!(
     ProjectIdQuery,
     StatusQuery,
     StreamQuery,
+    ReadyQuery,
+    ClaimRequest,
+    LeaseRequest,
+    ReleaseRequest,
+    EventsQuery,
+    EventPage,
     crate::archive::BackupRequest,
     // answers
     Health,
@@ -155,6 +166,10 @@ pub fn visit_all(v: &mut impl Visitor) {
     v.visit::<UpdateTask>();
     v.visit::<DeleteTask>();
     v.visit::<TakeTask>();
+    v.visit::<ReadyTasks>();
+    v.visit::<ClaimTask>();
+    v.visit::<HeartbeatTask>();
+    v.visit::<ReleaseTask>();
     v.visit::<RejectTask>();
     v.visit::<AssignTask>();
     v.visit::<WatchTask>();
@@ -182,6 +197,7 @@ pub fn visit_all(v: &mut impl Visitor) {
     // administration and events
     v.visit::<Backup>();
     v.visit::<EventStream>();
+    v.visit::<PollEvents>();
 }
 
 /// The route and documentation of every endpoint.

@@ -106,6 +106,10 @@ impl Endpoint for UpdateProject {
     type Body = ProjectPatch;
     type Response = Project;
 
+    async fn current_etag(board: &Board, caller: &Caller, path: Self::Path) -> Result<Option<String>> {
+        super::endpoint::etag_of::<GetProject>(board, caller, path).await
+    }
+
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Project> {
         board.update_project(caller.actor()?, call.path, call.body).await
     }
@@ -131,6 +135,10 @@ impl Endpoint for DeleteProject {
     type Query = ();
     type Body = ();
     type Response = Ok;
+
+    async fn current_etag(board: &Board, caller: &Caller, path: Self::Path) -> Result<Option<String>> {
+        super::endpoint::etag_of::<GetProject>(board, caller, path).await
+    }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
         board.delete_project(caller.actor()?, call.path).await?;
@@ -344,6 +352,10 @@ impl Endpoint for UpdateFile {
     type Body = FilePatch;
     type Response = ProjectFile;
 
+    async fn current_etag(board: &Board, caller: &Caller, path: Self::Path) -> Result<Option<String>> {
+        super::endpoint::etag_of::<GetFile>(board, caller, path).await
+    }
+
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<ProjectFile> {
         board.update_file(caller.actor()?, call.path.0, call.path.1, call.body).await
     }
@@ -368,6 +380,10 @@ impl Endpoint for DeleteFile {
     type Query = ();
     type Body = ();
     type Response = Ok;
+
+    async fn current_etag(board: &Board, caller: &Caller, path: Self::Path) -> Result<Option<String>> {
+        super::endpoint::etag_of::<GetFile>(board, caller, path).await
+    }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
         board.delete_file(caller.actor()?, call.path.0, call.path.1).await?;

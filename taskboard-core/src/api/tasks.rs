@@ -126,6 +126,10 @@ impl Endpoint for UpdateTask {
     type Body = TaskPatch;
     type Response = Task;
 
+    async fn current_etag(board: &Board, caller: &Caller, path: Self::Path) -> Result<Option<String>> {
+        super::endpoint::etag_of::<GetTask>(board, caller, path).await
+    }
+
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Task> {
         board.update_task(caller.actor()?, call.path, call.body).await
     }
@@ -151,6 +155,10 @@ impl Endpoint for DeleteTask {
     type Body = ();
     type Response = Ok;
 
+    async fn current_etag(board: &Board, caller: &Caller, path: Self::Path) -> Result<Option<String>> {
+        super::endpoint::etag_of::<GetTask>(board, caller, path).await
+    }
+
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
         board.delete_task(caller.actor()?, call.path).await?;
         Ok(Ok::OK)
@@ -170,16 +178,19 @@ impl Endpoint for TakeTask {
         status: 200,
         summary: "Take a task",
         description: "The caller becomes the assignee and the task goes `in_progress`. Atomic: of any number \
-            of concurrent takes one succeeds and the others get 409, as does taking a task someone holds.",
+            of concurrent takes one succeeds and the others get 409, as does taking a task someone holds. \
+            With `lease_seconds` (10–86,400, in the query or an optional body) the task is held under a \
+            lease that the board ends when it is not renewed in time.",
         errors: &[404, 409],
     };
     type Path = Uuid;
-    type Query = ();
-    type Body = ();
+    type Query = super::work::LeaseRequest;
+    type Body = super::endpoint::Optional<super::work::LeaseRequest>;
     type Response = Task;
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Task> {
-        board.take(caller.actor()?, call.path).await
+        let seconds = call.body.0.and_then(|b| b.lease_seconds).or(call.query.lease_seconds);
+        board.take_leased(caller.actor()?, call.path, seconds).await
     }
 }
 

@@ -9,6 +9,8 @@
 mod auth;
 mod files;
 mod first_run;
+mod follow;
+mod idempotency;
 mod labels;
 mod links;
 mod members;
@@ -18,6 +20,7 @@ mod queries;
 mod steps;
 mod tasks;
 mod throttle;
+mod work;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -40,8 +43,11 @@ use crate::storage::tables::META;
 use crate::storage::{Storage, WriteOp, WriteTxn};
 
 pub use first_run::{INITIAL_PASSWORD_FILE, InitialPassword};
+pub use follow::{EventBatch, Follower};
+pub use idempotency::{AnswerOf, IDEMPOTENCY_TTL, IdempotencyKey, Idempotent, StoredAnswer};
 pub use members::Bootstrap;
 pub use throttle::{Clock, LoginLimits};
+pub use work::LEASE_SECONDS;
 
 /// Default limit of an uploaded file: 50 MB (docs/rules.md, messages and files).
 pub const DEFAULT_MAX_UPLOAD_BYTES: u64 = 50 * 1000 * 1000;
@@ -146,6 +152,8 @@ struct Inner {
     task_cache: std::sync::RwLock<TaskCache>,
     throttle: throttle::LoginThrottle,
     hashers: crate::credentials::HashPool,
+    /// Idempotency keys whose first request is still running.
+    idempotency_running: Mutex<std::collections::HashSet<(Uuid, String)>>,
 }
 
 /// Tasks as last rendered, so reading a task costs no storage read while
@@ -273,7 +281,7 @@ impl Board {
     /// database `board.redb`, the blob store `blobs/` and the JWT secret.
     pub async fn open(data_dir: impl AsRef<Path>, options: BoardOptions) -> Result<Board> {
         let dir = data_dir.as_ref().to_path_buf();
-        tokio::task::spawn_blocking(move || {
+        let board = tokio::task::spawn_blocking(move || {
             crate::private::open_data_dir(&dir)?;
             let store = RedbStore::open_with_cache(&dir.join("board.redb"), options.store_cache)?;
             let blobs = BlobStore::open(dir.join("blobs"))?;
@@ -284,13 +292,15 @@ impl Board {
             Board::assemble(Arc::new(store), blobs, jwt, options, Some(dir), None)
         })
         .await
-        .map_err(Error::internal)?
+        .map_err(Error::internal)??;
+        board.start_up().await?;
+        Ok(board)
     }
 
     /// A board that lives in memory (redb's in-memory backend), with its
     /// blobs in a temporary directory removed when the board is dropped.
     pub async fn open_in_memory(options: BoardOptions) -> Result<Board> {
-        tokio::task::spawn_blocking(move || {
+        let board = tokio::task::spawn_blocking(move || {
             let store = RedbStore::in_memory()?;
             let scratch = std::env::temp_dir().join(format!("taskboard-mem-{}", Uuid::new_v4().simple()));
             let blobs = BlobStore::open(scratch.clone())?;
@@ -299,7 +309,9 @@ impl Board {
             Board::assemble(Arc::new(store), blobs, jwt, options, None, Some(scratch))
         })
         .await
-        .map_err(Error::internal)?
+        .map_err(Error::internal)??;
+        board.start_up().await?;
+        Ok(board)
     }
 
     /// A board over any storage backend.
@@ -308,14 +320,16 @@ impl Board {
         blob_dir: PathBuf,
         options: BoardOptions,
     ) -> Result<Board> {
-        tokio::task::spawn_blocking(move || {
+        let board = tokio::task::spawn_blocking(move || {
             let blobs = BlobStore::open(blob_dir)?;
             let secret = options.jwt_secret.clone().unwrap_or_else(crate::credentials::new_password);
             let jwt = JwtKeys::new(secret.as_bytes());
             Board::assemble(store, blobs, jwt, options, None, None)
         })
         .await
-        .map_err(Error::internal)?
+        .map_err(Error::internal)??;
+        board.start_up().await?;
+        Ok(board)
     }
 
     fn assemble(
@@ -358,6 +372,7 @@ impl Board {
                 task_cache: Default::default(),
                 throttle,
                 hashers,
+                idempotency_running: Mutex::new(Default::default()),
             }),
         };
         Ok(board)
@@ -424,10 +439,15 @@ impl Board {
     {
         let (tx, rx) = tokio::sync::oneshot::channel::<Result<T>>();
         let inner = self.inner.clone();
+        let clock = self.inner.options.clock.clone();
+        let pending = idempotency::pending();
         let op = WriteOp {
             run: Box::new(move |w: &mut dyn WriteTxn| {
-                let mut ctx = Tx { w, now: Timestamp::now(), events: Vec::new(), dead_blobs: Vec::new() };
+                let mut ctx = Tx { w, now: clock.timestamp(), events: Vec::new(), dead_blobs: Vec::new() };
                 let value = f(&mut ctx)?;
+                if let Some(p) = &pending {
+                    p.store_if_answer(ctx.w, ctx.now, &value)?;
+                }
                 let out: (T, Vec<Event>, Vec<String>) = (value, ctx.events, ctx.dead_blobs);
                 Ok(Box::new(out) as crate::storage::Output)
             }),
@@ -510,18 +530,34 @@ impl Board {
         self.write(|_| Ok(())).await
     }
 
-    /// Starts the background work of a running board: reclaiming unbound
-    /// uploads every hour. Returns the task's handle.
+    /// Starts the background work of a running board: releasing expired
+    /// leases every second, and reclaiming unbound uploads every hour.
+    /// Returns the task's handle.
     pub fn spawn_maintenance(&self) -> tokio::task::JoinHandle<()> {
         let board = self.clone();
         tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_secs(3600));
+            let mut leases = tokio::time::interval(Duration::from_secs(1));
+            leases.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut uploads = tokio::time::interval(Duration::from_secs(3600));
             loop {
-                tick.tick().await;
-                match board.reclaim_unbound_uploads(Timestamp::now()).await {
-                    Ok(0) => {}
-                    Ok(n) => tracing::info!(reclaimed = n, "reclaimed unbound uploads"),
-                    Err(e) => tracing::warn!(%e, "reclaiming unbound uploads failed"),
+                tokio::select! {
+                    _ = leases.tick() => {
+                        if let Err(e) = board.expire_leases().await {
+                            tracing::warn!(%e, "releasing expired leases failed");
+                        }
+                    }
+                    _ = uploads.tick() => {
+                        match board.sweep_idempotency().await {
+                            Ok(0) => {}
+                            Ok(n) => tracing::info!(swept = n, "swept stored idempotent answers"),
+                            Err(e) => tracing::warn!(%e, "sweeping stored idempotent answers failed"),
+                        }
+                        match board.reclaim_unbound_uploads(Timestamp::now()).await {
+                            Ok(0) => {}
+                            Ok(n) => tracing::info!(reclaimed = n, "reclaimed unbound uploads"),
+                            Err(e) => tracing::warn!(%e, "reclaiming unbound uploads failed"),
+                        }
+                    }
                 }
             }
         })

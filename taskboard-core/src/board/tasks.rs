@@ -34,7 +34,7 @@ impl Changes {
     }
 }
 
-fn audit(
+pub(super) fn audit(
     tx: &mut Tx<'_>,
     task: Uuid,
     actor: Uuid,
@@ -52,7 +52,7 @@ fn audit(
     tx.w.put_record(ACTIONS, &Key::new().uuid(task).uuid(a.id), &a)
 }
 
-fn member_slug(r: &(impl Records + ?Sized), id: Option<Uuid>) -> Result<String> {
+pub(super) fn member_slug(r: &(impl Records + ?Sized), id: Option<Uuid>) -> Result<String> {
     Ok(match id {
         Some(id) => format!("@{}", r.member_ref(id)?.slug),
         None => "nobody".to_string(),
@@ -154,6 +154,7 @@ impl Board {
                 created_by: creator,
                 created_at: tx.now,
                 updated_at: tx.now,
+                lease: None,
             };
             if t.assignee_id.is_none() && project.auto_assign {
                 let names = label_names(tx.w, &t.label_ids)?;
@@ -273,7 +274,8 @@ impl Board {
         changes.note("parent_id", &old.parent_id, &t.parent_id);
         changes.note("position", &old.position, &t.position);
         changes.note("watcher_ids", &old.watcher_ids, &t.watcher_ids);
-        if changes.0.is_empty() {
+        t.end_lease_if_moved();
+        if changes.0.is_empty() && t.lease == old.lease {
             return tx.w.render_task(old);
         }
         t.updated_at = tx.now;
@@ -310,6 +312,9 @@ impl Board {
         // The new state first, then the comments about it, as on creation.
         let task = tx.w.render_task(&t)?;
         tx.emit_all("task.updated", &task)?;
+        if old.status != TaskStatus::Done && t.status == TaskStatus::Done {
+            Board::wake_dependents(tx, t.id)?;
+        }
         for note in notes {
             Board::system_message(tx, None, Some(t.id), actor, note)?;
         }
@@ -361,27 +366,16 @@ impl Board {
     /// `POST /tasks/{id}/take`: atomic; only an unassigned backlog or todo
     /// task can be taken (409 otherwise).
     pub async fn take(&self, actor: &Actor, id: Uuid) -> Result<Task> {
+        self.take_leased(actor, id, None).await
+    }
+
+    /// A take, under a lease of `lease_seconds` when given.
+    pub async fn take_leased(&self, actor: &Actor, id: Uuid, lease_seconds: Option<u32>) -> Result<Task> {
+        let seconds = super::work::check_lease(lease_seconds)?;
         let me = actor.id();
         self.write(move |tx| {
             let old = tx.w.task_required(id)?;
-            let key = tx.w.task_key_of(&old)?;
-            if !matches!(old.status, TaskStatus::Backlog | TaskStatus::Todo) {
-                return Err(Error::conflict(format!(
-                    "{key} is {}; only backlog or todo tasks can be taken",
-                    old.status
-                )));
-            }
-            if let Some(a) = old.assignee_id {
-                return Err(Error::conflict(format!(
-                    "{key} is already assigned to {}",
-                    member_slug(tx.w, Some(a))?
-                )));
-            }
-            let mut t = old.clone();
-            t.status = TaskStatus::InProgress;
-            t.assignee_id = Some(me);
-            t.add_watcher(me);
-            Board::save_task_change(tx, me, &old, t, AuditAction::Take)
+            Board::take_in(tx, me, old, seconds)
         })
         .await
     }
@@ -395,6 +389,7 @@ impl Board {
             let mut t = old.clone();
             t.status = TaskStatus::Backlog;
             t.assignee_id = None;
+            t.lease = None;
             let key = tx.w.task_key_of(&old)?;
             let who = member_slug(tx.w, Some(me))?;
             let mut changes = Changes::default();

@@ -52,6 +52,9 @@ impl Default for LoginLimits {
 #[derive(Clone, Default)]
 pub struct Clock {
     manual: Option<Arc<Mutex<Instant>>>,
+    /// When a manual clock was made, in both forms, so its wall-clock
+    /// time moves with it.
+    origin: Option<(Instant, jiff::Timestamp)>,
 }
 
 impl std::fmt::Debug for Clock {
@@ -63,12 +66,27 @@ impl std::fmt::Debug for Clock {
 impl Clock {
     /// The system's monotonic clock.
     pub fn system() -> Clock {
-        Clock { manual: None }
+        Clock { manual: None, origin: None }
     }
 
     /// A clock that stands still until [`Clock::advance`] moves it.
     pub fn manual() -> Clock {
-        Clock { manual: Some(Arc::new(Mutex::new(Instant::now()))) }
+        let now = Instant::now();
+        Clock { manual: Some(Arc::new(Mutex::new(now))), origin: Some((now, jiff::Timestamp::now())) }
+    }
+
+    /// The wall-clock time: the system's, or a manual clock's origin moved
+    /// as far as the clock was advanced. Leases and stored answers expire
+    /// by it.
+    pub fn timestamp(&self) -> jiff::Timestamp {
+        match (&self.manual, self.origin) {
+            (Some(at), Some((start, wall))) => {
+                let elapsed = at.lock().unwrap().duration_since(start);
+                let span = jiff::SignedDuration::try_from(elapsed).unwrap_or(jiff::SignedDuration::MAX);
+                wall.checked_add(span).unwrap_or(jiff::Timestamp::MAX)
+            }
+            _ => jiff::Timestamp::now(),
+        }
     }
 
     pub fn now(&self) -> Instant {

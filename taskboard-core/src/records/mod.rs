@@ -15,6 +15,7 @@ use crate::model::*;
 use crate::storage::tables::*;
 
 mod read;
+pub mod ready;
 mod render;
 mod write;
 
@@ -138,9 +139,31 @@ pub struct TaskRecord {
     pub created_by: Uuid,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// Absent in records written before leases existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<LeaseRecord>,
+}
+
+/// A lease on a task; indexed in `LEASES` by its expiry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeaseRecord {
+    pub holder: Uuid,
+    pub expires_at: Timestamp,
+    /// The duration last asked for, which a heartbeat renews by default.
+    pub seconds: u32,
 }
 
 impl TaskRecord {
+    /// A change of assignee, or a status other than `in_progress`, ends
+    /// the lease.
+    pub fn end_lease_if_moved(&mut self) {
+        if let Some(l) = self.lease
+            && (self.assignee_id != Some(l.holder) || self.status != TaskStatus::InProgress)
+        {
+            self.lease = None;
+        }
+    }
+
     pub fn add_watcher(&mut self, member: Uuid) {
         if !self.watcher_ids.contains(&member) {
             self.watcher_ids.push(member);

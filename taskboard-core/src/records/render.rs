@@ -51,6 +51,10 @@ pub trait Render: Records {
             watcher_ids: t.watcher_ids.clone(),
             depends_on: self.depends_on(t.id)?,
             position: t.position,
+            lease: match t.lease {
+                Some(l) => Some(Lease { holder: self.member_ref(l.holder)?, expires_at: l.expires_at }),
+                None => None,
+            },
             created_at: t.created_at,
             updated_at: t.updated_at,
         })

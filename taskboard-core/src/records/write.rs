@@ -51,7 +51,11 @@ pub trait RecordWrites: WriteTxn {
             self.delete(PROJECT_SLUG, old.slug.as_bytes())?;
         }
         self.put(PROJECT_SLUG, p.slug.as_bytes(), p.id.as_bytes())?;
-        self.put_record(PROJECTS, &id_key(p.id), p)
+        self.put_record(PROJECTS, &id_key(p.id), p)?;
+        if old.is_some_and(|o| o.status != p.status) {
+            super::ready::refresh_project(self, p.id)?;
+        }
+        Ok(())
     }
 
     /// Writes a task and keeps every task index in step with it.
@@ -80,10 +84,12 @@ pub trait RecordWrites: WriteTxn {
         for &l in &t.label_ids {
             self.put_marker(LABEL_TASKS, &Key::new().uuid(l).uuid(t.id))?;
         }
-        self.put_record(TASKS, &id_key(t.id), t)
+        self.put_record(TASKS, &id_key(t.id), t)?;
+        super::ready::sync(self, old, Some(t))
     }
 
     fn delete_task_record(&mut self, t: &TaskRecord) -> Result<()> {
+        super::ready::sync(self, Some(t), None)?;
         remove_task_indexes(self, t, None)?;
         self.delete(TASK_NUMBER, &Key::new().uuid(t.project_id).u64(t.number))?;
         self.delete(TASKS, &id_key(t.id))?;
@@ -93,14 +99,21 @@ pub trait RecordWrites: WriteTxn {
     fn put_link(&mut self, l: &LinkRecord) -> Result<()> {
         self.put_marker(LINKS_FROM, &Key::new().uuid(l.source_id).uuid(l.id))?;
         self.put_marker(LINKS_TO, &Key::new().uuid(l.target_id).uuid(l.id))?;
-        self.put_record(LINKS, &id_key(l.id), l)
+        self.put_record(LINKS, &id_key(l.id), l)?;
+        match super::ready::depender(l) {
+            Some(t) => super::ready::refresh(self, t),
+            None => Ok(()),
+        }
     }
 
     fn delete_link(&mut self, l: &LinkRecord) -> Result<()> {
         self.delete(LINKS_FROM, &Key::new().uuid(l.source_id).uuid(l.id))?;
         self.delete(LINKS_TO, &Key::new().uuid(l.target_id).uuid(l.id))?;
         self.delete(LINKS, &id_key(l.id))?;
-        Ok(())
+        match super::ready::depender(l) {
+            Some(t) => super::ready::refresh(self, t),
+            None => Ok(()),
+        }
     }
 
     fn put_message(&mut self, m: &MessageRecord) -> Result<()> {

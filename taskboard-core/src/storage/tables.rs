@@ -27,7 +27,8 @@ macro_rules! tables {
 }
 
 tables! {
-    /// text key → value; `schema` (u32), `event_seq` (u64).
+    /// text key → value; `schema` (u32), `event_seq` (u64), `ready_index`
+    /// (u32, present once the ready index covers every task).
     META = "meta";
     /// member_id → MemberRecord
     MEMBERS = "memberid_member";
@@ -101,4 +102,18 @@ tables! {
     EVENTS = "seq_event";
     /// message_id seq → () for each retained event that names the message
     MESSAGE_EVENTS = "messageid_seq";
+    /// rank(priority) rank(status) position number task_id → project_id:
+    /// the ready tasks of the board in ready order (urgent first, todo
+    /// before backlog, then position and number)
+    READY_TASKS = "priority_status_position_number_taskid_ready";
+    /// project_id rank(priority) rank(status) position number task_id → ():
+    /// the same order within one project
+    PROJECT_READY_TASKS = "projectid_priority_status_position_number_taskid_ready";
+    /// expires_at(ms) task_id → () for every task held under a lease
+    LEASES = "expiresms_taskid_lease";
+    /// member_id key → IdempotencyRecord: the answer stored for an
+    /// idempotency key
+    IDEMPOTENCY = "memberid_key_answer";
+    /// stored_at(ms) member_id key → () so old answers are swept in order
+    IDEMPOTENCY_AGE = "storedms_memberid_key";
 }

@@ -15,4 +15,5 @@ mod start;
 pub mod support;
 mod tasks;
 mod typos;
+mod work;
 mod ws;

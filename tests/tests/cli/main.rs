@@ -4,3 +4,4 @@ mod admin;
 mod first_use;
 mod modes;
 mod remote;
+mod work;

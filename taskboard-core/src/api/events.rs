@@ -1,0 +1,122 @@
+//! The event stream over plain HTTP: long-poll JSON, or Server-Sent
+//! Events, for agents that cannot hold a WebSocket.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::endpoint::{Call, Caller, Encoded, Endpoint, Info, Method};
+use crate::board::{Board, EventBatch};
+use crate::error::{Error, Result};
+
+/// The query of `GET /events`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct EventsQuery {
+    /// Events after this seq; without it, from now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<u64>,
+    /// 1–1000, default 100.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 1000), extend("default" = 100))]
+    pub limit: Option<u32>,
+    /// Seconds (0–60) to hold the request until an event arrives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<u32>,
+}
+
+/// A page of events.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct EventPage {
+    /// Event frames (`type`, `seq`, `ts`, `data`), in seq order.
+    pub events: Vec<serde_json::Value>,
+    /// The `since` of the next request.
+    pub next: u64,
+    /// `since` was outside the retained window: reload, then follow from
+    /// `next`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resync_required: bool,
+}
+
+impl EventsQuery {
+    fn checked(&self) -> Result<(usize, Duration)> {
+        let limit = self.limit.unwrap_or(100);
+        if !(1..=1000).contains(&limit) {
+            return Err(Error::invalid("limit", format!("must be 1-1000, got {limit}")));
+        }
+        let wait = self.wait.unwrap_or(0);
+        if wait > 60 {
+            return Err(Error::invalid("wait", format!("must be 0-60 seconds, got {wait}")));
+        }
+        Ok((limit as usize, Duration::from_secs(wait.into())))
+    }
+}
+
+async fn batch(board: &Board, caller: &Caller, query: &EventsQuery) -> Result<EventBatch> {
+    let (limit, wait) = query.checked()?;
+    let mut follower = board.follow(caller.actor()?, query.since);
+    Ok(follower.next_batch(limit, wait).await)
+}
+
+/// `GET /events`.
+#[derive(Debug)]
+pub struct PollEvents;
+
+impl Endpoint for PollEvents {
+    const INFO: Info = Info {
+        name: "poll_events",
+        method: Method::Get,
+        path: "/api/v1/events",
+        auth: true,
+        status: 200,
+        summary: "Events over plain HTTP (long-poll or Server-Sent Events)",
+        description: "The events after `since` that the caller may see, in order, as the WebSocket sends \
+            them, and `next`, the `since` of the following request. With `wait` the request is held until \
+            at least one event arrives or the wait ends (then `events` is empty). A `since` outside the \
+            retained window answers no events, the newest seq as `next` and `resync_required: true`. With \
+            `Accept: text/event-stream` the same endpoint is a Server-Sent Events stream: `id:` the seq, \
+            `event:` the type, `data:` the frame; `Last-Event-ID` resumes like `since`; a comment line \
+            every 15 s keeps proxies from closing it.",
+        errors: &[],
+    };
+    type Path = ();
+    type Query = EventsQuery;
+    type Body = ();
+    type Response = EventPage;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<EventPage> {
+        let b = batch(board, caller, &call.query).await?;
+        let events = b
+            .events
+            .iter()
+            .map(|e| serde_json::from_str(&e.shared_frame()).map_err(Error::internal))
+            .collect::<Result<_>>()?;
+        Ok(EventPage { events, next: b.next, resync_required: b.resync_required })
+    }
+
+    /// Frames are copied into the answer as they are, not parsed again.
+    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
+        if let Some(last_event_id) = caller.event_stream {
+            call.query.checked()?;
+            let since = last_event_id.or(call.query.since);
+            return Ok(Encoded::Events(board.follow(caller.actor()?, since)));
+        }
+        let b = batch(board, caller, &call.query).await?;
+        let frames: Vec<_> = b.events.iter().map(|e| e.shared_frame()).collect();
+        let mut out = String::with_capacity(64 + frames.iter().map(|f| f.len() + 1).sum::<usize>());
+        out.push_str("{\"events\":[");
+        for (i, f) in frames.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(f);
+        }
+        out.push_str("],\"next\":");
+        out.push_str(&b.next.to_string());
+        if b.resync_required {
+            out.push_str(",\"resync_required\":true");
+        }
+        out.push('}');
+        Ok(Encoded::Json(out.into()))
+    }
+}

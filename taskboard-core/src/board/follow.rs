@@ -1,0 +1,122 @@
+//! Following the event stream over plain HTTP (long-poll and Server-Sent
+//! Events): the same recipient rule and the same "every event once, in
+//! order" guarantee as the WebSocket, built on [`Board::subscribe`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use uuid::Uuid;
+
+use super::{Actor, Board};
+use crate::events::{Event, StreamError, Subscription, Viewer};
+
+/// Events a follower got in one go.
+#[derive(Debug, Default)]
+pub struct EventBatch {
+    /// The events the caller may see, in seq order.
+    pub events: Vec<Arc<Event>>,
+    /// The seq to resume after: the last event looked at, seen or not.
+    pub next: u64,
+    /// `since` was outside the retained window: the caller must reload
+    /// its state; `next` is then the newest seq.
+    pub resync_required: bool,
+    /// The caller's credentials ended (token revoked, member deleted).
+    pub ended: bool,
+}
+
+/// A position in the event stream of one member.
+pub struct Follower {
+    board: Board,
+    member: Uuid,
+    viewer: Viewer,
+    stream: Subscription,
+    resync: bool,
+    ended: bool,
+}
+
+impl std::fmt::Debug for Follower {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Follower").field("member", &self.member).field("last", &self.position()).finish()
+    }
+}
+
+impl Board {
+    /// Follows the events after `since` (from now when `None`) that
+    /// `actor` may see.
+    pub fn follow(&self, actor: &Actor, since: Option<u64>) -> Follower {
+        let stream = self.subscribe(since);
+        Follower {
+            board: self.clone(),
+            member: actor.id(),
+            viewer: self.viewer(actor),
+            resync: stream.resync_required,
+            stream,
+            ended: false,
+        }
+    }
+}
+
+impl Follower {
+    /// Subscribes again after the last event looked at, when the stream
+    /// fell too far behind; a `since` no longer retained asks for a resync.
+    fn resubscribe(&mut self) {
+        self.stream = self.board.subscribe(Some(self.position()));
+        self.resync |= self.stream.resync_required;
+    }
+
+    /// The seq after which the next batch starts.
+    pub fn position(&self) -> u64 {
+        self.stream.position()
+    }
+
+    fn admit(&mut self, event: &Arc<Event>, frames: &mut Vec<Arc<Event>>) {
+        self.viewer.observe(event);
+        if event.visible_to(&self.viewer) {
+            frames.push(event.clone());
+        }
+        if event.ends_session_of(self.member) {
+            self.ended = true;
+        }
+    }
+
+    /// Up to `limit` visible events after the position; when there are
+    /// none yet, waits up to `wait` for one.
+    pub async fn next_batch(&mut self, limit: usize, wait: Duration) -> EventBatch {
+        let mut frames = Vec::new();
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            if self.resync {
+                self.resync = false;
+                return EventBatch {
+                    events: Vec::new(),
+                    next: self.position(),
+                    resync_required: true,
+                    ended: false,
+                };
+            }
+            // What is at hand comes along without waiting.
+            while frames.len() < limit && !self.ended {
+                match self.stream.try_next() {
+                    Ok(Some(e)) => self.admit(&e, &mut frames),
+                    Ok(None) => break,
+                    Err(StreamError::TooSlow) => self.resubscribe(),
+                    Err(StreamError::Closed) => return self.batch(frames),
+                }
+            }
+            if !frames.is_empty() || self.ended {
+                break;
+            }
+            match tokio::time::timeout_at(deadline, self.stream.next()).await {
+                Err(_) => break,
+                Ok(Ok(e)) => self.admit(&e, &mut frames),
+                Ok(Err(StreamError::TooSlow)) => self.resubscribe(),
+                Ok(Err(StreamError::Closed)) => break,
+            }
+        }
+        self.batch(frames)
+    }
+
+    fn batch(&self, events: Vec<Arc<Event>>) -> EventBatch {
+        EventBatch { events, next: self.position(), resync_required: false, ended: self.ended }
+    }
+}

@@ -1,0 +1,237 @@
+//! Idempotency keys: the first successful answer to a key is stored in
+//! the transaction of the change it answers, so a retry after a crash
+//! either finds that answer or finds nothing changed.
+//!
+//! The key travels with the request's task (a task-local): the board's
+//! write path, on the first write whose result is the endpoint's answer,
+//! encodes that answer and stores it in the same transaction. Answers
+//! that are not the direct result of a write (a wrapped token, say) are
+//! stored right after the change, in a write of their own.
+
+use std::any::Any;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use bytes::Bytes;
+use jiff::{SignedDuration, Timestamp};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+use super::Board;
+use crate::error::{Error, Result};
+use crate::records::RecordWrites;
+use crate::storage::codec::{Key, decode, uuid_suffix};
+use crate::storage::tables::{IDEMPOTENCY, IDEMPOTENCY_AGE};
+use crate::storage::{Direction, KeyRange, Scan, WriteTxn};
+
+/// How long a stored answer is kept at least.
+pub const IDEMPOTENCY_TTL: SignedDuration = SignedDuration::from_hours(24);
+
+/// An answer stored for a key.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredAnswer {
+    /// Hex SHA-256 of the method, path with query, and body.
+    pub fingerprint: String,
+    pub status: u16,
+    /// The body as sent (JSON, or empty for 204).
+    pub body: String,
+    pub stored_at: Timestamp,
+}
+
+/// An idempotency key with the fingerprint of its request.
+#[derive(Debug, Clone)]
+pub struct IdempotencyKey {
+    key: String,
+    fingerprint: String,
+}
+
+impl IdempotencyKey {
+    /// Checks the key (1–255 visible ASCII characters) and fingerprints
+    /// the request it came with.
+    pub fn new(key: &str, method: &str, path_and_query: &str, body: &[u8]) -> Result<IdempotencyKey> {
+        if key.is_empty() || key.len() > 255 || !key.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(Error::invalid("Idempotency-Key", "must be 1-255 visible ASCII characters"));
+        }
+        let mut h = Sha256::new();
+        h.update(method.as_bytes());
+        h.update(b" ");
+        h.update(path_and_query.as_bytes());
+        h.update(b"\n");
+        h.update(body);
+        let fingerprint = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        Ok(IdempotencyKey { key: key.to_string(), fingerprint })
+    }
+
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+}
+
+/// Encodes a write's result as the endpoint's answer, when it is one.
+pub type AnswerOf = Box<dyn Fn(&dyn Any) -> Option<(u16, Bytes)> + Send + Sync>;
+
+/// What the write path needs to store an answer.
+pub(crate) struct Pending {
+    member: Uuid,
+    key: IdempotencyKey,
+    answer_of: AnswerOf,
+    stored: AtomicBool,
+}
+
+tokio::task_local! {
+    static PENDING: Arc<Pending>;
+}
+
+/// The pending key of the running request, if any.
+pub(crate) fn pending() -> Option<Arc<Pending>> {
+    PENDING.try_with(|p| p.clone()).ok()
+}
+
+fn key_of(member: Uuid, key: &str) -> Vec<u8> {
+    Key::new().uuid(member).str(key).build()
+}
+
+impl Pending {
+    /// Stores the answer if `value` is it and none is stored yet; called
+    /// inside the write's transaction.
+    pub(crate) fn store_if_answer(
+        &self,
+        w: &mut dyn WriteTxn,
+        now: Timestamp,
+        value: &dyn Any,
+    ) -> Result<()> {
+        if self.stored.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let Some((status, body)) = (self.answer_of)(value) else { return Ok(()) };
+        store(w, self.member, &self.key, now, status, &body)?;
+        self.stored.store(true, Ordering::Release);
+        Ok(())
+    }
+}
+
+fn store(
+    w: &mut dyn WriteTxn,
+    member: Uuid,
+    key: &IdempotencyKey,
+    now: Timestamp,
+    status: u16,
+    body: &[u8],
+) -> Result<()> {
+    let answer = StoredAnswer {
+        fingerprint: key.fingerprint.clone(),
+        status,
+        body: String::from_utf8_lossy(body).into_owned(),
+        stored_at: now,
+    };
+    let k = key_of(member, &key.key);
+    w.put_record(IDEMPOTENCY, &k, &answer)?;
+    let age = Key::new().u64(now.as_millisecond().max(0) as u64).uuid(member).str(&key.key).build();
+    w.put(IDEMPOTENCY_AGE, &age, &[])
+}
+
+/// The outcome of an idempotent call.
+pub enum Idempotent<T> {
+    /// Performed now.
+    Fresh(T),
+    /// Performed before: the stored status and body.
+    Replayed { status: u16, body: Bytes },
+}
+
+/// Removes a running key from the in-flight set when the call ends,
+/// however it ends.
+struct Running<'a> {
+    set: &'a std::sync::Mutex<HashSet<(Uuid, String)>>,
+    entry: (Uuid, String),
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.set.lock().unwrap().remove(&self.entry);
+    }
+}
+
+impl Board {
+    async fn stored_answer(&self, member: Uuid, key: &str) -> Result<Option<StoredAnswer>> {
+        let k = key_of(member, key);
+        self.read(move |r| match r.get(IDEMPOTENCY, &k)? {
+            Some(v) => decode(&v).map(Some),
+            None => Ok(None),
+        })
+        .await
+    }
+
+    /// Runs `call` once per key of `member`: a repeat with the same
+    /// fingerprint replays the stored answer (changing nothing), another
+    /// fingerprint is 422, and a repeat while the first still runs is
+    /// 409. `answer_of` turns a write's result into the answer to store;
+    /// `finish` gives the final answer's status and body when it was not
+    /// stored with the change.
+    pub async fn idempotent<T, F>(
+        &self,
+        member: Uuid,
+        key: IdempotencyKey,
+        answer_of: AnswerOf,
+        finish: impl FnOnce(&T) -> Option<(u16, Bytes)>,
+        call: F,
+    ) -> Result<Idempotent<T>>
+    where
+        F: Future<Output = Result<T>>,
+    {
+        let check = |stored: StoredAnswer| -> Result<Idempotent<T>> {
+            if stored.fingerprint != key.fingerprint {
+                return Err(Error::invalid(
+                    "Idempotency-Key",
+                    "this key was used for another request (method, path or body differ)",
+                ));
+            }
+            Ok(Idempotent::Replayed { status: stored.status, body: Bytes::from(stored.body) })
+        };
+        if let Some(stored) = self.stored_answer(member, &key.key).await? {
+            return check(stored);
+        }
+        let entry = (member, key.key.clone());
+        if !self.inner.idempotency_running.lock().unwrap().insert(entry.clone()) {
+            return Err(Error::conflict("a request with this Idempotency-Key is still running"));
+        }
+        let _running = Running { set: &self.inner.idempotency_running, entry };
+        // It may have finished between the first look and the insert.
+        if let Some(stored) = self.stored_answer(member, &key.key).await? {
+            return check(stored);
+        }
+        let pending =
+            Arc::new(Pending { member, key: key.clone(), answer_of, stored: AtomicBool::new(false) });
+        let value = PENDING.scope(pending.clone(), call).await?;
+        if !pending.stored.load(Ordering::Acquire)
+            && let Some((status, body)) = finish(&value)
+        {
+            self.write(move |tx| store(tx.w, member, &key, tx.now, status, &body)).await?;
+        }
+        Ok(Idempotent::Fresh(value))
+    }
+
+    /// Removes answers stored more than a day ago (by the board's clock).
+    /// Returns how many.
+    pub async fn sweep_idempotency(&self) -> Result<usize> {
+        self.write(|tx| {
+            let cutoff = tx.now.checked_sub(IDEMPOTENCY_TTL).unwrap_or(Timestamp::MIN);
+            let end = Key::new().u64(cutoff.as_millisecond().max(0) as u64).build();
+            let range = KeyRange { start: std::ops::Bound::Unbounded, end: std::ops::Bound::Excluded(end) };
+            let mut old = Vec::new();
+            tx.w.scan(IDEMPOTENCY_AGE, range, Direction::Forward, &mut |k, _| {
+                old.push(k.to_vec());
+                Ok(if old.len() >= 10_000 { Scan::Stop } else { Scan::Continue })
+            })?;
+            for k in &old {
+                let member = uuid_suffix(&k[..24])?;
+                let key = std::str::from_utf8(&k[24..]).map_err(Error::internal)?;
+                tx.w.delete(IDEMPOTENCY, &key_of(member, key))?;
+                tx.w.delete(IDEMPOTENCY_AGE, k)?;
+            }
+            Ok(old.len())
+        })
+        .await
+    }
+}
