@@ -50,7 +50,7 @@ impl Endpoint for PostMessage {
         description: "To a chat (`chat_id`) or a task (`task_id`), optionally as a reply (`parent_id`, in the \
             same place). `@slug` words naming active members are added to `mentions`. Attachments name \
             uploads not yet bound to a message. Content may be empty only with attachments.",
-        errors: &[404],
+        errors: &[400, 404],
     };
     type Path = ();
     type Query = ();

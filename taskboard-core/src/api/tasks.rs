@@ -335,7 +335,7 @@ impl Endpoint for CreateLink {
         summary: "Link a task to another",
         description: "`depends_on`, `blocks` or `relates_to`. An unknown target is 404, the same link twice \
             409, a dependency that would close a cycle 422.",
-        errors: &[404, 409],
+        errors: &[400, 404, 409],
     };
     type Path = Uuid;
     type Query = ();
