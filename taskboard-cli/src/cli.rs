@@ -236,7 +236,7 @@ pub struct AgentConfigArgs {
     pub agent_config: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct PageArgs {
     /// At most this many items (1-1000).
     #[arg(long)]
@@ -244,6 +244,10 @@ pub struct PageArgs {
     /// Skip this many items.
     #[arg(long)]
     pub offset: Option<u32>,
+    /// Start after the page this cursor came with (printed after a full
+    /// page of `task list`).
+    #[arg(long)]
+    pub cursor: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -265,7 +265,7 @@ fn patch<T>(value: Option<T>, clear: bool) -> Patch<T> {
 }
 
 fn page(p: PageArgs) -> Page {
-    Page { limit: p.limit, offset: p.offset }
+    Page { limit: p.limit, offset: p.offset, cursor: p.cursor }
 }
 
 fn agent_config(a: AgentConfigArgs) -> Result<Option<AgentConfig>> {
@@ -623,7 +623,9 @@ async fn task<B: Backend>(b: &B, c: TaskCmd, out: Out) -> Result<()> {
                 parent_id: task_id(b, parent.as_deref()).await?,
                 page: page(p),
             };
-            out.list(&b.call::<ListTasks>((), filter, ()).await?)
+            let tasks = b.call::<ListTasks>((), filter, ()).await?;
+            out.list(&tasks);
+            out.next_page(tasks.next.as_deref());
         }
         TaskCmd::Show { task } => out.item(&b.find_task(&task).await?),
         TaskCmd::Create {

@@ -75,6 +75,7 @@ async fn serve<E: Endpoint>(
     req: Request<Incoming>,
 ) -> Result<Response<ResBody>, Reject> {
     let actor = if E::INFO.auth { Some(authenticate(state, &req).await?) } else { None };
+    let uri = req.uri().clone();
     let address = req.extensions().get::<crate::ClientAddr>().map(|a| a.0);
     let caller = Caller { actor, address };
     let path = E::Path::from_ids(ids.as_slice());
@@ -91,7 +92,7 @@ async fn serve<E: Endpoint>(
                 let res = crate::ws::upgrade(&state.ws, actor, upgrade.since, &mut req)?;
                 return Ok(res.map(http_body_util::Either::Left));
             }
-            Ok(render(status, encoded))
+            Ok(render(status, encoded, &uri))
         }
         BodyKind::Json => {
             let declared =
@@ -99,7 +100,7 @@ async fn serve<E: Endpoint>(
             let bytes = parse::read_body(req.into_body(), declared, &state.limits).await?;
             let (body, ignored) = decode_body::<E>(RawBody::Json(bytes))?;
             let encoded = E::handle_encoded(board, &caller, Call::new(path, query, body)).await?;
-            let mut res = render(status, encoded);
+            let mut res = render(status, encoded, &uri);
             if !ignored.is_empty()
                 && let Ok(v) = HeaderValue::from_str(&ignored.join(", "))
             {
@@ -128,17 +129,39 @@ async fn serve<E: Endpoint>(
             )
             .await?;
             let response = E::late_fields(board, caller, path, response, late).await?;
-            Ok(render(status, response.encode()?))
+            Ok(render(status, response.encode()?, &uri))
         }
     }
 }
 
-fn render(status: StatusCode, encoded: Encoded) -> Response<ResBody> {
+fn render(status: StatusCode, encoded: Encoded, uri: &hyper::Uri) -> Response<ResBody> {
     match encoded {
         Encoded::Json(bytes) => full(status, JSON, bytes),
+        Encoded::Page { json, next } => {
+            let mut res = full(status, JSON, json);
+            if let Some(link) = next.and_then(|c| HeaderValue::from_str(&next_link(uri, &c)).ok()) {
+                res.headers_mut().insert(header::LINK, link);
+            }
+            res
+        }
+        Encoded::Stream(chunks) => crate::http::streamed(status, JSON, chunks),
         Encoded::Download(d) => files::download(d),
         Encoded::Upgrade(_) => crate::http::error(&Error::bad_request("this endpoint does not upgrade")),
     }
+}
+
+/// The `Link` header value of the next page: this request's path and
+/// query, without `offset` and `cursor`, plus the next page's cursor.
+fn next_link(uri: &hyper::Uri, cursor: &str) -> String {
+    let mut query: Vec<&str> = uri
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty() && !p.starts_with("cursor=") && !p.starts_with("offset="))
+        .collect();
+    let cursor = format!("cursor={cursor}");
+    query.push(&cursor);
+    format!("<{}?{}>; rel=\"next\"", uri.path(), query.join("&"))
 }
 
 /// Serves a routed request.

@@ -14,6 +14,7 @@ mod members;
 mod messages;
 mod projects;
 mod queries;
+pub(crate) mod search;
 mod steps;
 mod tasks;
 mod throttle;
@@ -39,6 +40,7 @@ use crate::storage::tables::{EVENTS, META};
 use crate::storage::{Direction, KeyRange, Scan, Storage, WriteOp, WriteTxn};
 
 pub use members::Bootstrap;
+pub use queries::{STREAM_CHUNK, STREAM_DEPTH};
 pub use throttle::{Clock, LoginLimits};
 
 /// Default limit of an uploaded file: 50 MB (docs/rules.md, messages and files).
@@ -134,6 +136,7 @@ struct Inner {
     connections: Mutex<HashMap<Uuid, usize>>,
     auth_cache: std::sync::RwLock<AuthCache>,
     task_cache: std::sync::RwLock<TaskCache>,
+    streams: Arc<crate::api::StreamGauge>,
     throttle: throttle::LoginThrottle,
     hashers: crate::credentials::HashPool,
 }
@@ -237,7 +240,8 @@ impl Tx<'_> {
 
 const SEQ_KEY: &[u8] = b"event_seq";
 const SCHEMA_KEY: &[u8] = b"schema";
-const SCHEMA_VERSION: u32 = 1;
+/// 2: ordered task indexes and the title trigram index.
+const SCHEMA_VERSION: u32 = 2;
 
 fn next_seq(w: &mut dyn WriteTxn) -> Result<u64> {
     let seq = w.record::<u64>(META, SEQ_KEY)?.unwrap_or(0) + 1;
@@ -250,7 +254,7 @@ impl Board {
     /// database `board.redb`, the blob store `blobs/` and the JWT secret.
     pub async fn open(data_dir: impl AsRef<Path>, options: BoardOptions) -> Result<Board> {
         let dir = data_dir.as_ref().to_path_buf();
-        tokio::task::spawn_blocking(move || {
+        let board = tokio::task::spawn_blocking(move || {
             crate::private::open_data_dir(&dir)?;
             let store = RedbStore::open(&dir.join("board.redb"))?;
             let blobs = BlobStore::open(dir.join("blobs"))?;
@@ -261,7 +265,9 @@ impl Board {
             Board::assemble(Arc::new(store), blobs, jwt, options, Some(dir), None)
         })
         .await
-        .map_err(Error::internal)?
+        .map_err(Error::internal)??;
+        board.upgrade_schema().await?;
+        Ok(board)
     }
 
     /// A board that lives in memory (redb's in-memory backend), with its
@@ -285,14 +291,34 @@ impl Board {
         blob_dir: PathBuf,
         options: BoardOptions,
     ) -> Result<Board> {
-        tokio::task::spawn_blocking(move || {
+        let board = tokio::task::spawn_blocking(move || {
             let blobs = BlobStore::open(blob_dir)?;
             let secret = options.jwt_secret.clone().unwrap_or_else(crate::credentials::new_password);
             let jwt = JwtKeys::new(secret.as_bytes());
             Board::assemble(store, blobs, jwt, options, None, None)
         })
         .await
-        .map_err(Error::internal)?
+        .map_err(Error::internal)??;
+        board.upgrade_schema().await?;
+        Ok(board)
+    }
+
+    /// Brings a board written by an older build to this schema: version 1
+    /// lacked the ordered task indexes and the title trigrams, which are
+    /// written for every task in one transaction.
+    async fn upgrade_schema(&self) -> Result<()> {
+        let version = self.read(|r| r.record::<u32>(META, SCHEMA_KEY)).await?;
+        if version.is_none_or(|v| v >= SCHEMA_VERSION) {
+            return Ok(());
+        }
+        self.write(|tx| {
+            let tasks: Vec<crate::records::TaskRecord> = tx.w.all_records(crate::storage::tables::TASKS)?;
+            for t in &tasks {
+                tx.w.put_task(None, t)?;
+            }
+            Board::mark_schema(tx.w)
+        })
+        .await
     }
 
     fn assemble(
@@ -336,6 +362,7 @@ impl Board {
                 connections: Mutex::new(HashMap::new()),
                 auth_cache: Default::default(),
                 task_cache: Default::default(),
+                streams: Default::default(),
                 throttle,
                 hashers,
             }),
@@ -350,6 +377,11 @@ impl Board {
 
     pub fn options(&self) -> &BoardOptions {
         &self.inner.options
+    }
+
+    /// What the lists streamed by this board hold in memory.
+    pub fn stream_gauge(&self) -> Arc<crate::api::StreamGauge> {
+        self.inner.streams.clone()
     }
 
     /// A task from the cache of rendered tasks.

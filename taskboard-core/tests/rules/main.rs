@@ -11,5 +11,6 @@ mod events;
 mod files;
 mod members;
 mod messages;
+mod paging;
 mod projects;
 mod tasks;
