@@ -54,9 +54,15 @@ impl<T> Default for Paged<T> {
 }
 
 impl<T> std::ops::Deref for Paged<T> {
-    type Target = [T];
-    fn deref(&self) -> &[T] {
+    type Target = Vec<T>;
+    fn deref(&self) -> &Vec<T> {
         &self.items
+    }
+}
+
+impl<T> std::ops::DerefMut for Paged<T> {
+    fn deref_mut(&mut self) -> &mut Vec<T> {
+        &mut self.items
     }
 }
 

@@ -12,6 +12,7 @@ mod labels;
 mod links;
 mod members;
 mod messages;
+mod pages;
 mod projects;
 mod queries;
 pub(crate) mod search;
@@ -151,6 +152,8 @@ struct Inner {
 pub(crate) struct TaskCache {
     pub generation: u64,
     pub tasks: HashMap<Uuid, Arc<RenderedTask>>,
+    /// The estimated memory of `tasks` (see [`RenderedTask::weight`]).
+    pub bytes: usize,
 }
 
 /// A rendered task and, once asked for, its JSON.
@@ -164,13 +167,25 @@ impl RenderedTask {
         Arc::new(RenderedTask { task, json: std::sync::OnceLock::new() })
     }
 
+    /// An estimate of the memory a cached task holds: its text, its
+    /// lists, the JSON it may keep, and a fixed part for the rest.
+    pub fn weight(&self) -> usize {
+        let t = &self.task;
+        let text = t.title.len() + t.description.as_ref().map_or(0, |d| d.len());
+        let lists = 64 * (t.labels.len() + t.watcher_ids.len() + t.subtasks.len() + t.depends_on.len())
+            + 256 * t.steps.len();
+        2 * text + lists + 1024
+    }
+
     pub fn json(&self) -> Arc<str> {
         self.json.get_or_init(|| serde_json::to_string(&self.task).expect("a task serialises").into()).clone()
     }
 }
 
 impl TaskCache {
-    pub(crate) const MAX_ENTRIES: usize = 20_000;
+    /// The memory the cache may hold, estimated: about 10,000 typical
+    /// tasks, whatever their descriptions.
+    pub(crate) const MAX_BYTES: usize = 16 << 20;
 
     fn invalidated_by(kind: &str) -> bool {
         ["task.", "step.", "link.", "label.", "project.", "member."].iter().any(|p| kind.starts_with(p))
@@ -189,10 +204,17 @@ pub(crate) struct AuthCache {
     pub tokens: HashMap<String, Uuid>,
     /// Members with their credential version, which login JWTs must carry.
     pub members: HashMap<Uuid, (MemberRecord, u64)>,
+    /// The estimated memory of the entries (see [`AuthCache::weight`]).
+    pub bytes: usize,
 }
 
 impl AuthCache {
-    pub(crate) const MAX_ENTRIES: usize = 10_000;
+    /// The memory the cache may hold, estimated per member and token.
+    pub(crate) const MAX_BYTES: usize = 4 << 20;
+    /// The estimated memory of one cached member (its record and a token).
+    pub(crate) fn weight(m: &MemberRecord) -> usize {
+        512 + m.name.len() + m.slug.len() + m.avatar_url.as_ref().map_or(0, |a| a.len())
+    }
 
     fn invalidated_by(kind: &str) -> bool {
         kind.starts_with("member.") || kind == "config.updated" || kind == "agent.status"
@@ -401,10 +423,15 @@ impl Board {
             return;
         }
         for task in tasks {
-            if cache.tasks.len() >= TaskCache::MAX_ENTRIES {
+            let weight = task.weight();
+            if cache.bytes + weight > TaskCache::MAX_BYTES {
                 cache.tasks.clear();
+                cache.bytes = 0;
             }
-            cache.tasks.insert(task.task.id, task);
+            cache.bytes += weight;
+            if let Some(old) = cache.tasks.insert(task.task.id, task) {
+                cache.bytes -= old.weight();
+            }
         }
     }
 
@@ -453,11 +480,13 @@ impl Board {
                         cache.generation += 1;
                         cache.tokens.clear();
                         cache.members.clear();
+                        cache.bytes = 0;
                     }
                     if events.iter().any(|e| TaskCache::invalidated_by(&e.kind)) {
                         let mut cache = inner.task_cache.write().unwrap();
                         cache.generation += 1;
                         cache.tasks.clear();
+                        cache.bytes = 0;
                     }
                     if !events.is_empty() {
                         inner.hub.publish(events);
