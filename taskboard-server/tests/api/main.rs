@@ -5,6 +5,7 @@ mod admin;
 mod auth;
 mod files;
 mod http;
+mod lists;
 mod members;
 mod messages;
 mod projects;
