@@ -416,6 +416,29 @@ impl Events {
     }
 }
 
+/// The cursor of the next page, from a `Link: <…cursor=…>; rel="next"`
+/// header.
+fn next_cursor(headers: &reqwest::header::HeaderMap) -> Option<String> {
+    headers
+        .get_all(reqwest::header::LINK)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .find_map(|link| {
+            let (target, params) = link.trim().split_once(';')?;
+            let is_next = params.split(';').any(|p| {
+                let p = p.trim().replace(' ', "");
+                p == "rel=\"next\"" || p == "rel=next"
+            });
+            if !is_next {
+                return None;
+            }
+            let target = target.trim().strip_prefix('<')?.strip_suffix('>')?;
+            let (_, query) = target.split_once('?')?;
+            query.split('&').find_map(|p| p.strip_prefix("cursor=")).map(str::to_string)
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,27 +476,4 @@ mod tests {
         assert_eq!(disposition_filename("inline; filename=\"a.png\"").as_deref(), Some("a.png"));
         assert_eq!(disposition_filename("attachment"), None);
     }
-}
-
-/// The cursor of the next page, from a `Link: <…cursor=…>; rel="next"`
-/// header.
-fn next_cursor(headers: &reqwest::header::HeaderMap) -> Option<String> {
-    headers
-        .get_all(reqwest::header::LINK)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .find_map(|link| {
-            let (target, params) = link.trim().split_once(';')?;
-            let is_next = params.split(';').any(|p| {
-                let p = p.trim().replace(' ', "");
-                p == "rel=\"next\"" || p == "rel=next"
-            });
-            if !is_next {
-                return None;
-            }
-            let target = target.trim().strip_prefix('<')?.strip_suffix('>')?;
-            let (_, query) = target.split_once('?')?;
-            query.split('&').find_map(|p| p.strip_prefix("cursor=")).map(str::to_string)
-        })
 }

@@ -9,6 +9,10 @@ use crate::api::{CursorKind, Page, Paged, encode_cursor};
 use crate::error::Result;
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan, Table};
 
+/// Makes an index entry (key after the prefix, value) into a list item,
+/// or `None` to pass over it.
+pub(crate) type ItemOf<'a, T> = dyn FnMut(&[u8], &[u8]) -> Result<Option<T>> + 'a;
+
 /// A page of the entries of `table` under `prefix`, in key order. `item`
 /// makes an entry (key after the prefix, value) into an item, or `None`
 /// to pass over it. The cursor holds the key (after the prefix) of the
@@ -19,7 +23,7 @@ pub(crate) fn index_page<T>(
     table: Table,
     prefix: &[u8],
     page: &Page,
-    item: &mut dyn FnMut(&[u8], &[u8]) -> Result<Option<T>>,
+    item: &mut ItemOf<'_, T>,
 ) -> Result<Paged<T>> {
     page.check()?;
     let mut range = KeyRange::prefix(prefix);

@@ -18,7 +18,8 @@ async fn seed(app: &TestApp, project: uuid::Uuid, n: usize) {
 /// The target of a `Link: <…>; rel="next"` header.
 fn next_link(value: &str) -> Option<String> {
     let (target, rel) = value.split_once(';')?;
-    (rel.trim() == "rel=\"next\"").then(|| target.trim().trim_start_matches('<').trim_end_matches('>').to_string())
+    (rel.trim() == "rel=\"next\"")
+        .then(|| target.trim().trim_start_matches('<').trim_end_matches('>').to_string())
 }
 
 #[tokio::test]
@@ -36,11 +37,18 @@ async fn full_pages_link_to_the_next_one() {
             Some(link) => url = next_link(link).expect("a rel=next link"),
             None => break,
         }
-        assert!(url.starts_with("/api/v1/tasks?") && url.contains("cursor=") && !url.contains("offset="), "{url}");
+        assert!(
+            url.starts_with("/api/v1/tasks?") && url.contains("cursor=") && !url.contains("offset="),
+            "{url}"
+        );
     }
     let expected: Vec<String> = (2..=12).map(|n| format!("WEB-{n}")).collect();
     assert_eq!(keys, expected);
-    app.get("/api/v1/tasks?limit=5&cursor=garbage", app.owner()).await.error(422, "validation_error", "cursor");
+    app.get("/api/v1/tasks?limit=5&cursor=garbage", app.owner()).await.error(
+        422,
+        "validation_error",
+        "cursor",
+    );
 }
 
 /// Decodes an HTTP/1.1 response with a chunked body: the body.
