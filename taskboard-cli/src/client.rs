@@ -226,7 +226,14 @@ impl Client {
         }
         let encoded = match E::Response::KIND {
             ReplyKind::Json if status == 204 => Encoded::Empty,
-            ReplyKind::Json => Encoded::Json(response.bytes().await.map_err(transport)?),
+            ReplyKind::Json => {
+                let next = next_cursor(response.headers());
+                let json = response.bytes().await.map_err(transport)?;
+                match next {
+                    Some(next) => Encoded::Page { json, next: Some(next) },
+                    None => Encoded::Json(json),
+                }
+            }
             ReplyKind::Download => Encoded::Download(download(response)),
             ReplyKind::Upgrade => {
                 return Err(Error::invalid("endpoint", "use Client::events for the event stream"));
@@ -452,6 +459,29 @@ impl Events {
             return Ok(value);
         }
     }
+}
+
+/// The cursor of the next page, from a `Link: <…cursor=…>; rel="next"`
+/// header.
+fn next_cursor(headers: &reqwest::header::HeaderMap) -> Option<String> {
+    headers
+        .get_all(reqwest::header::LINK)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .find_map(|link| {
+            let (target, params) = link.trim().split_once(';')?;
+            let is_next = params.split(';').any(|p| {
+                let p = p.trim().replace(' ', "");
+                p == "rel=\"next\"" || p == "rel=next"
+            });
+            if !is_next {
+                return None;
+            }
+            let target = target.trim().strip_prefix('<')?.strip_suffix('>')?;
+            let (_, query) = target.split_once('?')?;
+            query.split('&').find_map(|p| p.strip_prefix("cursor=")).map(str::to_string)
+        })
 }
 
 #[cfg(test)]

@@ -95,6 +95,16 @@ fn print_json<T: Serialize + ?Sized>(value: &T) {
 }
 
 impl Out {
+    /// Where the next page starts, after a full page: on stderr, so the
+    /// list on stdout stays what it is.
+    pub fn next_page(&self, cursor: Option<&str>) {
+        if let Some(c) = cursor
+            && !self.quiet
+        {
+            eprintln!("more: --cursor {c}");
+        }
+    }
+
     /// A list of resources.
     pub fn list<T: Row + Serialize>(&self, items: &[T]) {
         if self.json {

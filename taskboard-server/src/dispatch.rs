@@ -93,6 +93,7 @@ async fn serve<E: Endpoint>(
     req: Request<Incoming>,
 ) -> Result<Response<ResBody>, Reject> {
     let actor = if E::INFO.auth { Some(authenticate(state, &req).await?) } else { None };
+    let uri = req.uri().clone();
     let address = req.extensions().get::<crate::ClientAddr>().map(|a| a.0);
     let event_stream = event_stream(&req);
     let caller = Caller { actor, address, event_stream };
@@ -130,7 +131,7 @@ async fn serve<E: Endpoint>(
                 let res = crate::ws::upgrade(&state.ws, actor, upgrade.since, &mut req)?;
                 return Ok(res.map(http_body_util::Either::Left));
             }
-            Ok(render(status, encoded, if_none_match.as_deref()))
+            Ok(render(status, encoded, if_none_match.as_deref(), &uri))
         }
         BodyKind::Json => {
             parse::check_json_type(req.headers())?;
@@ -160,7 +161,7 @@ async fn serve<E: Endpoint>(
                 },
                 None => E::handle_encoded(board, &caller, call).await?,
             };
-            let mut res = render(status, encoded, None);
+            let mut res = render(status, encoded, None, &uri);
             if !ignored.is_empty()
                 && let Ok(v) = HeaderValue::from_str(&ignored.join(", "))
             {
@@ -189,7 +190,7 @@ async fn serve<E: Endpoint>(
             )
             .await?;
             let response = E::late_fields(board, caller, path, response, late).await?;
-            Ok(render(status, response.encode()?, None))
+            Ok(render(status, response.encode()?, None, &uri))
         }
     }
 }
@@ -231,9 +232,12 @@ fn replayed(status: u16, body: Bytes) -> Response<ResBody> {
     res
 }
 
-/// The answer; a JSON object (one resource) carries its strong `ETag`,
-/// and a GET whose `If-None-Match` names it is 304 with no body.
-fn render(status: StatusCode, encoded: Encoded, if_none_match: Option<&str>) -> Response<ResBody> {
+fn render(
+    status: StatusCode,
+    encoded: Encoded,
+    if_none_match: Option<&str>,
+    uri: &hyper::Uri,
+) -> Response<ResBody> {
     match encoded {
         Encoded::Json(bytes) if bytes.first() == Some(&b'{') => {
             let tag = api::etag(&bytes);
@@ -256,9 +260,31 @@ fn render(status: StatusCode, encoded: Encoded, if_none_match: Option<&str>) -> 
             res.headers_mut().remove(header::CONTENT_TYPE);
             res
         }
+        Encoded::Page { json, next } => {
+            let mut res = full(status, JSON, json);
+            if let Some(link) = next.and_then(|c| HeaderValue::from_str(&next_link(uri, &c)).ok()) {
+                res.headers_mut().insert(header::LINK, link);
+            }
+            res
+        }
+        Encoded::Stream(chunks) => crate::http::streamed(status, JSON, chunks),
         Encoded::Download(d) => files::download(d),
         Encoded::Upgrade(_) => crate::http::error(&Error::bad_request("this endpoint does not upgrade")),
     }
+}
+
+/// The `Link` header value of the next page: this request's path and
+/// query, without `offset` and `cursor`, plus the next page's cursor.
+fn next_link(uri: &hyper::Uri, cursor: &str) -> String {
+    let mut query: Vec<&str> = uri
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty() && !p.starts_with("cursor=") && !p.starts_with("offset="))
+        .collect();
+    let cursor = format!("cursor={cursor}");
+    query.push(&cursor);
+    format!("<{}?{}>; rel=\"next\"", uri.path(), query.join("&"))
 }
 
 /// Serves a routed request.

@@ -62,6 +62,29 @@ pub(crate) fn full(
     res
 }
 
+/// A body sent chunk by chunk as the core produces it: the channel's
+/// bound is the backpressure, so what waits for a slow client is at most
+/// the chunks the channel holds and the one hyper is writing. A failure
+/// mid-stream ends the body with an error, which closes the connection
+/// (the client sees a truncated answer, never a wrong one).
+pub(crate) fn streamed(
+    status: StatusCode,
+    content_type: HeaderValue,
+    chunks: taskboard_core::api::JsonStream,
+) -> Response<ResBody> {
+    use http_body_util::{BodyExt, StreamBody};
+    use hyper::body::Frame;
+    let stream = futures_util::stream::unfold(chunks, |mut rx| async move {
+        let item = rx.next().await?;
+        let frame = item.map(Frame::data).map_err(|e| std::io::Error::other(e.to_string()));
+        Some((frame, rx))
+    });
+    let mut res = Response::new(Either::Right(BodyExt::boxed_unsync(StreamBody::new(stream))));
+    *res.status_mut() = status;
+    res.headers_mut().insert(header::CONTENT_TYPE, content_type);
+    res
+}
+
 /// The error body (`detail` and `code`) with the status of its kind, and
 /// `Retry-After` when the error says how long to wait.
 pub(crate) fn error(e: &Error) -> Response<ResBody> {

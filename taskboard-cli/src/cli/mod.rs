@@ -170,7 +170,7 @@ Against a server, DIR is a path on the server's machine (absolute)."
     },
 }
 
-#[derive(Debug, Clone, Copy, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct PageArgs {
     /// At most this many items (1-1000).
     #[arg(long)]
@@ -178,6 +178,10 @@ pub struct PageArgs {
     /// Skip this many items.
     #[arg(long)]
     pub offset: Option<u32>,
+    /// Start after the page this cursor came with (printed after a full
+    /// page of `task list`).
+    #[arg(long)]
+    pub cursor: Option<String>,
 }
 
 /// Parses one of the core's wire enums, listing the accepted values on

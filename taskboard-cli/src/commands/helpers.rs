@@ -85,7 +85,7 @@ pub(super) fn patch<T>(value: Option<T>, clear: bool) -> Patch<T> {
 }
 
 pub(super) fn page(p: PageArgs) -> Page {
-    Page { limit: p.limit, offset: p.offset }
+    Page { limit: p.limit, offset: p.offset, cursor: p.cursor }
 }
 
 pub(super) fn agent_config(a: AgentConfigArgs) -> Result<Option<AgentConfig>> {

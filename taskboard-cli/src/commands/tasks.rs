@@ -34,7 +34,9 @@ pub(super) async fn task<B: Backend>(b: &B, c: TaskCmd, out: Out) -> Result<()> 
                 parent_id: task_id(b, parent.as_deref()).await?,
                 page: page(p),
             };
-            out.list(&b.call::<ListTasks>((), filter, ()).await?)
+            let tasks = b.call::<ListTasks>((), filter, ()).await?;
+            out.list(&tasks);
+            out.next_page(tasks.next.as_deref());
         }
         TaskCmd::Show { task } => {
             let t = b.find_task(&task).await?;

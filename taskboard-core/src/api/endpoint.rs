@@ -545,6 +545,14 @@ pub enum Encoded {
     Events(crate::board::Follower),
     /// No content: 204 with no body.
     Empty,
+    /// A page of a list: its JSON array, and the cursor of the next page
+    /// (sent as a `Link` header).
+    Page {
+        json: Bytes,
+        next: Option<String>,
+    },
+    /// A whole list sent as it is read (see [`super::paged::JsonStream`]).
+    Stream(super::paged::JsonStream),
     Download(Download),
     Upgrade(Upgrade),
 }
@@ -579,7 +587,7 @@ impl<T: Wire> Reply for T {
     }
     fn decode(encoded: Encoded) -> Result<T> {
         match encoded {
-            Encoded::Json(bytes) => serde_json::from_slice(&bytes)
+            Encoded::Json(bytes) | Encoded::Page { json: bytes, .. } => serde_json::from_slice(&bytes)
                 .map_err(|e| Error::internal(format!("unexpected response: {e}"))),
             _ => Err(Error::internal("unexpected response: expected JSON")),
         }

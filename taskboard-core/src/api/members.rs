@@ -79,9 +79,9 @@ impl Endpoint for ListMembers {
     type Path = ();
     type Query = MemberListQuery;
     type Body = ();
-    type Response = Vec<Member>;
+    type Response = super::paged::Paged<Member>;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Vec<Member>> {
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<super::paged::Paged<Member>> {
         board.list_members(caller.actor()?, call.query.include_inactive, call.query.page).await
     }
 }

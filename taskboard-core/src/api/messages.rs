@@ -158,9 +158,9 @@ impl Endpoint for ListLabels {
     type Path = ();
     type Query = Page;
     type Body = ();
-    type Response = Vec<Label>;
+    type Response = super::paged::Paged<Label>;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Vec<Label>> {
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<super::paged::Paged<Label>> {
         board.list_labels(caller.actor()?, call.query).await
     }
 }

@@ -19,7 +19,7 @@
 //! let caller = Caller::member(board.actor(boot.owner.id).await?);
 //! let new = NewLabel { name: LabelName::new("bug")?, color: Default::default() };
 //! api::call::<CreateLabel>(&board, &caller, (), (), new).await?;
-//! let page = Page { limit: Some(10), offset: None };
+//! let page = Page { limit: Some(10), ..Page::default() };
 //! assert_eq!(api::call::<ListLabels>(&board, &caller, (), page, ()).await?.len(), 1);
 //! # Ok(())
 //! # }
@@ -49,6 +49,7 @@ pub mod fields;
 pub mod json;
 mod members;
 mod messages;
+pub mod paged;
 mod projects;
 mod requests;
 mod tasks;
@@ -63,6 +64,9 @@ pub use endpoint::{
 pub use events::*;
 pub use members::*;
 pub use messages::*;
+pub use paged::{
+    CursorKind, JsonSink, JsonStream, Paged, StreamGauge, decode_cursor, encode_cursor, json_stream,
+};
 pub use projects::*;
 pub use requests::*;
 pub use tasks::*;

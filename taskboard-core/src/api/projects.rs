@@ -27,9 +27,13 @@ impl Endpoint for ListProjects {
     type Path = ();
     type Query = ProjectListQuery;
     type Body = ();
-    type Response = Vec<Project>;
+    type Response = super::paged::Paged<Project>;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Vec<Project>> {
+    async fn handle(
+        board: &Board,
+        caller: &Caller,
+        call: Call<Self>,
+    ) -> Result<super::paged::Paged<Project>> {
         board.list_projects(caller.actor()?, call.query.include_archived, call.query.page).await
     }
 }
@@ -242,9 +246,13 @@ impl Endpoint for ListFiles {
     type Path = Uuid;
     type Query = FileListQuery;
     type Body = ();
-    type Response = Vec<ProjectFile>;
+    type Response = super::paged::Paged<ProjectFile>;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Vec<ProjectFile>> {
+    async fn handle(
+        board: &Board,
+        caller: &Caller,
+        call: Call<Self>,
+    ) -> Result<super::paged::Paged<ProjectFile>> {
         board.list_files(caller.actor()?, call.path, call.query.search, call.query.page).await
     }
 }

@@ -189,8 +189,10 @@ pub struct TaskFilter {
     pub page: Page,
 }
 
-/// Paging of lists that are otherwise answered whole.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// Paging of a list: optional `limit` (1–1000), `offset`, and `cursor`,
+/// the opaque position given by the `Link` header of the page before
+/// (docs/rules.md, lists).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Page {
     /// At most this many items (1–1000; all when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -200,6 +202,10 @@ pub struct Page {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = u32::MAX))]
     pub offset: Option<u32>,
+    /// Where the page starts: the cursor from the `Link: <…>; rel="next"`
+    /// header of the page before. Opaque.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
 }
 
 impl Page {
@@ -226,6 +232,43 @@ impl Page {
         let offset = self.offset.unwrap_or(0) as usize;
         let limit = self.limit.map_or(usize::MAX, |l| l as usize);
         items.into_iter().skip(offset).take(limit).collect()
+    }
+
+    /// Whether the whole list is asked for: no limit, no cursor.
+    pub fn is_whole(&self) -> bool {
+        self.limit.is_none() && self.cursor.is_none()
+    }
+
+    /// Where a scan starts: after the sort key in the cursor, if any.
+    pub fn after(&self, kind: crate::api::CursorKind) -> crate::Result<Option<Vec<u8>>> {
+        self.cursor.as_deref().map(|c| crate::api::decode_cursor(kind, c)).transpose()
+    }
+
+    /// Applies the page to a whole list in its order, where `key` is the
+    /// sort key of an item (unique, and increasing along the list): the
+    /// items after the cursor, then offset and limit, with the cursor of
+    /// the next page when the page is full.
+    pub fn window<T>(
+        &self,
+        kind: crate::api::CursorKind,
+        items: Vec<T>,
+        key: impl Fn(&T) -> Vec<u8>,
+    ) -> crate::Result<crate::api::Paged<T>> {
+        self.check()?;
+        let after = self.after(kind)?;
+        let offset = self.offset.unwrap_or(0) as usize;
+        let limit = self.limit.map_or(usize::MAX, |l| l as usize);
+        let page: Vec<T> = items
+            .into_iter()
+            .filter(|t| after.as_ref().is_none_or(|a| key(t) > *a))
+            .skip(offset)
+            .take(limit)
+            .collect();
+        let next = match page.last() {
+            Some(last) if page.len() == limit => Some(crate::api::encode_cursor(kind, &key(last))),
+            _ => None,
+        };
+        Ok(crate::api::Paged { items: page, next })
     }
 }
 

@@ -3,7 +3,8 @@
 use bytes::Bytes;
 use uuid::Uuid;
 
-use super::endpoint::{Call, Caller, Encoded, Endpoint, Info, Method};
+use super::endpoint::{Call, Caller, Encoded, Endpoint, Info, Method, Reply};
+use super::paged::Paged;
 use super::requests::*;
 use crate::board::Board;
 use crate::error::Result;
@@ -29,10 +30,18 @@ impl Endpoint for ListTasks {
     type Path = ();
     type Query = TaskFilter;
     type Body = ();
-    type Response = Vec<Task>;
+    type Response = Paged<Task>;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Vec<Task>> {
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Paged<Task>> {
         board.list_tasks(caller.actor()?, call.query).await
+    }
+
+    /// The whole list (no `limit`, no `cursor`) is streamed as it is read.
+    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
+        if call.query.page.is_whole() {
+            return Ok(Encoded::Stream(board.stream_tasks(caller.actor()?, call.query)?));
+        }
+        board.list_tasks(caller.actor()?, call.query).await?.encode()
     }
 }
 

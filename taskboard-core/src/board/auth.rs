@@ -167,10 +167,13 @@ impl Board {
                     .ok_or_else(missing)?;
                 let mut cache = self.inner.auth_cache.write().unwrap();
                 if cache.generation == generation {
-                    if cache.members.len() >= AuthCache::MAX_ENTRIES {
+                    let weight = AuthCache::weight(&found.0);
+                    if cache.bytes + weight > AuthCache::MAX_BYTES {
                         cache.members.clear();
                         cache.tokens.clear();
+                        cache.bytes = 0;
                     }
+                    cache.bytes += weight;
                     if is_agent_token {
                         cache.tokens.insert(token.to_string(), found.0.id);
                     }

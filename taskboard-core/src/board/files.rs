@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use super::messages::guess_mime;
 use super::{Actor, Board};
-use crate::api::{Download, FilePatch, Page};
+use crate::api::{CursorKind, Download, FilePatch, Page, Paged};
 use crate::error::{Error, Result};
 use crate::model::ProjectFile;
 use crate::records::{ProjectFileRecord, RecordWrites, Records, Render};
@@ -29,20 +29,22 @@ impl Board {
         project: Uuid,
         search: Option<String>,
         page: Page,
-    ) -> Result<Vec<ProjectFile>> {
+    ) -> Result<Paged<ProjectFile>> {
         page.check()?;
         self.read(move |r| {
             r.project_required(project)?;
             let needle = search.map(|s| s.to_lowercase());
-            let mut out = Vec::new();
-            for id in r.id_values_with_prefix(PROJECT_FILE_NAME, project.as_bytes())? {
-                if let Some(f) = r.project_file(id)?
-                    && needle.as_ref().is_none_or(|n| f.filename.to_lowercase().contains(n.as_str()))
-                {
-                    out.push(f);
+            let prefix = project.as_bytes();
+            super::pages::index_page(r, CursorKind::Files, PROJECT_FILE_NAME, prefix, &page, &mut |_, v| {
+                match r.project_file(crate::storage::codec::uuid_value(v)?)? {
+                    Some(f)
+                        if needle.as_ref().is_none_or(|n| f.filename.to_lowercase().contains(n.as_str())) =>
+                    {
+                        Ok(Some(r.render_project_file(&f)?))
+                    }
+                    _ => Ok(None),
                 }
-            }
-            page.apply(out).iter().map(|f| r.render_project_file(f)).collect()
+            })
         })
         .await
     }

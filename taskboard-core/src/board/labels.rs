@@ -4,13 +4,13 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::{Actor, Board, Tx};
-use crate::api::{LabelPatch, NewLabel, Page};
+use crate::api::{CursorKind, LabelPatch, NewLabel, Page, Paged};
 use crate::error::{Error, Result};
 use crate::model::*;
 use crate::records::*;
+use crate::storage::Direction;
 use crate::storage::codec::uuid_value;
 use crate::storage::tables::*;
-use crate::storage::{Direction, KeyRange, Scan};
 use crate::validate::LabelName;
 
 /// Label ids for names, creating the labels that do not exist yet with
@@ -76,21 +76,11 @@ impl Board {
     }
 
     /// `GET /labels`, by name.
-    pub async fn list_labels(&self, _actor: &Actor, page: Page) -> Result<Vec<Label>> {
-        page.check()?;
+    pub async fn list_labels(&self, _actor: &Actor, page: Page) -> Result<Paged<Label>> {
         self.read(move |r| {
-            let mut out = Vec::new();
-            r.scan(LABEL_NAME, KeyRange::all(), Direction::Forward, &mut |_, v| {
-                out.push(uuid_value(v)?);
-                Ok(Scan::Continue)
-            })?;
-            let mut labels = Vec::with_capacity(out.len());
-            for id in page.apply(out) {
-                if let Some(l) = r.label(id)? {
-                    labels.push(l.to_wire());
-                }
-            }
-            Ok(labels)
+            super::pages::index_page(r, CursorKind::Labels, LABEL_NAME, &[], &page, &mut |_, v| {
+                Ok(r.label(uuid_value(v)?)?.map(|l| l.to_wire()))
+            })
         })
         .await
     }

@@ -5,7 +5,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::{Actor, Board, Tx};
-use crate::api::{MemberPatch, NewMember, Page};
+use crate::api::{CursorKind, MemberPatch, NewMember, Page, Paged};
 use crate::credentials;
 use crate::error::{Error, Result};
 use crate::events::Audience;
@@ -145,13 +145,12 @@ impl Board {
         _actor: &Actor,
         include_inactive: bool,
         page: Page,
-    ) -> Result<Vec<Member>> {
-        page.check()?;
+    ) -> Result<Paged<Member>> {
         self.read(move |r| {
-            let all: Vec<MemberRecord> = r.all_records(MEMBERS)?;
-            let members =
-                all.into_iter().filter(|m| include_inactive || m.is_active).map(|m| m.to_wire()).collect();
-            Ok(page.apply(members))
+            super::pages::index_page(r, CursorKind::Members, MEMBERS, &[], &page, &mut |_, v| {
+                let m: MemberRecord = crate::storage::codec::decode(v)?;
+                Ok((include_inactive || m.is_active).then(|| m.to_wire()))
+            })
         })
         .await
     }

@@ -15,8 +15,10 @@ mod labels;
 mod links;
 mod members;
 mod messages;
+mod pages;
 mod projects;
 mod queries;
+pub(crate) mod search;
 mod steps;
 mod tasks;
 mod throttle;
@@ -46,6 +48,7 @@ pub use first_run::{INITIAL_PASSWORD_FILE, InitialPassword};
 pub use follow::{EventBatch, Follower};
 pub use idempotency::{AnswerOf, IDEMPOTENCY_TTL, IdempotencyKey, Idempotent, StoredAnswer};
 pub use members::Bootstrap;
+pub use queries::{STREAM_CHUNK, STREAM_DEPTH};
 pub use throttle::{Clock, LoginLimits};
 pub use work::LEASE_SECONDS;
 
@@ -150,6 +153,7 @@ struct Inner {
     connections: Mutex<HashMap<Uuid, usize>>,
     auth_cache: std::sync::RwLock<AuthCache>,
     task_cache: std::sync::RwLock<TaskCache>,
+    streams: Arc<crate::api::StreamGauge>,
     throttle: throttle::LoginThrottle,
     hashers: crate::credentials::HashPool,
     /// Idempotency keys whose first request is still running.
@@ -166,6 +170,8 @@ struct Inner {
 pub(crate) struct TaskCache {
     pub generation: u64,
     pub tasks: HashMap<Uuid, Arc<RenderedTask>>,
+    /// The estimated memory of `tasks` (see [`RenderedTask::weight`]).
+    pub bytes: usize,
 }
 
 /// A rendered task and, once asked for, its JSON.
@@ -179,13 +185,25 @@ impl RenderedTask {
         Arc::new(RenderedTask { task, json: std::sync::OnceLock::new() })
     }
 
+    /// An estimate of the memory a cached task holds: its text, its
+    /// lists, the JSON it may keep, and a fixed part for the rest.
+    pub fn weight(&self) -> usize {
+        let t = &self.task;
+        let text = t.title.len() + t.description.as_ref().map_or(0, |d| d.len());
+        let lists = 64 * (t.labels.len() + t.watcher_ids.len() + t.subtasks.len() + t.depends_on.len())
+            + 256 * t.steps.len();
+        2 * text + lists + 1024
+    }
+
     pub fn json(&self) -> Arc<str> {
         self.json.get_or_init(|| serde_json::to_string(&self.task).expect("a task serialises").into()).clone()
     }
 }
 
 impl TaskCache {
-    pub(crate) const MAX_ENTRIES: usize = 20_000;
+    /// The memory the cache may hold, estimated: about 10,000 typical
+    /// tasks, whatever their descriptions.
+    pub(crate) const MAX_BYTES: usize = 16 << 20;
 
     fn invalidated_by(kind: &str) -> bool {
         ["task.", "step.", "link.", "label.", "project.", "member."].iter().any(|p| kind.starts_with(p))
@@ -204,10 +222,17 @@ pub(crate) struct AuthCache {
     pub tokens: HashMap<String, Uuid>,
     /// Members with their credential version, which login JWTs must carry.
     pub members: HashMap<Uuid, (MemberRecord, u64)>,
+    /// The estimated memory of the entries (see [`AuthCache::weight`]).
+    pub bytes: usize,
 }
 
 impl AuthCache {
-    pub(crate) const MAX_ENTRIES: usize = 10_000;
+    /// The memory the cache may hold, estimated per member and token.
+    pub(crate) const MAX_BYTES: usize = 4 << 20;
+    /// The estimated memory of one cached member (its record and a token).
+    pub(crate) fn weight(m: &MemberRecord) -> usize {
+        512 + m.name.len() + m.slug.len() + m.avatar_url.as_ref().map_or(0, |a| a.len())
+    }
 
     fn invalidated_by(kind: &str) -> bool {
         kind.starts_with("member.") || kind == "config.updated" || kind == "agent.status"
@@ -268,7 +293,8 @@ impl Tx<'_> {
 
 const SEQ_KEY: &[u8] = b"event_seq";
 const SCHEMA_KEY: &[u8] = b"schema";
-const SCHEMA_VERSION: u32 = 1;
+/// 2: ordered task indexes and the title trigram index.
+const SCHEMA_VERSION: u32 = 2;
 
 fn next_seq(w: &mut dyn WriteTxn) -> Result<u64> {
     let seq = w.record::<u64>(META, SEQ_KEY)?.unwrap_or(0) + 1;
@@ -293,6 +319,7 @@ impl Board {
         })
         .await
         .map_err(Error::internal)??;
+        board.upgrade_schema().await?;
         board.start_up().await?;
         Ok(board)
     }
@@ -328,8 +355,27 @@ impl Board {
         })
         .await
         .map_err(Error::internal)??;
+        board.upgrade_schema().await?;
         board.start_up().await?;
         Ok(board)
+    }
+
+    /// Brings a board written by an older build to this schema: version 1
+    /// lacked the ordered task indexes and the title trigrams, which are
+    /// written for every task in one transaction.
+    async fn upgrade_schema(&self) -> Result<()> {
+        let version = self.read(|r| r.record::<u32>(META, SCHEMA_KEY)).await?;
+        if version.is_none_or(|v| v >= SCHEMA_VERSION) {
+            return Ok(());
+        }
+        self.write(|tx| {
+            let tasks: Vec<crate::records::TaskRecord> = tx.w.all_records(crate::storage::tables::TASKS)?;
+            for t in &tasks {
+                tx.w.put_task(None, t)?;
+            }
+            Board::mark_schema(tx.w)
+        })
+        .await
     }
 
     fn assemble(
@@ -370,6 +416,7 @@ impl Board {
                 connections: Mutex::new(HashMap::new()),
                 auth_cache: Default::default(),
                 task_cache: Default::default(),
+                streams: Default::default(),
                 throttle,
                 hashers,
                 idempotency_running: Mutex::new(Default::default()),
@@ -385,6 +432,11 @@ impl Board {
 
     pub fn options(&self) -> &BoardOptions {
         &self.inner.options
+    }
+
+    /// What the lists streamed by this board hold in memory.
+    pub fn stream_gauge(&self) -> Arc<crate::api::StreamGauge> {
+        self.inner.streams.clone()
     }
 
     /// A task from the cache of rendered tasks.
@@ -404,10 +456,15 @@ impl Board {
             return;
         }
         for task in tasks {
-            if cache.tasks.len() >= TaskCache::MAX_ENTRIES {
+            let weight = task.weight();
+            if cache.bytes + weight > TaskCache::MAX_BYTES {
                 cache.tasks.clear();
+                cache.bytes = 0;
             }
-            cache.tasks.insert(task.task.id, task);
+            cache.bytes += weight;
+            if let Some(old) = cache.tasks.insert(task.task.id, task) {
+                cache.bytes -= old.weight();
+            }
         }
     }
 
@@ -461,11 +518,13 @@ impl Board {
                         cache.generation += 1;
                         cache.tokens.clear();
                         cache.members.clear();
+                        cache.bytes = 0;
                     }
                     if events.iter().any(|e| TaskCache::invalidated_by(&e.kind)) {
                         let mut cache = inner.task_cache.write().unwrap();
                         cache.generation += 1;
                         cache.tasks.clear();
+                        cache.bytes = 0;
                     }
                     if !events.is_empty() {
                         inner.hub.publish(events);

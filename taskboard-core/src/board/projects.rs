@@ -4,7 +4,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::{Actor, Board, Tx};
-use crate::api::{NewProject, Page, ProjectPatch};
+use crate::api::{CursorKind, NewProject, Page, Paged, ProjectPatch};
 use crate::error::{Error, Result};
 use crate::model::*;
 use crate::records::{ChatRecord, MessageRecord, ProjectRecord, RecordWrites, Records};
@@ -29,16 +29,12 @@ impl Board {
         _actor: &Actor,
         include_archived: bool,
         page: Page,
-    ) -> Result<Vec<Project>> {
-        page.check()?;
+    ) -> Result<Paged<Project>> {
         self.read(move |r| {
-            let all: Vec<ProjectRecord> = r.all_records(PROJECTS)?;
-            let list = all
-                .into_iter()
-                .filter(|p| include_archived || p.status == ProjectStatus::Active)
-                .map(|p| p.to_wire())
-                .collect();
-            Ok(page.apply(list))
+            super::pages::index_page(r, CursorKind::Projects, PROJECTS, &[], &page, &mut |_, v| {
+                let p: ProjectRecord = crate::storage::codec::decode(v)?;
+                Ok((include_archived || p.status == ProjectStatus::Active).then(|| p.to_wire()))
+            })
         })
         .await
     }

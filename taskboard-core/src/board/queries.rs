@@ -1,87 +1,231 @@
 //! Reading tasks: lists with their filters, one task, a task by key.
 
+use std::ops::Bound;
 use std::sync::Arc;
 
 use uuid::Uuid;
 
 use super::{Actor, Board, RenderedTask};
-use crate::api::TaskFilter;
+use crate::api::{CursorKind, Paged, TaskFilter, encode_cursor};
 use crate::error::{Error, Result};
 use crate::model::*;
 use crate::records::*;
-use crate::storage::codec::{Key, uuid_suffix};
+use crate::storage::codec::{Key, uuid_suffix, uuid_value};
 use crate::storage::tables::*;
-use crate::storage::{Direction, KeyRange, ReadTxn, Scan};
+use crate::storage::{Direction, KeyRange, ReadTxn, Scan, Table};
 
-/// Tasks matching a filter, ordered by position then number. The most
-/// selective index available serves the scan; the other filters are
-/// checked on the records it yields.
-pub(crate) fn query_tasks(r: &dyn ReadTxn, f: &TaskFilter) -> Result<Vec<TaskRecord>> {
-    let label_id = match &f.label {
-        Some(name) => match r.label_by_name(name)? {
-            Some(l) => Some(l.id),
-            None => return Ok(Vec::new()),
-        },
-        None => None,
-    };
-    let ids: Vec<Uuid> = if let (Some(p), Some(s)) = (f.project_id, f.status) {
-        r.id_values_with_prefix(PROJECT_STATUS_TASKS, &Key::new().uuid(p).u8(s.index()))?
-    } else if let Some(a) = f.assignee_id {
-        r.ids_with_prefix(ASSIGNEE_TASKS, a.as_bytes(), Direction::Forward)?
-    } else if let Some(parent) = f.parent_id {
-        r.ids_with_prefix(SUBTASKS, parent.as_bytes(), Direction::Forward)?
-    } else if let Some(l) = label_id {
-        r.ids_with_prefix(LABEL_TASKS, l.as_bytes(), Direction::Forward)?
-    } else if let Some(p) = f.project_id {
-        r.id_values_with_prefix(PROJECT_TASKS, p.as_bytes())?
-    } else if let Some(rv) = f.reviewer_id {
-        r.ids_with_prefix(REVIEWER_TASKS, rv.as_bytes(), Direction::Forward)?
-    } else if let Some(s) = f.status {
-        r.ids_with_prefix(STATUS_TASKS, &[s.index()], Direction::Forward)?
-    } else {
-        let mut all = Vec::new();
-        r.scan(TASKS, KeyRange::all(), Direction::Forward, &mut |k, _| {
-            all.push(uuid_suffix(k)?);
-            Ok(Scan::Continue)
-        })?;
-        all
-    };
-    let q = f.q.as_ref().map(|q| q.trim().to_lowercase()).filter(|q| !q.is_empty());
-    let key_match = match &q {
-        Some(q) => r.task_by_key(q)?.map(|t| t.id),
-        None => None,
-    };
-    let mut out = Vec::with_capacity(ids.len());
-    for id in ids {
-        let Some(t) = r.task(id)? else { continue };
-        let keep = f.project_id.is_none_or(|p| t.project_id == p)
+/// The sort key of a task in every task list: position, number, id. The
+/// ordered indexes end their keys with it, and a task list's cursor holds
+/// it.
+pub(crate) fn sort_key(t: &TaskRecord) -> Vec<u8> {
+    Key::new().f64(t.position).u64(t.number).uuid(t.id).build()
+}
+
+/// Where the scan of a task list starts.
+enum Source {
+    /// An index in list order: entries `prefix position number [task_id]`,
+    /// the task id in the value (`id_in_value`) or ending the key.
+    Ordered { table: Table, prefix: Vec<u8>, id_in_value: bool },
+    /// A set of tasks in no useful order, sorted once read.
+    Set(Vec<Uuid>),
+}
+
+/// A task filter resolved against the store: names made ids, `q` made
+/// lower case and looked up as a key.
+struct Plan<'f> {
+    f: &'f TaskFilter,
+    label_id: Option<Uuid>,
+    q: Option<String>,
+    key_match: Option<Uuid>,
+    source: Source,
+    /// Whether the source alone answers every filter, so entries can be
+    /// skipped (offset) without reading their records.
+    exact: bool,
+}
+
+impl Plan<'_> {
+    fn matches(&self, t: &TaskRecord) -> bool {
+        let f = self.f;
+        f.project_id.is_none_or(|p| t.project_id == p)
             && f.status.is_none_or(|s| t.status == s)
             && f.assignee_id.is_none_or(|a| t.assignee_id == Some(a))
             && f.reviewer_id.is_none_or(|a| t.reviewer_id == Some(a))
             && f.parent_id.is_none_or(|p| t.parent_id == Some(p))
             && f.kind.is_none_or(|k| t.kind == k)
             && f.priority.is_none_or(|p| t.priority == p)
-            && label_id.is_none_or(|l| t.label_ids.contains(&l))
-            && q.as_ref()
-                .is_none_or(|q| key_match == Some(t.id) || t.title.to_lowercase().contains(q.as_str()));
-        if keep {
-            out.push(t);
+            && self.label_id.is_none_or(|l| t.label_ids.contains(&l))
+            && self
+                .q
+                .as_ref()
+                .is_none_or(|q| self.key_match == Some(t.id) || t.title.to_lowercase().contains(q.as_str()))
+    }
+}
+
+/// Chooses the index a task list starts from: a task key or a rare title
+/// part first, then the narrowest combination of project with assignee,
+/// label or status, then one filter alone, then every task in order.
+/// `None` when nothing can match (an unknown label).
+fn plan<'f>(r: &dyn ReadTxn, f: &'f TaskFilter) -> Result<Option<Plan<'f>>> {
+    let label_id = match &f.label {
+        Some(name) => match r.label_by_name(name)? {
+            Some(l) => Some(l.id),
+            None => return Ok(None),
+        },
+        None => None,
+    };
+    let q = f.q.as_ref().map(|q| q.trim().to_lowercase()).filter(|q| !q.is_empty());
+    let key_match = match &q {
+        Some(q) => r.task_by_key(q)?.map(|t| t.id),
+        None => None,
+    };
+    let searched = match &q {
+        Some(q) => match super::search::candidates(r, q)? {
+            super::search::Candidates::Few(mut ids) => {
+                ids.extend(key_match);
+                Some(ids)
+            }
+            super::search::Candidates::Many => None,
+        },
+        None => None,
+    };
+    let ordered =
+        |table: Table, prefix: Vec<u8>, id_in_value: bool| Source::Ordered { table, prefix, id_in_value };
+    let others = |n: usize| {
+        [
+            f.project_id.is_some(),
+            f.status.is_some(),
+            f.assignee_id.is_some(),
+            f.reviewer_id.is_some(),
+            f.parent_id.is_some(),
+            f.kind.is_some(),
+            f.priority.is_some(),
+            label_id.is_some(),
+            q.is_some(),
+        ]
+        .iter()
+        .filter(|x| **x)
+        .count()
+            == n
+    };
+    let (source, exact) = if let Some(ids) = searched {
+        (Source::Set(ids), false)
+    } else if let Some(parent) = f.parent_id {
+        (Source::Set(r.ids_with_prefix(SUBTASKS, parent.as_bytes(), Direction::Forward)?), false)
+    } else if let (Some(p), Some(a)) = (f.project_id, f.assignee_id) {
+        (ordered(PROJECT_ASSIGNEE_ORDER, Key::new().uuid(p).uuid(a).build(), false), others(2))
+    } else if let (Some(p), Some(l)) = (f.project_id, label_id) {
+        (ordered(PROJECT_LABEL_ORDER, Key::new().uuid(p).uuid(l).build(), false), others(2))
+    } else if let (Some(p), Some(s)) = (f.project_id, f.status) {
+        (ordered(PROJECT_STATUS_TASKS, Key::new().uuid(p).u8(s.index()).build(), true), others(2))
+    } else if let Some(a) = f.assignee_id {
+        (ordered(ASSIGNEE_ORDER, a.as_bytes().to_vec(), false), others(1))
+    } else if let Some(rv) = f.reviewer_id {
+        (Source::Set(r.ids_with_prefix(REVIEWER_TASKS, rv.as_bytes(), Direction::Forward)?), false)
+    } else if let Some(l) = label_id.filter(|_| f.project_id.is_none()) {
+        (Source::Set(r.ids_with_prefix(LABEL_TASKS, l.as_bytes(), Direction::Forward)?), false)
+    } else if let Some(p) = f.project_id {
+        (ordered(PROJECT_TASKS, p.as_bytes().to_vec(), true), others(1))
+    } else if let Some(s) = f.status {
+        (ordered(STATUS_ORDER, vec![s.index()], false), others(1))
+    } else {
+        (ordered(TASK_ORDER, Vec::new(), false), others(0))
+    };
+    Ok(Some(Plan { f, label_id, q, key_match, source, exact }))
+}
+
+/// Visits the tasks matching a filter in list order, starting after the
+/// sort key `after` and skipping the first `skip` matches, until `visit`
+/// stops. Reads only the index entries and records up to where it stops
+/// (sets from a search or an unordered index are read whole, then sorted).
+pub(crate) fn visit_tasks(
+    r: &dyn ReadTxn,
+    f: &TaskFilter,
+    after: Option<&[u8]>,
+    mut skip: usize,
+    visit: &mut dyn FnMut(TaskRecord) -> Result<Scan>,
+) -> Result<()> {
+    let Some(plan) = plan(r, f)? else { return Ok(()) };
+    match &plan.source {
+        Source::Ordered { table, prefix, id_in_value } => {
+            let mut range = KeyRange::prefix(prefix);
+            if let Some(a) = after {
+                range.start = Bound::Excluded([prefix.as_slice(), a].concat());
+            }
+            r.scan(*table, range, Direction::Forward, &mut |k, v| {
+                if plan.exact && skip > 0 {
+                    skip -= 1;
+                    return Ok(Scan::Continue);
+                }
+                let id = if *id_in_value { uuid_value(v)? } else { uuid_suffix(k)? };
+                let Some(t) = r.task(id)? else { return Ok(Scan::Continue) };
+                if !plan.matches(&t) {
+                    return Ok(Scan::Continue);
+                }
+                if skip > 0 {
+                    skip -= 1;
+                    return Ok(Scan::Continue);
+                }
+                visit(t)
+            })
+        }
+        Source::Set(ids) => {
+            let mut ids = ids.clone();
+            ids.sort_unstable();
+            ids.dedup();
+            let mut tasks: Vec<(Vec<u8>, TaskRecord)> = Vec::new();
+            for id in ids {
+                if let Some(t) = r.task(id)?
+                    && plan.matches(&t)
+                {
+                    let key = sort_key(&t);
+                    if after.is_none_or(|a| key.as_slice() > a) {
+                        tasks.push((key, t));
+                    }
+                }
+            }
+            tasks.sort_by(|a, b| a.0.cmp(&b.0));
+            for (_, t) in tasks.into_iter().skip(skip) {
+                if visit(t)? == Scan::Stop {
+                    break;
+                }
+            }
+            Ok(())
         }
     }
-    out.sort_by(|a, b| a.position.total_cmp(&b.position).then(a.number.cmp(&b.number)).then(a.id.cmp(&b.id)));
-    Ok(out)
 }
+
+/// One page of the tasks matching a filter, with the cursor of the next
+/// page when the page is full.
+pub(crate) fn query_tasks(r: &dyn ReadTxn, f: &TaskFilter) -> Result<Paged<TaskRecord>> {
+    let after = f.page.after(CursorKind::Tasks)?;
+    let limit = f.page.limit.map_or(usize::MAX, |l| l as usize);
+    let mut items = Vec::new();
+    visit_tasks(r, f, after.as_deref(), f.page.offset.unwrap_or(0) as usize, &mut |t| {
+        items.push(t);
+        Ok(if items.len() >= limit { Scan::Stop } else { Scan::Continue })
+    })?;
+    let next = match items.last() {
+        Some(last) if items.len() == limit => Some(encode_cursor(CursorKind::Tasks, &sort_key(last))),
+        _ => None,
+    };
+    Ok(Paged { items, next })
+}
+
+/// The size a streamed list's chunks grow to before they are sent.
+pub const STREAM_CHUNK: usize = 32 * 1024;
+/// How many chunks of a streamed list may wait for the client.
+pub const STREAM_DEPTH: usize = 2;
 
 impl Board {
     /// `GET /tasks` (docs/rules.md, lists). Tasks rendered before and unchanged
     /// since come from the cache of rendered tasks.
-    pub async fn list_tasks(&self, _actor: &Actor, filter: TaskFilter) -> Result<Vec<Task>> {
+    pub async fn list_tasks(&self, _actor: &Actor, filter: TaskFilter) -> Result<Paged<Task>> {
         filter.page.check()?;
         let generation = self.task_cache_generation();
         let board = self.clone();
-        let (tasks, rendered) = self
+        let (tasks, rendered, next) = self
             .read(move |r| {
-                let records = filter.page.apply(query_tasks(r, &filter)?);
+                let Paged { items: records, next } = query_tasks(r, &filter)?;
                 let mut tasks = Vec::with_capacity(records.len());
                 let mut rendered = Vec::new();
                 for t in &records {
@@ -94,11 +238,58 @@ impl Board {
                         }
                     }
                 }
-                Ok((tasks, rendered))
+                Ok((tasks, rendered, next))
             })
             .await?;
         self.cache_tasks(generation, rendered);
-        Ok(tasks.iter().map(|t| t.task.clone()).collect())
+        Ok(Paged { items: tasks.iter().map(|t| t.task.clone()).collect(), next })
+    }
+
+    /// `GET /tasks` without `limit` or `cursor`, sent as it is read: the
+    /// JSON array in chunks of about [`STREAM_CHUNK`] bytes through a
+    /// channel of [`STREAM_DEPTH`] chunks. The reader waits while the
+    /// channel is full, so a slow client holds back the scan instead of
+    /// the whole list piling up in memory; a client that goes away ends
+    /// it. The scan reads one snapshot, so the list is consistent.
+    pub fn stream_tasks(&self, _actor: &Actor, filter: TaskFilter) -> Result<crate::api::JsonStream> {
+        filter.page.check()?;
+        let (tx, rx) = crate::api::json_stream(STREAM_DEPTH, self.stream_gauge());
+        let board = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut buf = Vec::with_capacity(STREAM_CHUNK + 4096);
+            buf.push(b'[');
+            let mut first = true;
+            let result = (|| {
+                let r = board.inner.store.read()?;
+                let r = &*r;
+                let skip = filter.page.offset.unwrap_or(0) as usize;
+                visit_tasks(r, &filter, None, skip, &mut |t| {
+                    if !first {
+                        buf.push(b',');
+                    }
+                    first = false;
+                    match board.cached_task(t.id) {
+                        Some(task) => buf.extend_from_slice(task.json().as_bytes()),
+                        None => {
+                            serde_json::to_writer(&mut buf, &r.render_task(&t)?).map_err(Error::internal)?
+                        }
+                    }
+                    if buf.len() >= STREAM_CHUNK {
+                        let chunk = std::mem::replace(&mut buf, Vec::with_capacity(STREAM_CHUNK + 4096));
+                        if !tx.send_blocking(Ok(chunk.into())) {
+                            return Ok(Scan::Stop);
+                        }
+                    }
+                    Ok(Scan::Continue)
+                })
+            })();
+            let last = result.map(|()| {
+                buf.push(b']');
+                buf.into()
+            });
+            tx.send_blocking(last);
+        });
+        Ok(rx)
     }
 
     /// `GET /tasks/{id}`: from the cache of rendered tasks when it holds

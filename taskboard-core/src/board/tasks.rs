@@ -115,83 +115,21 @@ impl Board {
     /// `POST /tasks?project_id=…` (docs/rules.md, tasks: creating).
     pub async fn create_task(&self, actor: &Actor, project_id: Uuid, new: NewTask) -> Result<Task> {
         let creator = actor.id();
-        self.write(move |tx| {
-            let mut project = tx.w.project_required(project_id)?;
-            if let Some(parent) = new.parent_id {
-                check_parent(tx.w, None, project_id, parent)?;
-            }
-            if let Some(a) = new.assignee_id {
-                tx.w.active_member(a)?;
-            }
-            if let Some(rv) = new.reviewer_id {
-                tx.w.active_member(rv)?;
-            }
-            let mut depends_on = Vec::new();
-            for &d in &new.depends_on {
-                tx.w.task(d)?.ok_or_else(|| Error::not_found(format!("task {d} (depends_on) not found")))?;
-                if !depends_on.contains(&d) {
-                    depends_on.push(d);
-                }
-            }
-            let labels = label_ids(tx, &new.labels)?;
-            let position = tx.w.max_position(project_id)?.map_or(1.0, |p| p.floor() + 1.0);
-            project.task_counter += 1;
-            let mut t = TaskRecord {
-                id: Uuid::now_v7(),
-                project_id,
-                number: project.task_counter,
-                title: new.title.to_string(),
-                description: new.description.map(String::from),
-                kind: new.kind,
-                status: new.status,
-                priority: new.priority,
-                label_ids: labels,
-                assignee_id: new.assignee_id,
-                reviewer_id: new.reviewer_id,
-                parent_id: new.parent_id,
-                watcher_ids: vec![creator],
-                position,
-                created_by: creator,
-                created_at: tx.now,
-                updated_at: tx.now,
-                lease: None,
-            };
-            if t.assignee_id.is_none() && project.auto_assign {
-                let names = label_names(tx.w, &t.label_ids)?;
-                t.assignee_id = auto_assignee(tx.w, project_id, &names)?;
-            }
-            if let Some(a) = t.assignee_id {
-                t.add_watcher(a);
-            }
-            tx.w.put_project_record(&project)?;
-            tx.w.put_task(None, &t)?;
-            for target in depends_on {
-                let link = LinkRecord {
-                    id: Uuid::now_v7(),
-                    source_id: t.id,
-                    target_id: target,
-                    link_type: LinkType::DependsOn,
-                    created_at: tx.now,
-                };
-                tx.w.put_link(&link)?;
-            }
-            let mut changes = Changes::default();
-            changes.note("status", &Value::Null, &json!(t.status));
-            audit(tx, t.id, creator, AuditAction::Created, changes.0)?;
-            let task = tx.w.render_task(&t)?;
-            tx.emit_all("task.created", &task)?;
-            let who = member_slug(tx.w, Some(creator))?;
-            let text = format!("{who} created {}: {}", task.key, task.title);
-            Board::system_message(tx, None, Some(t.id), creator, text.clone())?;
-            Board::system_message(tx, Some(project.chat_id), None, creator, text)?;
-            if let Some(a) = t.assignee_id.filter(|_| new.assignee_id.is_none()) {
-                let text =
-                    format!("{} was assigned automatically to {}", task.key, member_slug(tx.w, Some(a))?);
-                Board::system_message(tx, None, Some(t.id), creator, text)?;
-            }
-            Ok(task)
-        })
-        .await
+        self.write(move |tx| create_in(tx, creator, project_id, new)).await
+    }
+
+    /// Creates many tasks in one transaction, each by the rules of
+    /// [`Board::create_task`] and in order: all of them, or none when one
+    /// is refused. For imports and seeding, where one durable commit per
+    /// task would be the cost.
+    pub async fn create_tasks(
+        &self,
+        actor: &Actor,
+        project_id: Uuid,
+        new: Vec<NewTask>,
+    ) -> Result<Vec<Task>> {
+        let creator = actor.id();
+        self.write(move |tx| new.into_iter().map(|n| create_in(tx, creator, project_id, n)).collect()).await
     }
 
     /// `PATCH /tasks/{id}` (docs/rules.md, requests and errors and tasks).
@@ -466,4 +404,81 @@ impl Board {
     }
 
     // ---- steps ------------------------------------------------------------
+}
+
+/// The body of task creation, inside the caller's transaction.
+fn create_in(tx: &mut Tx<'_>, creator: Uuid, project_id: Uuid, new: NewTask) -> Result<Task> {
+    let mut project = tx.w.project_required(project_id)?;
+    if let Some(parent) = new.parent_id {
+        check_parent(tx.w, None, project_id, parent)?;
+    }
+    if let Some(a) = new.assignee_id {
+        tx.w.active_member(a)?;
+    }
+    if let Some(rv) = new.reviewer_id {
+        tx.w.active_member(rv)?;
+    }
+    let mut depends_on = Vec::new();
+    for &d in &new.depends_on {
+        tx.w.task(d)?.ok_or_else(|| Error::not_found(format!("task {d} (depends_on) not found")))?;
+        if !depends_on.contains(&d) {
+            depends_on.push(d);
+        }
+    }
+    let labels = label_ids(tx, &new.labels)?;
+    let position = tx.w.max_position(project_id)?.map_or(1.0, |p| p.floor() + 1.0);
+    project.task_counter += 1;
+    let mut t = TaskRecord {
+        id: Uuid::now_v7(),
+        project_id,
+        number: project.task_counter,
+        title: new.title.to_string(),
+        description: new.description.map(String::from),
+        kind: new.kind,
+        status: new.status,
+        priority: new.priority,
+        label_ids: labels,
+        assignee_id: new.assignee_id,
+        reviewer_id: new.reviewer_id,
+        parent_id: new.parent_id,
+        watcher_ids: vec![creator],
+        position,
+        created_by: creator,
+        created_at: tx.now,
+        updated_at: tx.now,
+        lease: None,
+    };
+    if t.assignee_id.is_none() && project.auto_assign {
+        let names = label_names(tx.w, &t.label_ids)?;
+        t.assignee_id = auto_assignee(tx.w, project_id, &names)?;
+    }
+    if let Some(a) = t.assignee_id {
+        t.add_watcher(a);
+    }
+    tx.w.put_project_record(&project)?;
+    tx.w.put_task(None, &t)?;
+    for target in depends_on {
+        let link = LinkRecord {
+            id: Uuid::now_v7(),
+            source_id: t.id,
+            target_id: target,
+            link_type: LinkType::DependsOn,
+            created_at: tx.now,
+        };
+        tx.w.put_link(&link)?;
+    }
+    let mut changes = Changes::default();
+    changes.note("status", &Value::Null, &json!(t.status));
+    audit(tx, t.id, creator, AuditAction::Created, changes.0)?;
+    let task = tx.w.render_task(&t)?;
+    tx.emit_all("task.created", &task)?;
+    let who = member_slug(tx.w, Some(creator))?;
+    let text = format!("{who} created {}: {}", task.key, task.title);
+    Board::system_message(tx, None, Some(t.id), creator, text.clone())?;
+    Board::system_message(tx, Some(project.chat_id), None, creator, text)?;
+    if let Some(a) = t.assignee_id.filter(|_| new.assignee_id.is_none()) {
+        let text = format!("{} was assigned automatically to {}", task.key, member_slug(tx.w, Some(a))?);
+        Board::system_message(tx, None, Some(t.id), creator, text)?;
+    }
+    Ok(task)
 }

@@ -58,31 +58,19 @@ pub trait RecordWrites: WriteTxn {
         Ok(())
     }
 
-    /// Writes a task and keeps every task index in step with it.
+    /// Writes a task and keeps every task index in step with it: only the
+    /// entries that differ between the old and the new record are
+    /// written or removed.
     fn put_task(&mut self, old: Option<&TaskRecord>, t: &TaskRecord) -> Result<()> {
-        if let Some(old) = old {
-            remove_task_indexes(self, old, Some(t))?;
+        let before = old.map(task_index_entries).unwrap_or_default();
+        let after = task_index_entries(t);
+        for entry in &before {
+            if !after.contains(entry) {
+                self.delete(entry.0, &entry.1)?;
+            }
         }
-        let order = |k: Key| k.f64(t.position).u64(t.number).build();
-        self.put(TASK_NUMBER, &Key::new().uuid(t.project_id).u64(t.number), t.id.as_bytes())?;
-        self.put(PROJECT_TASKS, &order(Key::new().uuid(t.project_id)), t.id.as_bytes())?;
-        self.put(
-            PROJECT_STATUS_TASKS,
-            &order(Key::new().uuid(t.project_id).u8(t.status.index())),
-            t.id.as_bytes(),
-        )?;
-        self.put_marker(STATUS_TASKS, &Key::new().u8(t.status.index()).uuid(t.id))?;
-        if let Some(a) = t.assignee_id {
-            self.put_marker(ASSIGNEE_TASKS, &Key::new().uuid(a).uuid(t.id))?;
-        }
-        if let Some(r) = t.reviewer_id {
-            self.put_marker(REVIEWER_TASKS, &Key::new().uuid(r).uuid(t.id))?;
-        }
-        if let Some(p) = t.parent_id {
-            self.put_marker(SUBTASKS, &Key::new().uuid(p).uuid(t.id))?;
-        }
-        for &l in &t.label_ids {
-            self.put_marker(LABEL_TASKS, &Key::new().uuid(l).uuid(t.id))?;
+        for (table, key, value) in after.iter().filter(|e| !before.contains(e)) {
+            self.put(*table, key, value)?;
         }
         self.put_record(TASKS, &id_key(t.id), t)?;
         super::ready::sync(self, old, Some(t))
@@ -90,8 +78,9 @@ pub trait RecordWrites: WriteTxn {
 
     fn delete_task_record(&mut self, t: &TaskRecord) -> Result<()> {
         super::ready::sync(self, Some(t), None)?;
-        remove_task_indexes(self, t, None)?;
-        self.delete(TASK_NUMBER, &Key::new().uuid(t.project_id).u64(t.number))?;
+        for (table, key, _) in task_index_entries(t) {
+            self.delete(table, &key)?;
+        }
         self.delete(TASKS, &id_key(t.id))?;
         Ok(())
     }
@@ -190,37 +179,39 @@ pub trait RecordWrites: WriteTxn {
 
 impl<T: WriteTxn + ?Sized> RecordWrites for T {}
 
-fn remove_task_indexes<W: WriteTxn + ?Sized>(
-    w: &mut W,
-    old: &TaskRecord,
-    new: Option<&TaskRecord>,
-) -> Result<()> {
-    let order_changed = new.is_none_or(|n| n.position != old.position || n.status != old.status);
-    if order_changed {
-        let order = |k: Key| k.f64(old.position).u64(old.number).build();
-        w.delete(PROJECT_TASKS, &order(Key::new().uuid(old.project_id)))?;
-        w.delete(PROJECT_STATUS_TASKS, &order(Key::new().uuid(old.project_id).u8(old.status.index())))?;
-        w.delete(STATUS_TASKS, &Key::new().u8(old.status.index()).uuid(old.id))?;
+/// Every index entry of a task: (table, key, value). Ordered indexes end
+/// their keys with the list order (position, number, id), so one cursor
+/// (see [`crate::api::paged`]) positions a scan in any of them.
+pub(crate) fn task_index_entries(t: &TaskRecord) -> Vec<(Table, Vec<u8>, Vec<u8>)> {
+    let order = |k: Key| k.f64(t.position).u64(t.number).build();
+    let ordered = |k: Key| k.f64(t.position).u64(t.number).uuid(t.id).build();
+    let id = t.id.as_bytes().to_vec();
+    let p = t.project_id;
+    let mut out = vec![
+        (TASK_NUMBER, Key::new().uuid(p).u64(t.number).build(), id.clone()),
+        (PROJECT_TASKS, order(Key::new().uuid(p)), id.clone()),
+        (PROJECT_STATUS_TASKS, order(Key::new().uuid(p).u8(t.status.index())), id.clone()),
+        (STATUS_TASKS, Key::new().u8(t.status.index()).uuid(t.id).build(), Vec::new()),
+        (TASK_ORDER, ordered(Key::new()), Vec::new()),
+        (STATUS_ORDER, ordered(Key::new().u8(t.status.index())), Vec::new()),
+    ];
+    if let Some(a) = t.assignee_id {
+        out.push((ASSIGNEE_TASKS, Key::new().uuid(a).uuid(t.id).build(), Vec::new()));
+        out.push((ASSIGNEE_ORDER, ordered(Key::new().uuid(a)), Vec::new()));
+        out.push((PROJECT_ASSIGNEE_ORDER, ordered(Key::new().uuid(p).uuid(a)), Vec::new()));
     }
-    if let Some(a) = old.assignee_id
-        && new.is_none_or(|n| n.assignee_id != Some(a))
-    {
-        w.delete(ASSIGNEE_TASKS, &Key::new().uuid(a).uuid(old.id))?;
+    if let Some(r) = t.reviewer_id {
+        out.push((REVIEWER_TASKS, Key::new().uuid(r).uuid(t.id).build(), Vec::new()));
     }
-    if let Some(r) = old.reviewer_id
-        && new.is_none_or(|n| n.reviewer_id != Some(r))
-    {
-        w.delete(REVIEWER_TASKS, &Key::new().uuid(r).uuid(old.id))?;
+    if let Some(parent) = t.parent_id {
+        out.push((SUBTASKS, Key::new().uuid(parent).uuid(t.id).build(), Vec::new()));
     }
-    if let Some(p) = old.parent_id
-        && new.is_none_or(|n| n.parent_id != Some(p))
-    {
-        w.delete(SUBTASKS, &Key::new().uuid(p).uuid(old.id))?;
+    for &l in &t.label_ids {
+        out.push((LABEL_TASKS, Key::new().uuid(l).uuid(t.id).build(), Vec::new()));
+        out.push((PROJECT_LABEL_ORDER, ordered(Key::new().uuid(p).uuid(l)), Vec::new()));
     }
-    for &l in &old.label_ids {
-        if new.is_none_or(|n| !n.label_ids.contains(&l)) {
-            w.delete(LABEL_TASKS, &Key::new().uuid(l).uuid(old.id))?;
-        }
+    for tri in crate::board::search::trigrams(&t.title) {
+        out.push((TITLE_TRIGRAMS, Key::new().bytes(&tri).uuid(t.id).build(), Vec::new()));
     }
-    Ok(())
+    out
 }

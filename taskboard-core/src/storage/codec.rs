@@ -59,6 +59,11 @@ impl Key {
         self.0.extend_from_slice(&ordered.to_be_bytes());
         self
     }
+    /// Raw bytes of a fixed length.
+    pub fn bytes(mut self, b: &[u8]) -> Key {
+        self.0.extend_from_slice(b);
+        self
+    }
     /// A string that ends the key.
     pub fn str(mut self, s: &str) -> Key {
         self.0.extend_from_slice(s.as_bytes());

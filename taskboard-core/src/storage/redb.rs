@@ -37,6 +37,12 @@ fn storage_err(e: impl std::fmt::Display) -> Error {
     Error::internal(format!("redb: {e}"))
 }
 
+/// The memory redb may keep of the file's pages (its default is 1 GiB,
+/// which a large board fills and keeps). Pages beyond it are read again
+/// through the operating system's page cache, which is not the process's
+/// memory; the indexes keep the pages one request touches few.
+pub const CACHE_BYTES: usize = 32 << 20;
+
 /// A board store kept in redb.
 pub struct RedbStore {
     db: Arc<Database>,

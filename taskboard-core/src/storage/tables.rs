@@ -64,6 +64,19 @@ tables! {
     REVIEWER_TASKS = "reviewerid_taskid";
     /// label_id task_id → ()
     LABEL_TASKS = "labelid_taskid";
+    /// position number task_id → (): every task in list order
+    TASK_ORDER = "position_number_taskid";
+    /// status position number task_id → ()
+    STATUS_ORDER = "status_position_number_taskid";
+    /// assignee_id position number task_id → ()
+    ASSIGNEE_ORDER = "assigneeid_position_number_taskid";
+    /// project_id assignee_id position number task_id → ()
+    PROJECT_ASSIGNEE_ORDER = "projectid_assigneeid_position_number_taskid";
+    /// project_id label_id position number task_id → ()
+    PROJECT_LABEL_ORDER = "projectid_labelid_position_number_taskid";
+    /// trigram task_id → (): three bytes of the lower-cased title (UTF-8),
+    /// one entry per distinct trigram of the title
+    TITLE_TRIGRAMS = "trigram_taskid";
     /// parent_id task_id → ()
     SUBTASKS = "parentid_taskid";
     /// task_id step_id → StepRecord

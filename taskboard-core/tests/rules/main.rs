@@ -13,6 +13,7 @@ mod first_run;
 mod idempotency;
 mod members;
 mod messages;
+mod paging;
 mod projects;
 mod tasks;
 mod work;

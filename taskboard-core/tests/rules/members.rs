@@ -520,10 +520,10 @@ async fn members_are_listed_by_creation_time_and_paged() {
     }
     let all = fx.board.list_members(&fx.owner, false, Page::default()).await.unwrap();
     assert_eq!(all.iter().map(|m| m.slug.as_str()).collect::<Vec<_>>(), ["owner", "c", "a", "b"]);
-    let page = Page { limit: Some(2), offset: Some(1) };
+    let page = Page { limit: Some(2), offset: Some(1), ..Page::default() };
     let some = fx.board.list_members(&fx.owner, false, page).await.unwrap();
     assert_eq!(some.iter().map(|m| m.slug.as_str()).collect::<Vec<_>>(), ["c", "a"]);
-    let bad = Page { limit: Some(0), offset: None };
+    let bad = Page { limit: Some(0), ..Page::default() };
     assert_eq!(kind(fx.board.list_members(&fx.owner, false, bad).await), ErrorKind::Validation);
 }
 

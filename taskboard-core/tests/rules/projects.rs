@@ -76,8 +76,11 @@ async fn the_list_holds_active_projects_and_archived_ones_on_request() {
     let all = fx.board.list_projects(&fx.owner, true, Page::default()).await.unwrap();
     assert_eq!(all.iter().map(|p| p.id).collect::<Vec<_>>(), [a.id, b.id, c.id], "by creation time");
     assert_eq!(fx.board.get_project(&fx.owner, b.id).await.unwrap().status, ProjectStatus::Archived);
-    let page =
-        fx.board.list_projects(&fx.owner, true, Page { limit: Some(1), offset: Some(2) }).await.unwrap();
+    let page = fx
+        .board
+        .list_projects(&fx.owner, true, Page { limit: Some(1), offset: Some(2), ..Page::default() })
+        .await
+        .unwrap();
     assert_eq!(page.iter().map(|p| p.id).collect::<Vec<_>>(), [c.id]);
 }
 

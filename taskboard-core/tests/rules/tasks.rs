@@ -295,7 +295,7 @@ async fn tasks_are_listed_by_position_then_number() {
     fx.board.update_task(&fx.owner, b.id, to(0.5)).await.unwrap();
     let all = TaskFilter { project_id: Some(p.id), ..Default::default() };
     assert_eq!(list(&fx, all.clone()).await, ["WEB-2", "WEB-1", "WEB-3"]);
-    let page = TaskFilter { page: Page { limit: Some(2), offset: Some(1) }, ..all };
+    let page = TaskFilter { page: Page { limit: Some(2), offset: Some(1), ..Page::default() }, ..all };
     assert_eq!(list(&fx, page).await, ["WEB-1", "WEB-3"]);
 }
 

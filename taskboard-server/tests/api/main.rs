@@ -6,6 +6,7 @@ mod auth;
 mod files;
 mod fuzz;
 mod http;
+mod lists;
 mod members;
 mod messages;
 mod openapi;

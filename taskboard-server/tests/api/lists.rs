@@ -1,0 +1,104 @@
+//! Paged and streamed lists over HTTP: the `Link` header of a full page,
+//! and a whole list sent as it is read to a client that reads slowly.
+
+use taskboard_core::api::NewTask;
+use taskboard_core::board::{STREAM_CHUNK, STREAM_DEPTH};
+use taskboard_core::model::Task;
+use taskboard_core::validate::Title;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::support::{TestApp, spawn};
+
+async fn seed(app: &TestApp, project: uuid::Uuid, n: usize) {
+    let owner = app.board().local_actor(None).await.unwrap();
+    let tasks = (0..n).map(|i| NewTask::titled(Title::new(format!("Task number {i}")).unwrap())).collect();
+    app.board().create_tasks(&owner, project, tasks).await.unwrap();
+}
+
+/// The target of a `Link: <…>; rel="next"` header.
+fn next_link(value: &str) -> Option<String> {
+    let (target, rel) = value.split_once(';')?;
+    (rel.trim() == "rel=\"next\"")
+        .then(|| target.trim().trim_start_matches('<').trim_end_matches('>').to_string())
+}
+
+#[tokio::test]
+async fn full_pages_link_to_the_next_one() {
+    let app = spawn().await;
+    let p = app.create_project(app.owner(), "web").await;
+    seed(&app, p.id, 12).await;
+    let mut url = format!("/api/v1/tasks?project_id={}&limit=5&offset=1", p.id);
+    let mut keys = Vec::new();
+    loop {
+        let res = app.get(&url, app.owner()).await;
+        let page: Vec<Task> = res.expect(200);
+        keys.extend(page.into_iter().map(|t| t.key));
+        match res.header("link") {
+            Some(link) => url = next_link(link).expect("a rel=next link"),
+            None => break,
+        }
+        assert!(
+            url.starts_with("/api/v1/tasks?") && url.contains("cursor=") && !url.contains("offset="),
+            "{url}"
+        );
+    }
+    let expected: Vec<String> = (2..=12).map(|n| format!("WEB-{n}")).collect();
+    assert_eq!(keys, expected);
+    app.get("/api/v1/tasks?limit=5&cursor=garbage", app.owner()).await.error(
+        422,
+        "validation_error",
+        "cursor",
+    );
+}
+
+/// Decodes an HTTP/1.1 response with a chunked body: the body.
+fn dechunk(raw: &[u8]) -> Vec<u8> {
+    let head = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a response head") + 4;
+    let headers = String::from_utf8_lossy(&raw[..head]).to_lowercase();
+    assert!(headers.starts_with("http/1.1 200"), "{headers}");
+    assert!(headers.contains("transfer-encoding: chunked"), "{headers}");
+    let (mut rest, mut body) = (&raw[head..], Vec::new());
+    loop {
+        let line = rest.windows(2).position(|w| w == b"\r\n").expect("a chunk size");
+        let size = usize::from_str_radix(std::str::from_utf8(&rest[..line]).unwrap().trim(), 16).unwrap();
+        rest = &rest[line + 2..];
+        if size == 0 {
+            return body;
+        }
+        body.extend_from_slice(&rest[..size]);
+        rest = &rest[size + 2..];
+    }
+}
+
+#[tokio::test]
+async fn a_whole_list_is_streamed_to_a_slow_reader() {
+    let app = spawn().await;
+    let p = app.create_project(app.owner(), "web").await;
+    seed(&app, p.id, 3000).await;
+    let addr = app.base.trim_start_matches("http://").to_string();
+    let mut socket = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let request = format!(
+        "GET /api/v1/tasks HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\r\n",
+        app.owner().unwrap()
+    );
+    socket.write_all(request.as_bytes()).await.unwrap();
+    // Small reads, giving way between them: the server gets ahead of
+    // this reader whenever it can.
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 2048];
+    loop {
+        let n = socket.read(&mut buf).await.unwrap();
+        if n == 0 {
+            break;
+        }
+        raw.extend_from_slice(&buf[..n]);
+        tokio::task::yield_now().await;
+    }
+    let body = dechunk(&raw);
+    let tasks: Vec<Task> = serde_json::from_slice(&body).unwrap();
+    assert_eq!(tasks.len(), 3000);
+    let bound = (STREAM_DEPTH + 1) * (STREAM_CHUNK + 8192);
+    assert!(body.len() > 4 * bound, "the list ({} bytes) is long enough to tell", body.len());
+    let buffered = app.board().stream_gauge().high_water();
+    assert!(buffered <= bound, "{buffered} bytes of the list waited in the server at once");
+}
