@@ -51,6 +51,7 @@ mod members;
 mod messages;
 pub mod paged;
 mod projects;
+mod reply;
 mod requests;
 mod tasks;
 mod work;

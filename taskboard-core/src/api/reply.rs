@@ -1,0 +1,171 @@
+//! What an endpoint answers: JSON, a page of a list, a stream, a file,
+//! nothing, or a switch to the event stream, and how each travels.
+
+use std::pin::Pin;
+
+use bytes::Bytes;
+use schemars::{Schema, SchemaGenerator};
+use tokio::io::AsyncRead;
+
+use super::endpoint::{Wire, schema_of};
+use crate::error::{Error, Result};
+
+/// What an endpoint answers with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyKind {
+    Json,
+    Download,
+    Upgrade,
+}
+
+/// An answer in its wire form.
+pub enum Encoded {
+    Json(Bytes),
+    /// A stream of events, served as Server-Sent Events.
+    Events(crate::board::Follower),
+    /// No content: 204 with no body.
+    Empty,
+    /// A page of a list: its JSON array, and the cursor of the next page
+    /// (sent as a `Link` header).
+    Page {
+        json: Bytes,
+        next: Option<String>,
+    },
+    /// A whole list sent as it is read (see [`super::paged::JsonStream`]).
+    Stream(super::paged::JsonStream),
+    Download(Download),
+    Upgrade(Upgrade),
+}
+
+/// An answer type.
+pub trait Reply: Send + 'static + Sized {
+    const KIND: ReplyKind;
+    /// Whether the answer may be 204 with no body.
+    const MAY_BE_EMPTY: bool = false;
+    /// The status and body this answer is sent with, for answers kept
+    /// under an idempotency key; `None` for answers that are not kept
+    /// (streams).
+    fn stored_form(&self, status: u16) -> Option<(u16, Bytes)> {
+        let _ = status;
+        None
+    }
+    fn schema(g: &mut SchemaGenerator) -> Option<Schema>;
+    fn encode(self) -> Result<Encoded>;
+    fn decode(encoded: Encoded) -> Result<Self>;
+}
+
+impl<T: Wire> Reply for T {
+    const KIND: ReplyKind = ReplyKind::Json;
+    fn stored_form(&self, status: u16) -> Option<(u16, Bytes)> {
+        serde_json::to_vec(self).ok().map(|v| (status, v.into()))
+    }
+    fn schema(g: &mut SchemaGenerator) -> Option<Schema> {
+        Some(schema_of::<T>(g))
+    }
+    fn encode(self) -> Result<Encoded> {
+        serde_json::to_vec(&self).map(|v| Encoded::Json(v.into())).map_err(Error::internal)
+    }
+    fn decode(encoded: Encoded) -> Result<T> {
+        match encoded {
+            Encoded::Json(bytes) | Encoded::Page { json: bytes, .. } => serde_json::from_slice(&bytes)
+                .map_err(|e| Error::internal(format!("unexpected response: {e}"))),
+            _ => Err(Error::internal("unexpected response: expected JSON")),
+        }
+    }
+}
+
+/// A JSON answer, or none: `None` is 204 with no body.
+impl<T: Wire> Reply for Option<T> {
+    const KIND: ReplyKind = ReplyKind::Json;
+    const MAY_BE_EMPTY: bool = true;
+    fn stored_form(&self, status: u16) -> Option<(u16, Bytes)> {
+        match self {
+            Some(t) => t.stored_form(status),
+            None => Some((204, Bytes::new())),
+        }
+    }
+    fn schema(g: &mut SchemaGenerator) -> Option<Schema> {
+        Some(schema_of::<T>(g))
+    }
+    fn encode(self) -> Result<Encoded> {
+        match self {
+            Some(t) => Reply::encode(t),
+            None => Ok(Encoded::Empty),
+        }
+    }
+    fn decode(encoded: Encoded) -> Result<Option<T>> {
+        match encoded {
+            Encoded::Empty => Ok(None),
+            encoded => <T as Reply>::decode(encoded).map(Some),
+        }
+    }
+}
+
+/// An opened file content, with what a download answer needs.
+pub struct Download {
+    pub filename: String,
+    pub mime_type: String,
+    pub size: u64,
+    pub content: Pin<Box<dyn AsyncRead + Send>>,
+}
+
+impl std::fmt::Debug for Download {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Download")
+            .field("filename", &self.filename)
+            .field("mime_type", &self.mime_type)
+            .field("size", &self.size)
+            .finish()
+    }
+}
+
+impl Download {
+    /// `inline` for images other than SVG, `attachment` otherwise, so a
+    /// browser never runs a script it downloads from the board.
+    pub fn disposition(&self) -> &'static str {
+        if self.mime_type.starts_with("image/") && !self.mime_type.starts_with("image/svg") {
+            "inline"
+        } else {
+            "attachment"
+        }
+    }
+}
+
+impl Reply for Download {
+    const KIND: ReplyKind = ReplyKind::Download;
+    fn schema(_: &mut SchemaGenerator) -> Option<Schema> {
+        None
+    }
+    fn encode(self) -> Result<Encoded> {
+        Ok(Encoded::Download(self))
+    }
+    fn decode(encoded: Encoded) -> Result<Download> {
+        match encoded {
+            Encoded::Download(d) => Ok(d),
+            _ => Err(Error::internal("unexpected response: expected a file")),
+        }
+    }
+}
+
+/// The answer of the event stream endpoint: switch the connection to the
+/// WebSocket protocol, resuming after `since`.
+#[derive(Debug, Clone, Copy)]
+pub struct Upgrade {
+    pub since: Option<u64>,
+}
+
+impl Reply for Upgrade {
+    const KIND: ReplyKind = ReplyKind::Upgrade;
+    fn schema(_: &mut SchemaGenerator) -> Option<Schema> {
+        None
+    }
+    fn encode(self) -> Result<Encoded> {
+        Ok(Encoded::Upgrade(self))
+    }
+    fn decode(encoded: Encoded) -> Result<Upgrade> {
+        match encoded {
+            Encoded::Upgrade(u) => Ok(u),
+            _ => Err(Error::internal("unexpected response: expected an upgrade")),
+        }
+    }
+}
