@@ -229,7 +229,8 @@ pub fn openapi_document() -> Value {
                 "responses": responses,
             });
             if let Some((media, body)) = io.body {
-                op["requestBody"] = json!({"required": true, "content": {media: {"schema": body}}});
+                op["requestBody"] =
+                    json!({"required": !E::Body::OPTIONAL, "content": {media: {"schema": body}}});
             }
             if !e.auth {
                 op["security"] = json!([]);

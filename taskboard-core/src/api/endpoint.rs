@@ -383,6 +383,8 @@ pub enum RawBody {
 /// A request body type.
 pub trait RequestBody: Send + 'static + Sized {
     const KIND: BodyKind;
+    /// Whether the body may be left out.
+    const OPTIONAL: bool = false;
     fn schema(g: &mut SchemaGenerator) -> Option<Schema>;
     fn decode(raw: RawBody) -> Result<Self>;
     fn encode(self) -> Result<RawBody>;
@@ -466,6 +468,7 @@ pub struct Optional<T>(pub Option<T>);
 
 impl<T: Wire> RequestBody for Optional<T> {
     const KIND: BodyKind = BodyKind::Json;
+    const OPTIONAL: bool = true;
     fn schema(g: &mut SchemaGenerator) -> Option<Schema> {
         Some(schema_of::<T>(g))
     }
