@@ -14,7 +14,7 @@ use super::throttle::LoginKey;
 use super::{Actor, AuthCache, Board};
 use crate::credentials::{self, AGENT_TOKEN_PREFIX};
 use crate::error::{Error, Result};
-use crate::events::Audience;
+use crate::events::{Audience, EventKind};
 use crate::model::{LoginResponse, MemberType, Role};
 use crate::records::{MemberRecord, RecordWrites, Records};
 use crate::storage::codec::uuid_value;
@@ -233,7 +233,11 @@ impl Board {
             let target = tx.w.member_required(id)?;
             check_token_rights(&acting, &target, "regenerate the token of")?;
             replace_token(tx, id, Some(&token))?;
-            tx.emit("member.token_revoked", json!({"member_id": id}), Audience::Member { member_id: id })?;
+            tx.emit(
+                EventKind::MemberTokenRevoked,
+                json!({"member_id": id}),
+                Audience::Member { member_id: id },
+            )?;
             Ok(token)
         })
         .await
@@ -247,7 +251,11 @@ impl Board {
             let target = tx.w.member_required(id)?;
             check_token_rights(&acting, &target, "revoke the token of")?;
             replace_token(tx, id, None)?;
-            tx.emit("member.token_revoked", json!({"member_id": id}), Audience::Member { member_id: id })?;
+            tx.emit(
+                EventKind::MemberTokenRevoked,
+                json!({"member_id": id}),
+                Audience::Member { member_id: id },
+            )?;
             Ok(())
         })
         .await
@@ -279,7 +287,11 @@ impl Board {
             secret.password_hash = Some(hash);
             secret.credential_version += 1;
             tx.w.put_secret(id, &secret)?;
-            tx.emit("member.token_revoked", json!({"member_id": id}), Audience::Member { member_id: id })?;
+            tx.emit(
+                EventKind::MemberTokenRevoked,
+                json!({"member_id": id}),
+                Audience::Member { member_id: id },
+            )?;
             Ok(())
         })
         .await

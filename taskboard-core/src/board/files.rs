@@ -8,6 +8,7 @@ use super::messages::guess_mime;
 use super::{Actor, Board};
 use crate::api::{CursorKind, Download, FilePatch, Page, Paged};
 use crate::error::{Error, Result};
+use crate::events::EventKind;
 use crate::model::ProjectFile;
 use crate::records::{ProjectFileRecord, RecordWrites, Records, Render};
 use crate::storage::tables::PROJECT_FILE_NAME;
@@ -107,7 +108,7 @@ impl Board {
                 tx.w.put_project_file(existing.as_ref(), &f)?;
                 let file = tx.w.render_project_file(&f)?;
                 tx.emit_all(
-                    if existing.is_some() { "file.replaced" } else { "file.uploaded" },
+                    if existing.is_some() { EventKind::FileReplaced } else { EventKind::FileUploaded },
                     json!({"project_id": project, "file": file}),
                 )?;
                 Ok(file)
@@ -147,7 +148,7 @@ impl Board {
             f.updated_at = tx.now;
             tx.w.put_project_file(Some(&old), &f)?;
             let file = tx.w.render_project_file(&f)?;
-            tx.emit_all("file.updated", json!({"project_id": project, "file": file}))?;
+            tx.emit_all(EventKind::FileUpdated, json!({"project_id": project, "file": file}))?;
             Ok(file)
         })
         .await
@@ -159,7 +160,10 @@ impl Board {
             let f = file_in_project(tx.w, project, id)?;
             tx.w.delete_project_file(&f)?;
             tx.dead_blobs.push(f.storage_name);
-            tx.emit_all("file.deleted", json!({"project_id": project, "id": id, "filename": f.filename}))
+            tx.emit_all(
+                EventKind::FileDeleted,
+                json!({"project_id": project, "id": id, "filename": f.filename}),
+            )
         })
         .await
     }

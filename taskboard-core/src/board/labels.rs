@@ -6,6 +6,7 @@ use uuid::Uuid;
 use super::{Actor, Board, Tx};
 use crate::api::{CursorKind, LabelPatch, NewLabel, Page, Paged};
 use crate::error::{Error, Result};
+use crate::events::EventKind;
 use crate::model::*;
 use crate::records::*;
 use crate::storage::Direction;
@@ -27,7 +28,7 @@ pub(super) fn label_ids(tx: &mut Tx<'_>, names: &[LabelName]) -> Result<Vec<Uuid
                     color: crate::validate::Color::DEFAULT.to_string(),
                 };
                 tx.w.put_label(None, &l)?;
-                tx.emit_all("label.created", l.to_wire())?;
+                tx.emit_all(EventKind::LabelCreated, l.to_wire())?;
                 l.id
             }
         };
@@ -97,7 +98,7 @@ impl Board {
                 color: new.color.as_str().to_string(),
             };
             tx.w.put_label(None, &l)?;
-            tx.emit_all("label.created", l.to_wire())?;
+            tx.emit_all(EventKind::LabelCreated, l.to_wire())?;
             Ok(l.to_wire())
         })
         .await
@@ -121,7 +122,7 @@ impl Board {
                 l.color = color.as_str().to_string();
             }
             tx.w.put_label(Some(&old), &l)?;
-            tx.emit_all("label.updated", l.to_wire())?;
+            tx.emit_all(EventKind::LabelUpdated, l.to_wire())?;
             Ok(l.to_wire())
         })
         .await
@@ -140,7 +141,7 @@ impl Board {
             }
             tx.w.delete(LABEL_NAME, l.name.to_lowercase().as_bytes())?;
             tx.w.delete(LABELS, id.as_bytes())?;
-            tx.emit_all("label.deleted", json!({"id": id, "name": l.name}))
+            tx.emit_all(EventKind::LabelDeleted, json!({"id": id, "name": l.name}))
         })
         .await
     }

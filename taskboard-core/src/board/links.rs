@@ -8,6 +8,7 @@ use uuid::Uuid;
 use super::{Actor, Board};
 use crate::api::NewLink;
 use crate::error::{Error, Result};
+use crate::events::EventKind;
 use crate::model::*;
 use crate::records::*;
 
@@ -63,7 +64,7 @@ impl Board {
             };
             tx.w.put_link(&l)?;
             let link = tx.w.render_link(&l)?;
-            tx.emit_all("link.created", &link)?;
+            tx.emit_all(EventKind::LinkCreated, &link)?;
             Ok(link)
         })
         .await
@@ -88,7 +89,7 @@ impl Board {
             let l = l.ok_or_else(|| Error::not_found(format!("link {link_id} not found on task {id}")))?;
             tx.w.delete_link(&l)?;
             tx.emit_all(
-                "link.deleted",
+                EventKind::LinkDeleted,
                 json!({"id": l.id, "source_id": l.source_id, "target_id": l.target_id}),
             )
         })

@@ -8,7 +8,7 @@ use super::{Actor, Board, Tx};
 use crate::api::{CursorKind, MemberPatch, NewMember, Page, Paged};
 use crate::credentials;
 use crate::error::{Error, Result};
-use crate::events::Audience;
+use crate::events::{Audience, EventKind};
 use crate::model::*;
 use crate::records::{MemberRecord, RecordWrites, Records, Secret};
 use crate::storage::tables::{MEMBER_SECRET, MEMBERS, TOKEN_MEMBER};
@@ -96,7 +96,7 @@ impl Board {
                 };
                 tx.w.put_member(None, &m)?;
                 tx.w.put_secret(m.id, &Secret { password_hash: Some(hash), ..Secret::default() })?;
-                tx.emit_all("member.created", m.to_wire())?;
+                tx.emit_all(EventKind::MemberCreated, m.to_wire())?;
                 Ok(Some(m.to_wire()))
             })
             .await?;
@@ -212,7 +212,7 @@ impl Board {
             if let Some(token) = &token {
                 replace_token(tx, m.id, Some(token))?;
             }
-            tx.emit_all("member.created", m.to_wire())?;
+            tx.emit_all(EventKind::MemberCreated, m.to_wire())?;
             Ok(CreatedMember {
                 id: m.id,
                 name: m.name,
@@ -275,13 +275,13 @@ impl Board {
                 m.agent_config = config;
             }
             tx.w.put_member(Some(&old), &m)?;
-            tx.emit_all("member.updated", m.to_wire())?;
+            tx.emit_all(EventKind::MemberUpdated, m.to_wire())?;
             if m.status != old.status {
-                tx.emit_all("agent.status", json!({"member_id": m.id, "status": m.status}))?;
+                tx.emit_all(EventKind::AgentStatus, json!({"member_id": m.id, "status": m.status}))?;
             }
             if config_changed {
                 tx.emit(
-                    "config.updated",
+                    EventKind::ConfigUpdated,
                     json!({"member_id": m.id, "agent_config": m.agent_config}),
                     Audience::Member { member_id: m.id },
                 )?;
@@ -299,7 +299,7 @@ impl Board {
             m.status = status;
             m.last_seen_at = tx.now;
             tx.w.put_member_record(&m)?;
-            tx.emit_all("agent.status", json!({"member_id": id, "status": status}))?;
+            tx.emit_all(EventKind::AgentStatus, json!({"member_id": id, "status": status}))?;
             Ok(status)
         })
         .await
@@ -322,7 +322,7 @@ impl Board {
             m.status = MemberStatus::Offline;
             tx.w.put_member(Some(&old), &m)?;
             replace_token(tx, id, None)?;
-            tx.emit_all("member.deleted", json!({"id": id}))?;
+            tx.emit_all(EventKind::MemberDeleted, json!({"id": id}))?;
             Ok(())
         })
         .await
@@ -370,7 +370,7 @@ impl Board {
             }
             tx.w.put_member_record(&m)?;
             if let Some(s) = change {
-                tx.emit_all("agent.status", json!({"member_id": id, "status": s}))?;
+                tx.emit_all(EventKind::AgentStatus, json!({"member_id": id, "status": s}))?;
             }
             Ok(())
         })

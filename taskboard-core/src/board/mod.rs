@@ -37,7 +37,7 @@ use crate::blobs::BlobStore;
 use crate::credentials::JwtKeys;
 use crate::error::{Error, Result};
 use crate::events::hub::Hub;
-use crate::events::{Audience, Event, EventMemory, Subscription, Viewer, log};
+use crate::events::{Audience, Event, EventKind, EventMemory, Subscription, Viewer, log};
 use crate::model::{Message, Role};
 use crate::records::{MemberRecord, RecordWrites, Records};
 use crate::storage::redb::RedbStore;
@@ -205,8 +205,8 @@ impl TaskCache {
     /// tasks, whatever their descriptions.
     pub(crate) const MAX_BYTES: usize = 16 << 20;
 
-    fn invalidated_by(kind: &str) -> bool {
-        ["task.", "step.", "link.", "label.", "project.", "member."].iter().any(|p| kind.starts_with(p))
+    fn invalidated_by(kind: EventKind) -> bool {
+        kind.changes_tasks()
     }
 }
 
@@ -234,8 +234,8 @@ impl AuthCache {
         512 + m.name.len() + m.slug.len() + m.avatar_url.as_ref().map_or(0, |a| a.len())
     }
 
-    fn invalidated_by(kind: &str) -> bool {
-        kind.starts_with("member.") || kind == "config.updated" || kind == "agent.status"
+    fn invalidated_by(kind: EventKind) -> bool {
+        kind.changes_members()
     }
 }
 
@@ -260,33 +260,32 @@ pub(crate) struct Tx<'a> {
 impl Tx<'_> {
     /// Records an event of this operation; it is numbered now and
     /// published after commit.
-    pub fn emit(&mut self, kind: &'static str, data: impl Serialize, audience: Audience) -> Result<()> {
+    pub fn emit(&mut self, kind: EventKind, data: impl Serialize, audience: Audience) -> Result<()> {
         Tx::emit_naming(self, kind, &data, audience, None)
     }
 
     /// An event whose data is the message `message` as rendered now; the
     /// store keeps only the message's id (`events::log`).
     pub fn emit_message(&mut self, data: &Message, audience: Audience, message: Uuid) -> Result<()> {
-        self.emit_naming("message.new", data, audience, Some(message))
+        self.emit_naming(EventKind::MessageNew, data, audience, Some(message))
     }
 
     fn emit_naming(
         &mut self,
-        kind: &'static str,
+        kind: EventKind,
         data: &impl Serialize,
         audience: Audience,
         message: Option<Uuid>,
     ) -> Result<()> {
         let seq = next_seq(self.w)?;
-        let event =
-            Event::serialized(seq, self.now, kind.to_string(), data, audience).map_err(Error::internal)?;
+        let event = Event::serialized(seq, self.now, kind, data, audience).map_err(Error::internal)?;
         log::append(self.w, &event, message)?;
         self.events.push(event);
         Ok(())
     }
 
     /// An event for every connection.
-    pub fn emit_all(&mut self, kind: &'static str, data: impl Serialize) -> Result<()> {
+    pub fn emit_all(&mut self, kind: EventKind, data: impl Serialize) -> Result<()> {
         self.emit(kind, data, Audience::All)
     }
 }
@@ -513,14 +512,14 @@ impl Board {
                     let (value, events, dead_blobs) = *out
                         .downcast::<(T, Vec<Event>, Vec<String>)>()
                         .expect("the output type of this operation");
-                    if events.iter().any(|e| AuthCache::invalidated_by(&e.kind)) {
+                    if events.iter().any(|e| AuthCache::invalidated_by(e.kind)) {
                         let mut cache = inner.auth_cache.write().unwrap();
                         cache.generation += 1;
                         cache.tokens.clear();
                         cache.members.clear();
                         cache.bytes = 0;
                     }
-                    if events.iter().any(|e| TaskCache::invalidated_by(&e.kind)) {
+                    if events.iter().any(|e| TaskCache::invalidated_by(e.kind)) {
                         let mut cache = inner.task_cache.write().unwrap();
                         cache.generation += 1;
                         cache.tasks.clear();

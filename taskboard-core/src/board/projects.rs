@@ -6,6 +6,7 @@ use uuid::Uuid;
 use super::{Actor, Board, Tx};
 use crate::api::{CursorKind, NewProject, Page, Paged, ProjectPatch};
 use crate::error::{Error, Result};
+use crate::events::EventKind;
 use crate::model::*;
 use crate::records::{ChatRecord, MessageRecord, ProjectRecord, RecordWrites, Records};
 use crate::storage::codec::{Key, decode};
@@ -82,7 +83,7 @@ impl Board {
             tx.w.put_project(None, &p)?;
             tx.w.put_record(CHATS, chat.id.as_bytes(), &chat)?;
             tx.w.put_record(PROJECT_MEMBERS, &Key::new().uuid(id).uuid(creator), &ProjectRole::Owner)?;
-            tx.emit_all("project.created", p.to_wire())?;
+            tx.emit_all(EventKind::ProjectCreated, p.to_wire())?;
             Ok(p.to_wire())
         })
         .await
@@ -113,7 +114,7 @@ impl Board {
                 p.auto_assign = auto;
             }
             tx.w.put_project(Some(&old), &p)?;
-            tx.emit_all("project.updated", p.to_wire())?;
+            tx.emit_all(EventKind::ProjectUpdated, p.to_wire())?;
             Ok(p.to_wire())
         })
         .await
@@ -153,7 +154,7 @@ impl Board {
             }
             tx.w.delete(PROJECT_SLUG, p.slug.as_bytes())?;
             tx.w.delete(PROJECTS, id.as_bytes())?;
-            tx.emit_all("project.deleted", json!({"id": id, "slug": p.slug}))?;
+            tx.emit_all(EventKind::ProjectDeleted, json!({"id": id, "slug": p.slug}))?;
             Ok(())
         })
         .await
@@ -196,7 +197,7 @@ impl Board {
             }
             tx.w.put_record(PROJECT_MEMBERS, &Key::new().uuid(project).uuid(member), &ProjectRole::Member)?;
             tx.emit_all(
-                "project.member_added",
+                EventKind::ProjectMemberAdded,
                 json!({"project_id": project, "member_id": member, "role": ProjectRole::Member}),
             )?;
             Ok(())
@@ -218,7 +219,7 @@ impl Board {
                 Some(ProjectRole::Member) => {
                     tx.w.delete(PROJECT_MEMBERS, &Key::new().uuid(project).uuid(member))?;
                     tx.emit_all(
-                        "project.member_removed",
+                        EventKind::ProjectMemberRemoved,
                         json!({"project_id": project, "member_id": member}),
                     )?;
                     Ok(())

@@ -6,6 +6,7 @@ use uuid::Uuid;
 use super::{Actor, Board};
 use crate::api::StepPatch;
 use crate::error::{Error, Result};
+use crate::events::EventKind;
 use crate::model::*;
 use crate::records::*;
 use crate::storage::codec::Key;
@@ -35,7 +36,7 @@ impl Board {
                 position,
             };
             tx.w.put_record(STEPS, &Key::new().uuid(task).uuid(s.id), &s)?;
-            tx.emit_all("step.created", step_event(&s))?;
+            tx.emit_all(EventKind::StepCreated, step_event(&s))?;
             Ok(s.to_wire())
         })
         .await
@@ -65,7 +66,7 @@ impl Board {
                 return Ok(s.to_wire());
             }
             tx.w.put_record(STEPS, &Key::new().uuid(task).uuid(s.id), &s)?;
-            tx.emit_all("step.updated", step_event(&s))?;
+            tx.emit_all(EventKind::StepUpdated, step_event(&s))?;
             Ok(s.to_wire())
         })
         .await
@@ -78,7 +79,7 @@ impl Board {
             if !tx.w.delete(STEPS, &Key::new().uuid(task).uuid(step))? {
                 return Err(Error::not_found(format!("step {step} not found in task {task}")));
             }
-            tx.emit_all("step.deleted", json!({"id": step, "task_id": task}))
+            tx.emit_all(EventKind::StepDeleted, json!({"id": step, "task_id": task}))
         })
         .await
     }

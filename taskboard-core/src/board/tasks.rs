@@ -10,6 +10,7 @@ use super::labels::{label_ids, label_names};
 use super::{Actor, Board, Tx};
 use crate::api::{NewTask, TaskPatch};
 use crate::error::{Error, Result};
+use crate::events::EventKind;
 use crate::model::*;
 use crate::records::*;
 use crate::storage::codec::{Key, decode};
@@ -249,7 +250,7 @@ impl Board {
         audit(tx, t.id, actor, action, changes.0)?;
         // The new state first, then the comments about it, as on creation.
         let task = tx.w.render_task(&t)?;
-        tx.emit_all("task.updated", &task)?;
+        tx.emit_all(EventKind::TaskUpdated, &task)?;
         if old.status != TaskStatus::Done && t.status == TaskStatus::Done {
             Board::wake_dependents(tx, t.id)?;
         }
@@ -289,7 +290,7 @@ impl Board {
             }
         }
         tx.w.delete_task_record(t)?;
-        tx.emit_all("task.deleted", json!({"id": t.id, "key": key, "project_id": t.project_id}))
+        tx.emit_all(EventKind::TaskDeleted, json!({"id": t.id, "key": key, "project_id": t.project_id}))
     }
 
     /// `DELETE /tasks/{id}`.
@@ -338,7 +339,7 @@ impl Board {
             tx.w.put_task(Some(&old), &t)?;
             audit(tx, id, me, AuditAction::Reject, changes.0)?;
             let task = tx.w.render_task(&t)?;
-            tx.emit_all("task.updated", &task)?;
+            tx.emit_all(EventKind::TaskUpdated, &task)?;
             Board::system_message(tx, None, Some(id), me, format!("{who} rejected {key}: {reason}"))?;
             Ok(Rejected { ok: true, reason: reason.to_string() })
         })
@@ -374,7 +375,7 @@ impl Board {
             if t.watcher_ids != old.watcher_ids {
                 tx.w.put_task(Some(&old), &t)?;
                 let task = tx.w.render_task(&t)?;
-                tx.emit_all("task.updated", &task)?;
+                tx.emit_all(EventKind::TaskUpdated, &task)?;
             }
             Ok(Watchers { ok: true, watcher_ids: t.watcher_ids })
         })
@@ -471,7 +472,7 @@ fn create_in(tx: &mut Tx<'_>, creator: Uuid, project_id: Uuid, new: NewTask) -> 
     changes.note("status", &Value::Null, &json!(t.status));
     audit(tx, t.id, creator, AuditAction::Created, changes.0)?;
     let task = tx.w.render_task(&t)?;
-    tx.emit_all("task.created", &task)?;
+    tx.emit_all(EventKind::TaskCreated, &task)?;
     let who = member_slug(tx.w, Some(creator))?;
     let text = format!("{who} created {}: {}", task.key, task.title);
     Board::system_message(tx, None, Some(t.id), creator, text.clone())?;

@@ -12,6 +12,7 @@ use super::tasks::{audit, member_slug};
 use super::{Actor, Board, Tx};
 use crate::api::{ClaimRequest, ReadyQuery};
 use crate::error::{Error, Result};
+use crate::events::EventKind;
 use crate::model::*;
 use crate::records::ready::{all_dependencies_done, dependents};
 use crate::records::*;
@@ -200,7 +201,7 @@ impl Board {
             t.updated_at = tx.now;
             tx.w.put_task(Some(&old), &t)?;
             let task = tx.w.render_task(&t)?;
-            tx.emit_all("task.updated", &task)?;
+            tx.emit_all(EventKind::TaskUpdated, &task)?;
             Ok(task)
         })
         .await
@@ -260,7 +261,7 @@ impl Board {
         tx.w.put_task(Some(&old), &t)?;
         audit(tx, t.id, actor, action, changes)?;
         let task = tx.w.render_task(&t)?;
-        tx.emit_all("task.updated", &task)?;
+        tx.emit_all(EventKind::TaskUpdated, &task)?;
         let who = member_slug(tx.w, Some(actor))?;
         let text = match reason {
             Some(r) => format!("{who} released {}: {r}", task.key),
@@ -318,7 +319,7 @@ impl Board {
             let Some(t) = tx.w.task(d)? else { continue };
             if t.status != TaskStatus::Done && all_dependencies_done(tx.w, d)? {
                 let task = tx.w.render_task(&t)?;
-                tx.emit_all("task.ready", &task)?;
+                tx.emit_all(EventKind::TaskReady, &task)?;
             }
         }
         Ok(())

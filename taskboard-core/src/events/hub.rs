@@ -362,13 +362,13 @@ mod tests {
     use jiff::Timestamp;
 
     use super::*;
-    use crate::events::Audience;
+    use crate::events::{Audience, EventKind};
     use crate::storage::redb::RedbStore;
 
     fn mk(seq: u64) -> Event {
         // A fixed time: the frame's length must not depend on the clock.
         let ts = Timestamp::from_second(1_700_000_000).unwrap();
-        Event::new(seq, ts, "x", serde_json::json!("0123456789"), Audience::All)
+        Event::new(seq, ts, EventKind::TaskUpdated, serde_json::json!("0123456789"), Audience::All)
     }
 
     fn hub(store: &Arc<dyn Storage>, memory: usize) -> Hub {

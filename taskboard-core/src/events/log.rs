@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use uuid::Uuid;
 
-use super::{Audience, Event};
+use super::{Audience, Event, EventKind};
 use crate::error::{Error, Result};
 use crate::records::{MessageRecord, RecordWrites, Records, Render};
 use crate::storage::codec::{FORMAT_VERSION, Key, decode};
@@ -34,7 +34,7 @@ pub struct EventRecord {
     pub seq: u64,
     pub ts: Timestamp,
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: EventKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Box<RawValue>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -203,7 +203,7 @@ mod tests {
         let e = Event::new(
             7,
             Timestamp::now(),
-            "task.updated",
+            EventKind::TaskUpdated,
             serde_json::json!({"a": [1, "x\"y"]}),
             Audience::All,
         );
@@ -213,6 +213,6 @@ mod tests {
         let named: EventRecord = decode(&encode_event(&e, Some(id))).unwrap();
         assert!(named.data.is_none());
         assert_eq!(named.message_id, Some(id));
-        assert_eq!((named.seq, named.kind.as_str(), &named.audience), (7, "task.updated", &Audience::All));
+        assert_eq!((named.seq, named.kind, &named.audience), (7, EventKind::TaskUpdated, &Audience::All));
     }
 }

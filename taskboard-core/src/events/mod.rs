@@ -14,6 +14,7 @@
 //! retained window.
 
 pub mod hub;
+mod kind;
 pub(crate) mod log;
 
 use std::sync::Arc;
@@ -26,6 +27,7 @@ use crate::model::{AgentConfig, Listen, MemberType};
 use crate::records::MemberRecord;
 
 pub use hub::{EventMemory, StreamError, Subscription};
+pub use kind::EventKind;
 pub use log::RETAINED_EVENTS;
 
 /// Who an event is for.
@@ -51,7 +53,7 @@ pub enum Audience {
 pub struct Event {
     pub seq: u64,
     pub ts: Timestamp,
-    pub kind: String,
+    pub kind: EventKind,
     pub audience: Audience,
     frame: Arc<str>,
     /// Where `data` starts in `frame`; it ends before the closing brace.
@@ -91,22 +93,22 @@ impl Event {
     pub fn new(
         seq: u64,
         ts: Timestamp,
-        kind: impl Into<String>,
+        kind: EventKind,
         data: serde_json::Value,
         audience: Audience,
     ) -> Event {
-        Event::serialized(seq, ts, kind.into(), &data, audience).expect("a JSON value serialises")
+        Event::serialized(seq, ts, kind, &data, audience).expect("a JSON value serialises")
     }
 
     /// An event whose data is `data` serialised straight into its frame.
     pub(crate) fn serialized(
         seq: u64,
         ts: Timestamp,
-        kind: String,
+        kind: EventKind,
         data: &impl Serialize,
         audience: Audience,
     ) -> serde_json::Result<Event> {
-        let mut frame = Event::frame_head(seq, ts, &kind);
+        let mut frame = Event::frame_head(seq, ts, kind);
         let data_start = frame.len();
         serde_json::to_writer(&mut frame, data)?;
         Ok(Event::finish(seq, ts, kind, audience, frame, data_start))
@@ -116,25 +118,24 @@ impl Event {
     pub(crate) fn with_raw_data(
         seq: u64,
         ts: Timestamp,
-        kind: String,
+        kind: EventKind,
         data: &str,
         audience: Audience,
     ) -> Event {
-        let mut frame = Event::frame_head(seq, ts, &kind);
+        let mut frame = Event::frame_head(seq, ts, kind);
         let data_start = frame.len();
         frame.extend_from_slice(data.as_bytes());
         Event::finish(seq, ts, kind, audience, frame, data_start)
     }
 
-    fn frame_head(seq: u64, ts: Timestamp, kind: &str) -> Vec<u8> {
-        let kind = serde_json::to_string(kind).expect("a string serialises");
-        format!("{{\"type\":{kind},\"seq\":{seq},\"ts\":\"{ts}\",\"data\":").into_bytes()
+    fn frame_head(seq: u64, ts: Timestamp, kind: EventKind) -> Vec<u8> {
+        format!("{{\"type\":\"{kind}\",\"seq\":{seq},\"ts\":\"{ts}\",\"data\":").into_bytes()
     }
 
     fn finish(
         seq: u64,
         ts: Timestamp,
-        kind: String,
+        kind: EventKind,
         audience: Audience,
         mut frame: Vec<u8>,
         data_start: usize,
@@ -174,7 +175,7 @@ impl Event {
             Audience::TaskComment { involved, mentions } => involved.len() + mentions.len(),
         };
         // The Arc's and the allocator's headers are guessed at 64 bytes.
-        std::mem::size_of::<Event>() + 64 + self.frame.len() + self.kind.len() + ids * 16
+        std::mem::size_of::<Event>() + 64 + self.frame.len() + ids * 16
     }
 
     /// The recipient rule (docs/rules.md, events).
@@ -206,7 +207,7 @@ impl Event {
             data.get("member_id").or_else(|| data.get("id")).and_then(|v| v.as_str())
                 == Some(member.to_string().as_str())
         };
-        matches!(self.kind.as_str(), "member.deleted" | "member.token_revoked") && about_member()
+        self.kind.ends_sessions() && about_member()
     }
 }
 
@@ -233,7 +234,7 @@ impl Viewer {
     /// Keeps the viewer's settings current: a `config.updated` for this
     /// member takes effect at once (docs/events.md).
     pub fn observe(&mut self, event: &Event) {
-        if event.kind == "config.updated"
+        if event.kind == EventKind::ConfigUpdated
             && event.audience == (Audience::Member { member_id: self.member_id })
             && let Some(config) = event.data().get("agent_config")
             && let Ok(config) = serde_json::from_value::<AgentConfig>(config.clone())
@@ -253,7 +254,7 @@ mod tests {
     }
 
     fn event(audience: Audience) -> Event {
-        Event::new(1, Timestamp::now(), "message.new", serde_json::Value::Null, audience)
+        Event::new(1, Timestamp::now(), EventKind::MessageNew, serde_json::Value::Null, audience)
     }
 
     #[test]
@@ -280,7 +281,13 @@ mod tests {
 
     #[test]
     fn the_frame_is_made_once_and_holds_the_data() {
-        let e = Event::new(3, Timestamp::now(), "task.updated", serde_json::json!({"id": 1}), Audience::All);
+        let e = Event::new(
+            3,
+            Timestamp::now(),
+            EventKind::TaskUpdated,
+            serde_json::json!({"id": 1}),
+            Audience::All,
+        );
         let fresh = e.clone();
         let frame = e.shared_frame();
         assert!(Arc::ptr_eq(&frame, &e.shared_frame()));

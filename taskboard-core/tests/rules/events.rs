@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use taskboard_core::api::{MemberPatch, NewMessage, NewTask, Patch, TaskPatch};
-use taskboard_core::events::RETAINED_EVENTS;
+use taskboard_core::events::{EventKind, RETAINED_EVENTS};
 use taskboard_core::model::*;
 use taskboard_core::{BoardOptions, Event};
 
@@ -80,7 +80,8 @@ async fn event_payloads_have_the_specified_shapes() {
     fx.board.update_member(&fx.owner, bot.id(), patch).await.unwrap();
     fx.board.delete_task(&fx.owner, t.id).await.unwrap();
     let events = drain(&mut sub);
-    let find = |kind: &str| events.iter().find(|e| e.kind == kind).unwrap_or_else(|| panic!("no {kind}"));
+    let find =
+        |kind: &str| events.iter().find(|e| e.kind.as_str() == kind).unwrap_or_else(|| panic!("no {kind}"));
     let project: Project = serde_json::from_value(find("project.created").data()).unwrap();
     assert_eq!(project, p);
     let created: Task = serde_json::from_value(find("task.created").data()).unwrap();
@@ -130,7 +131,7 @@ async fn recipients_follow_the_recipient_rule() {
         let events = drain(&mut sub);
         events
             .into_iter()
-            .map(|e| (e.kind.clone(), viewers.each_ref().map(|v| e.visible_to(v))))
+            .map(|e| (e.kind.as_str().to_string(), viewers.each_ref().map(|v| e.visible_to(v))))
             .collect::<Vec<_>>()
     };
 
@@ -214,7 +215,7 @@ async fn a_viewer_applies_its_new_configuration_at_once() {
     for e in drain(&mut sub) {
         viewer.observe(&e);
         if e.visible_to(&viewer) {
-            visible.push(e.kind.clone());
+            visible.push(e.kind.as_str().to_string());
         }
     }
     assert_eq!(visible, ["member.updated", "config.updated"], "the chat message is filtered already");
@@ -358,7 +359,7 @@ async fn take_until(sub: &mut taskboard_core::Subscription, until: u64) -> Vec<A
 fn contents(events: &[Arc<Event>]) -> Vec<String> {
     events
         .iter()
-        .filter(|e| e.kind == "message.new")
+        .filter(|e| e.kind == EventKind::MessageNew)
         .map(|e| e.data()["content"].as_str().unwrap().to_string())
         .collect()
 }

@@ -3,6 +3,7 @@
 
 use taskboard_core::ErrorKind;
 use taskboard_core::api::{MessageFilter, NewLink, NewMessage, Page, Patch, ProjectPatch};
+use taskboard_core::events::EventKind;
 use taskboard_core::model::*;
 use uuid::Uuid;
 
@@ -27,7 +28,7 @@ async fn creating_a_project_creates_its_main_chat() {
         .unwrap();
     assert_eq!(m.chat_id, Some(chat));
     let events = drain(&mut sub);
-    assert_eq!(events[0].kind, "project.created");
+    assert_eq!(events[0].kind, EventKind::ProjectCreated);
     let data: Project = serde_json::from_value(events[0].data()).unwrap();
     assert_eq!(data, p);
 }
@@ -172,8 +173,8 @@ async fn deleting_a_project_deletes_everything_in_it_blobs_included() {
     let mut sub = fx.board.subscribe(None);
     fx.board.delete_project(&fx.owner, doomed.id).await.unwrap();
     let events = drain(&mut sub);
-    assert_eq!(events.last().unwrap().kind, "project.deleted");
-    assert_eq!(events.iter().filter(|e| e.kind == "task.deleted").count(), 2);
+    assert_eq!(events.last().unwrap().kind, EventKind::ProjectDeleted);
+    assert_eq!(events.iter().filter(|e| e.kind == EventKind::TaskDeleted).count(), 2);
 
     let b = &fx.board;
     let o = &fx.owner;

@@ -6,6 +6,7 @@ use taskboard_core::api::{
     LabelPatch, MessageFilter, NewLabel, NewLink, NewMessage, NewTask, Page, Patch, ProjectPatch, StepPatch,
     TaskFilter, TaskPatch,
 };
+use taskboard_core::events::EventKind;
 use taskboard_core::model::*;
 use taskboard_core::validate::{Color, LabelName, Reason};
 use taskboard_core::{Actor, ErrorKind};
@@ -1006,7 +1007,7 @@ async fn deleting_a_task_deletes_its_steps_links_and_comments() {
     fx.board.delete_task(&fx.owner, doomed.id).await.unwrap();
 
     let events = drain(&mut sub);
-    let deleted = events.iter().find(|e| e.kind == "task.deleted").unwrap();
+    let deleted = events.iter().find(|e| e.kind == EventKind::TaskDeleted).unwrap();
     assert_eq!(deleted.data(), serde_json::json!({"id": doomed.id, "key": "WEB-2", "project_id": p.id}));
     assert_eq!(kind(fx.board.get_task(&fx.owner, doomed.id).await), ErrorKind::NotFound);
     assert_eq!(kind(fx.board.replies(&fx.owner, comment.id).await), ErrorKind::NotFound);

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use taskboard_core::api::{ClaimRequest, NewLink, ProjectPatch, ReadyQuery, TaskPatch};
 use taskboard_core::board::Clock;
+use taskboard_core::events::EventKind;
 use taskboard_core::model::*;
 use taskboard_core::validate::Reason;
 use taskboard_core::{BoardOptions, ErrorKind};
@@ -124,7 +125,7 @@ async fn a_task_is_ready_once_its_last_dependency_is_done_and_wakes_its_watchers
     assert!(!kinds(&drain(&mut sub)).contains(&"task.ready"), "one dependency is still open");
     set_status(&fx, b.id, TaskStatus::Done).await;
     let events = drain(&mut sub);
-    let ready: Vec<_> = events.iter().filter(|e| e.kind == "task.ready").collect();
+    let ready: Vec<_> = events.iter().filter(|e| e.kind == EventKind::TaskReady).collect();
     assert_eq!(ready.len(), 1, "{:?}", kinds(&events));
     let woken: Task = serde_json::from_value(ready[0].data()).unwrap();
     assert_eq!(woken.id, c.id);
@@ -321,7 +322,7 @@ async fn the_maintenance_task_releases_expired_leases() {
     let released = tokio::time::timeout(Duration::from_secs(30), async {
         loop {
             let e = sub.next().await.unwrap();
-            if e.kind == "task.updated" {
+            if e.kind == EventKind::TaskUpdated {
                 let task: Task = serde_json::from_value(e.data()).unwrap();
                 if task.lease.is_none() {
                     return task;
