@@ -63,6 +63,10 @@ pub enum MessageCmd {
         /// Skip this many of the newest messages.
         #[arg(long)]
         offset: Option<u32>,
+        /// Only messages older than this position (printed after a full
+        /// page as `more: --cursor …`).
+        #[arg(long)]
+        cursor: Option<String>,
     },
     /// Replies to a message.
     #[command(after_help = "Example:\n  taskboard message replies 0190d6a2-…")]

@@ -56,16 +56,12 @@ pub(super) async fn message<B: Backend>(b: &B, c: MessageCmd, out: Out) -> Resul
             };
             out.item(&b.call::<PostMessage>((), (), new).await?)
         }
-        MessageCmd::List { place: p, parent, limit, offset } => {
+        MessageCmd::List { place: p, parent, limit, offset, cursor } => {
             let (chat_id, task_id) = place(b, p).await?;
-            out.list(
-                &b.call::<ListMessages>(
-                    (),
-                    MessageFilter { chat_id, task_id, parent_id: parent, limit, offset },
-                    (),
-                )
-                .await?,
-            )
+            let filter = MessageFilter { chat_id, task_id, parent_id: parent, limit, offset, cursor };
+            let messages = b.call::<ListMessages>((), filter, ()).await?;
+            out.list(&messages);
+            out.next_page(messages.next.as_deref());
         }
         MessageCmd::Replies { message } => {
             out.list(&b.call::<ListReplies>(message, Page::default(), ()).await?)

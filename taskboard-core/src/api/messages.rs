@@ -3,6 +3,7 @@
 use uuid::Uuid;
 
 use super::endpoint::{Call, Caller, Download, Endpoint, Info, Method, Upload};
+use super::paged::Paged;
 use super::requests::*;
 use crate::board::Board;
 use crate::error::Result;
@@ -22,15 +23,16 @@ impl Endpoint for ListMessages {
         summary: "The last messages of a chat, task or thread",
         description: "The last `limit` (1–200, default 50) messages in chronological order, skipping the \
             `offset` newest; of a chat (`chat_id`), a task's comments (`task_id`) or a thread \
-            (`parent_id`), else of all.",
+            (`parent_id`), else of all. A full page comes with a `Link: <…>; rel=\"next\"` header \
+            whose `cursor` gives the older messages before it.",
         errors: &[404],
     };
     type Path = ();
     type Query = MessageFilter;
     type Body = ();
-    type Response = Vec<Message>;
+    type Response = Paged<Message>;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Vec<Message>> {
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Paged<Message>> {
         board.list_messages(caller.actor()?, call.query).await
     }
 }
@@ -80,10 +82,10 @@ impl Endpoint for ListReplies {
     type Path = Uuid;
     type Query = Page;
     type Body = ();
-    type Response = Vec<Message>;
+    type Response = Paged<Message>;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Vec<Message>> {
-        call.query.page(board.replies(caller.actor()?, call.path).await?)
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Paged<Message>> {
+        board.replies(caller.actor()?, call.path, call.query).await
     }
 }
 

@@ -124,6 +124,7 @@ pub enum CursorKind {
     Actions = 8,
     Steps = 9,
     ProjectMembers = 10,
+    Replies = 11,
 }
 
 /// Version of the cursor layout; a cursor of another version is refused

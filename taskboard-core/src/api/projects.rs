@@ -3,6 +3,7 @@
 use uuid::Uuid;
 
 use super::endpoint::{Call, Caller, Download, Endpoint, Info, Method, Upload};
+use super::paged::Paged;
 use super::requests::*;
 use crate::board::Board;
 use crate::error::Result;
@@ -168,10 +169,10 @@ impl Endpoint for ListProjectMembers {
     type Path = Uuid;
     type Query = Page;
     type Body = ();
-    type Response = Vec<ProjectMember>;
+    type Response = Paged<ProjectMember>;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Vec<ProjectMember>> {
-        call.query.page(board.project_members(caller.actor()?, call.path).await?)
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Paged<ProjectMember>> {
+        board.project_members(caller.actor()?, call.path, call.query).await
     }
 }
 

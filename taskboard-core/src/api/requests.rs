@@ -409,6 +409,10 @@ pub struct MessageFilter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = u32::MAX))]
     pub offset: Option<u32>,
+    /// Only messages older than this position: the cursor from the `Link:
+    /// <…>; rel="next"` header of the page before. Opaque.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
 }
 
 impl MessageFilter {

@@ -4,7 +4,7 @@ use bytes::Bytes;
 use uuid::Uuid;
 
 use super::endpoint::{Call, Caller, Encoded, Endpoint, Info, Method, Reply};
-use super::paged::Paged;
+use super::paged::{CursorKind, Paged};
 use super::requests::*;
 use crate::board::Board;
 use crate::error::Result;
@@ -323,10 +323,11 @@ impl Endpoint for ListLinks {
     type Path = Uuid;
     type Query = Page;
     type Body = ();
-    type Response = Vec<TaskLink>;
+    type Response = Paged<TaskLink>;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Vec<TaskLink>> {
-        call.query.page(board.list_links(caller.actor()?, call.path).await?)
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Paged<TaskLink>> {
+        let links = board.list_links(caller.actor()?, call.path).await?;
+        call.query.window(CursorKind::Links, links, |l| l.id.as_bytes().to_vec())
     }
 }
 
@@ -452,10 +453,10 @@ impl Endpoint for ListActions {
     type Path = Uuid;
     type Query = Page;
     type Body = ();
-    type Response = Vec<TaskAction>;
+    type Response = Paged<TaskAction>;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Vec<TaskAction>> {
-        call.query.page(board.task_actions(caller.actor()?, call.path).await?)
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Paged<TaskAction>> {
+        board.task_actions(caller.actor()?, call.path, call.query).await
     }
 }
 
@@ -477,10 +478,14 @@ impl Endpoint for ListSteps {
     type Path = Uuid;
     type Query = Page;
     type Body = ();
-    type Response = Vec<Step>;
+    type Response = Paged<Step>;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Vec<Step>> {
-        call.query.page(board.list_steps(caller.actor()?, call.path).await?)
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Paged<Step>> {
+        let steps = board.list_steps(caller.actor()?, call.path).await?;
+        call.query.window(CursorKind::Steps, steps, |s| {
+            // Positions as bytes that sort like the numbers, then the id.
+            [((s.position as u64) ^ (1 << 63)).to_be_bytes().as_slice(), s.id.as_bytes()].concat()
+        })
     }
 }
 

@@ -1,18 +1,20 @@
 //! Chat messages, task comments and uploads (docs/rules.md, messages and
 //! files).
 
+use std::ops::Bound;
+
 use jiff::Timestamp;
 use tokio::io::AsyncRead;
 use uuid::Uuid;
 
 use super::{Actor, Board, Tx};
 use crate::api::Download;
-use crate::api::{MessageFilter, NewMessage};
+use crate::api::{CursorKind, MessageFilter, NewMessage, Page, Paged, decode_cursor, encode_cursor};
 use crate::error::{Error, Result};
 use crate::events::Audience;
 use crate::model::*;
 use crate::records::*;
-use crate::storage::codec::{Key, uuid_suffix};
+use crate::storage::codec::{Key, uuid_at, uuid_suffix};
 use crate::storage::tables::*;
 use crate::storage::{Direction, KeyRange, Scan};
 use crate::validate::check_content;
@@ -68,13 +70,16 @@ impl Board {
     }
 
     /// `GET /messages`: the last `limit` messages (after skipping the
-    /// newest `offset`) of a chat, a task or a thread, in chronological
-    /// order; of all messages without a filter (docs/rules.md, messages and files).
-    pub async fn list_messages(&self, _actor: &Actor, filter: MessageFilter) -> Result<Vec<Message>> {
+    /// newest `offset`, or older than the message in `cursor`) of a chat,
+    /// a task or a thread, in chronological order; of all messages without
+    /// a filter (docs/rules.md, messages and files). The next page holds
+    /// older messages; it is read from where this one stopped.
+    pub async fn list_messages(&self, _actor: &Actor, filter: MessageFilter) -> Result<Paged<Message>> {
         let limit = filter.limit.unwrap_or(50);
         if !(1..=MAX_MESSAGE_PAGE).contains(&limit) {
             return Err(Error::invalid("limit", format!("must be 1-{MAX_MESSAGE_PAGE}, got {limit}")));
         }
+        let before = filter.cursor.as_deref().map(|c| decode_cursor(CursorKind::Messages, c)).transpose()?;
         let offset = filter.offset.unwrap_or(0) as usize;
         self.read(move |r| {
             let (table, prefix) = if let Some(p) = filter.parent_id {
@@ -86,19 +91,16 @@ impl Board {
             } else {
                 (MESSAGES, Vec::new())
             };
+            let mut range = KeyRange::prefix(&prefix);
+            if let Some(before) = &before {
+                range.end = Bound::Excluded([prefix.as_slice(), before].concat());
+            }
             let mut skipped = 0;
             let mut out: Vec<MessageRecord> = Vec::with_capacity(limit as usize);
-            let mut failure = None;
-            r.scan(table, KeyRange::prefix(&prefix), Direction::Reverse, &mut |k, _| {
-                let id = uuid_suffix(if table == MESSAGES { &k[..16] } else { k })?;
-                let m = match r.message(id) {
-                    Ok(Some(m)) => m,
-                    Ok(None) => return Ok(Scan::Continue),
-                    Err(e) => {
-                        failure = Some(e);
-                        return Ok(Scan::Stop);
-                    }
-                };
+            r.scan(table, range, Direction::Reverse, &mut |k, _| {
+                // The message id follows the prefix in every index.
+                let id = uuid_at(k, prefix.len())?;
+                let Some(m) = r.message(id)? else { return Ok(Scan::Continue) };
                 let keep = filter.chat_id.is_none_or(|c| m.chat_id == Some(c))
                     && filter.task_id.is_none_or(|t| m.task_id == Some(t))
                     && filter.parent_id.is_none_or(|p| m.parent_id == Some(p));
@@ -111,28 +113,27 @@ impl Board {
                 }
                 Ok(if out.len() >= limit as usize { Scan::Stop } else { Scan::Continue })
             })?;
-            if let Some(e) = failure {
-                return Err(e);
-            }
+            let next = match out.last() {
+                Some(oldest) if out.len() == limit as usize => {
+                    Some(encode_cursor(CursorKind::Messages, oldest.id.as_bytes()))
+                }
+                _ => None,
+            };
             out.reverse();
-            out.iter().map(|m| r.render_message(m)).collect()
+            let items = out.iter().map(|m| r.render_message(m)).collect::<Result<_>>()?;
+            Ok(Paged { items, next })
         })
         .await
     }
 
     /// `GET /messages/{id}/replies`, by creation time (404 for an unknown
     /// message).
-    pub async fn replies(&self, _actor: &Actor, id: Uuid) -> Result<Vec<Message>> {
+    pub async fn replies(&self, _actor: &Actor, id: Uuid, page: Page) -> Result<Paged<Message>> {
         self.read(move |r| {
             r.message(id)?.ok_or_else(|| Error::not_found(format!("message {id} not found")))?;
-            let ids = r.ids_with_prefix(REPLIES, id.as_bytes(), Direction::Forward)?;
-            let mut out = Vec::with_capacity(ids.len());
-            for mid in ids {
-                if let Some(m) = r.message(mid)? {
-                    out.push(r.render_message(&m)?);
-                }
-            }
-            Ok(out)
+            super::pages::index_page(r, CursorKind::Replies, REPLIES, id.as_bytes(), &page, &mut |k, _| {
+                r.message(uuid_at(k, 0)?)?.map(|m| r.render_message(&m)).transpose()
+            })
         })
         .await
     }

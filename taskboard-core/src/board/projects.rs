@@ -9,9 +9,9 @@ use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::model::*;
 use crate::records::{ChatRecord, MessageRecord, ProjectRecord, RecordWrites, Records};
-use crate::storage::codec::{Key, decode};
+use crate::storage::Direction;
+use crate::storage::codec::{Key, decode, uuid_at};
 use crate::storage::tables::*;
-use crate::storage::{Direction, KeyRange, Scan};
 
 fn slug_free(r: &(impl Records + ?Sized), slug: &str, except: Option<Uuid>) -> Result<()> {
     match r.project_by_slug(slug)? {
@@ -161,27 +161,32 @@ impl Board {
     }
 
     /// `GET /projects/{id}/members`, with project roles.
-    pub async fn project_members(&self, _actor: &Actor, id: Uuid) -> Result<Vec<ProjectMember>> {
+    pub async fn project_members(
+        &self,
+        _actor: &Actor,
+        id: Uuid,
+        page: Page,
+    ) -> Result<Paged<ProjectMember>> {
         self.read(move |r| {
             r.project_required(id)?;
-            let mut out = Vec::new();
-            r.scan(PROJECT_MEMBERS, KeyRange::prefix(id.as_bytes()), Direction::Forward, &mut |k, v| {
-                let member_id = crate::storage::codec::uuid_suffix(k)?;
-                let role: ProjectRole = decode(v)?;
-                out.push((member_id, role));
-                Ok(Scan::Continue)
-            })?;
-            let mut members = Vec::with_capacity(out.len());
-            for (member_id, role) in out {
-                if let Some(m) = r.member(member_id)? {
-                    members.push((
-                        m.created_at,
-                        ProjectMember { id: m.id, name: m.name, slug: m.slug, kind: m.kind, role },
-                    ));
-                }
-            }
-            members.sort_by_key(|(created, m)| (*created, m.id));
-            Ok(members.into_iter().map(|(_, m)| m).collect())
+            // Keyed by member id, which orders members by creation.
+            super::pages::index_page(
+                r,
+                CursorKind::ProjectMembers,
+                PROJECT_MEMBERS,
+                id.as_bytes(),
+                &page,
+                &mut |k, v| {
+                    let role: ProjectRole = decode(v)?;
+                    Ok(r.member(uuid_at(k, 0)?)?.map(|m| ProjectMember {
+                        id: m.id,
+                        name: m.name,
+                        slug: m.slug,
+                        kind: m.kind,
+                        role,
+                    }))
+                },
+            )
         })
         .await
     }

@@ -8,14 +8,14 @@ use uuid::Uuid;
 
 use super::labels::{label_ids, label_names};
 use super::{Actor, Board, Tx};
-use crate::api::{NewTask, TaskPatch};
+use crate::api::{CursorKind, NewTask, Page, Paged, TaskPatch};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::model::*;
 use crate::records::*;
+use crate::storage::Direction;
 use crate::storage::codec::{Key, decode};
 use crate::storage::tables::*;
-use crate::storage::{Direction, KeyRange, Scan};
 
 /// Collects `{field: {from, to}}` for the audit log.
 #[derive(Default)]
@@ -391,15 +391,12 @@ impl Board {
     }
 
     /// `GET /tasks/{id}/actions`: the audit log, oldest first.
-    pub async fn task_actions(&self, _actor: &Actor, id: Uuid) -> Result<Vec<TaskAction>> {
+    pub async fn task_actions(&self, _actor: &Actor, id: Uuid, page: Page) -> Result<Paged<TaskAction>> {
         self.read(move |r| {
             r.task_required(id)?;
-            let mut out = Vec::new();
-            r.scan(ACTIONS, KeyRange::prefix(id.as_bytes()), Direction::Forward, &mut |_, v| {
-                out.push(decode::<ActionRecord>(v)?);
-                Ok(Scan::Continue)
-            })?;
-            out.iter().map(|a| r.render_action(a)).collect()
+            super::pages::index_page(r, CursorKind::Actions, ACTIONS, id.as_bytes(), &page, &mut |_, v| {
+                r.render_action(&decode::<ActionRecord>(v)?).map(Some)
+            })
         })
         .await
     }

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use taskboard_core::api::TaskFilter;
+use taskboard_core::api::{Page, TaskFilter};
 use taskboard_core::{Board, BoardOptions, ErrorKind};
 use tokio::sync::Barrier;
 use uuid::Uuid;
@@ -40,7 +40,11 @@ async fn of_eight_concurrent_takes_exactly_one_succeeds() {
     let (winner, _) = winners[0];
     let t = fx.get(t.id).await;
     assert_eq!(t.assignee.unwrap().id, *winner);
-    assert_eq!(fx.board.task_actions(&fx.owner, t.id).await.unwrap().len(), 2, "created, one take");
+    assert_eq!(
+        fx.board.task_actions(&fx.owner, t.id, Page::default()).await.unwrap().len(),
+        2,
+        "created, one take"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,7 +2,7 @@
 //! 2.1, 6.1–6.3; docs/decisions.md 1.a, 1.b, 6.a).
 
 use taskboard_core::ErrorKind;
-use taskboard_core::api::{MessageFilter, NewMessage};
+use taskboard_core::api::{MessageFilter, NewMessage, Page};
 use taskboard_core::model::*;
 use uuid::Uuid;
 
@@ -47,7 +47,7 @@ async fn unknown_chat_task_or_parent_is_not_found() {
         kind(msg(NewMessage { parent_id: Some(nobody), ..in_chat(&p, "x") }).await),
         ErrorKind::NotFound
     );
-    assert_eq!(kind(b.replies(o, nobody).await), ErrorKind::NotFound);
+    assert_eq!(kind(b.replies(o, nobody, Page::default()).await), ErrorKind::NotFound);
 }
 
 #[tokio::test]
@@ -200,13 +200,13 @@ async fn replies_are_sorted_by_creation_time() {
         let m = NewMessage { parent_id: Some(root.id), ..in_chat(&p, &format!("r{i}")) };
         fx.board.post_message(&fx.owner, m).await.unwrap();
     }
-    let replies = fx.board.replies(&fx.owner, root.id).await.unwrap();
+    let replies = fx.board.replies(&fx.owner, root.id, Page::default()).await.unwrap();
     assert_eq!(
         replies.iter().map(|m| m.content.as_str()).collect::<Vec<_>>(),
         ["r0", "r1", "r2", "r3", "r4"]
     );
     assert!(replies.windows(2).all(|w| w[0].created_at <= w[1].created_at));
-    assert!(fx.board.replies(&fx.owner, replies[0].id).await.unwrap().is_empty());
+    assert!(fx.board.replies(&fx.owner, replies[0].id, Page::default()).await.unwrap().is_empty());
 }
 
 #[tokio::test]

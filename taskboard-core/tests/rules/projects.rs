@@ -40,7 +40,7 @@ async fn the_creator_becomes_project_owner_and_later_members_are_members() {
     let bot = fx.agent("bot").await;
     let p = fx.project_by(&ana, "web").await;
     fx.board.add_project_member(&fx.owner, p.id, bot.id()).await.unwrap();
-    let members = fx.board.project_members(&fx.owner, p.id).await.unwrap();
+    let members = fx.board.project_members(&fx.owner, p.id, Page::default()).await.unwrap();
     let roles: Vec<(&str, ProjectRole, MemberType)> =
         members.iter().map(|m| (m.slug.as_str(), m.role, m.kind)).collect();
     assert_eq!(
@@ -186,7 +186,7 @@ async fn deleting_a_project_deletes_everything_in_it_blobs_included() {
     assert!(fx.get(outside.id).await.depends_on.is_empty(), "links into the project are gone");
     assert!(b.list_links(o, outside.id).await.unwrap().is_empty());
     for m in [comment.id, chat.id] {
-        assert_eq!(kind(b.replies(o, m).await), ErrorKind::NotFound);
+        assert_eq!(kind(b.replies(o, m, Page::default()).await), ErrorKind::NotFound);
     }
     let in_chat = MessageFilter { chat_id: doomed.chat_id, ..Default::default() };
     assert!(b.list_messages(o, in_chat).await.unwrap().is_empty());
@@ -208,7 +208,7 @@ async fn deleting_a_project_deletes_everything_in_it_blobs_included() {
         assert_eq!(kind(b.open_attachment(o, up.file_id).await), ErrorKind::NotFound);
     }
     assert_eq!(kind(b.get_file(o, doomed.id, file.id).await), ErrorKind::NotFound);
-    assert_eq!(kind(b.project_members(o, doomed.id).await), ErrorKind::NotFound);
+    assert_eq!(kind(b.project_members(o, doomed.id, Page::default()).await), ErrorKind::NotFound);
     // Only the other project's blob is left.
     let left = files_under(b.blob_dir());
     assert_eq!(left.len(), 1, "{left:?}");
@@ -261,7 +261,7 @@ async fn removing_a_member_not_in_the_project_is_not_found() {
     assert_eq!(kind(fx.board.remove_project_member(&fx.owner, p.id, ana.id()).await), ErrorKind::NotFound);
     fx.board.add_project_member(&fx.owner, p.id, ana.id()).await.unwrap();
     fx.board.remove_project_member(&fx.owner, p.id, ana.id()).await.unwrap();
-    let members = fx.board.project_members(&fx.owner, p.id).await.unwrap();
+    let members = fx.board.project_members(&fx.owner, p.id, Page::default()).await.unwrap();
     assert_eq!(members.iter().map(|m| m.id).collect::<Vec<_>>(), [fx.owner.id()]);
     assert_eq!(kind(fx.board.remove_project_member(&fx.owner, p.id, ana.id()).await), ErrorKind::NotFound);
 }

@@ -16,12 +16,12 @@ use crate::support::*;
 
 async fn comments(fx: &Fx, task: Uuid) -> Vec<Message> {
     let filter = MessageFilter { task_id: Some(task), limit: Some(200), ..Default::default() };
-    fx.board.list_messages(&fx.owner, filter).await.unwrap()
+    fx.board.list_messages(&fx.owner, filter).await.unwrap().into_items()
 }
 
 async fn chat(fx: &Fx, project: &Project) -> Vec<Message> {
     let filter = MessageFilter { chat_id: project.chat_id, limit: Some(200), ..Default::default() };
-    fx.board.list_messages(&fx.owner, filter).await.unwrap()
+    fx.board.list_messages(&fx.owner, filter).await.unwrap().into_items()
 }
 
 async fn list(fx: &Fx, filter: TaskFilter) -> Vec<String> {
@@ -205,7 +205,7 @@ async fn reject_returns_the_task_to_backlog_unassigned_with_a_system_message() {
     assert_eq!(last.author_type, AuthorType::System);
     assert!(last.content.contains("not my area"), "{}", last.content);
     assert_eq!(last.actor.unwrap().id, bot.id());
-    let actions = fx.board.task_actions(&fx.owner, t.id).await.unwrap();
+    let actions = fx.board.task_actions(&fx.owner, t.id, Page::default()).await.unwrap();
     let reject = actions.last().unwrap();
     assert_eq!(reject.action, AuditAction::Reject);
     assert_eq!(reject.changes["reason"].to, serde_json::json!("not my area"));
@@ -486,7 +486,7 @@ async fn adding_a_label_to_a_task_is_idempotent() {
     fx.board.add_task_label(&fx.owner, t.id, ui.id).await.unwrap();
     fx.board.add_task_label(&fx.owner, t.id, ui.id).await.unwrap();
     assert_eq!(fx.get(t.id).await.labels, ["ui"]);
-    let actions = fx.board.task_actions(&fx.owner, t.id).await.unwrap();
+    let actions = fx.board.task_actions(&fx.owner, t.id, Page::default()).await.unwrap();
     assert_eq!(actions.len(), 2, "created, then one label change: the second add changed nothing");
     fx.board.remove_task_label(&fx.owner, t.id, ui.id).await.unwrap();
     assert!(fx.get(t.id).await.labels.is_empty());
@@ -542,7 +542,7 @@ async fn a_patch_that_changes_nothing_writes_no_audit_entry_and_emits_nothing() 
     let u = fx.board.update_task(&fx.owner, t.id, same).await.unwrap();
     assert_eq!(u.updated_at, t.updated_at);
     assert!(drain(&mut sub).is_empty());
-    assert_eq!(fx.board.task_actions(&fx.owner, t.id).await.unwrap().len(), 1);
+    assert_eq!(fx.board.task_actions(&fx.owner, t.id, Page::default()).await.unwrap().len(), 1);
     assert_eq!(
         kind(fx.board.update_task(&fx.owner, Uuid::now_v7(), TaskPatch::default()).await),
         ErrorKind::NotFound
@@ -624,7 +624,7 @@ async fn the_audit_log_records_every_change_oldest_first_with_from_and_to() {
         ..Default::default()
     };
     fx.board.update_task(&fx.owner, t.id, relabel).await.unwrap();
-    let log = fx.board.task_actions(&fx.owner, t.id).await.unwrap();
+    let log = fx.board.task_actions(&fx.owner, t.id, Page::default()).await.unwrap();
     assert_eq!(
         log.iter().map(|a| a.action.as_str()).collect::<Vec<_>>(),
         ["created", "updated", "take", "updated"]
@@ -649,7 +649,10 @@ async fn the_audit_log_records_every_change_oldest_first_with_from_and_to() {
     let mut fields: Vec<&str> = wire.as_object().unwrap().keys().map(String::as_str).collect();
     fields.sort();
     assert_eq!(fields, ["action", "actor", "changes", "created_at", "id", "task_id"]);
-    assert_eq!(kind(fx.board.task_actions(&fx.owner, Uuid::now_v7()).await), ErrorKind::NotFound);
+    assert_eq!(
+        kind(fx.board.task_actions(&fx.owner, Uuid::now_v7(), Page::default()).await),
+        ErrorKind::NotFound
+    );
 }
 
 #[tokio::test]
@@ -662,7 +665,7 @@ async fn step_changes_are_not_in_the_audit_log() {
         .update_step(&fx.owner, t.id, s.id, StepPatch { done: Patch::Value(true), ..Default::default() })
         .await
         .unwrap();
-    assert_eq!(fx.board.task_actions(&fx.owner, t.id).await.unwrap().len(), 1);
+    assert_eq!(fx.board.task_actions(&fx.owner, t.id, Page::default()).await.unwrap().len(), 1);
 }
 
 // ---- steps (REST Steps; 2.1, 5.f) -------------------------------------------
@@ -1010,7 +1013,7 @@ async fn deleting_a_task_deletes_its_steps_links_and_comments() {
     let deleted = events.iter().find(|e| e.kind == EventKind::TaskDeleted).unwrap();
     assert_eq!(deleted.data(), serde_json::json!({"id": doomed.id, "key": "WEB-2", "project_id": p.id}));
     assert_eq!(kind(fx.board.get_task(&fx.owner, doomed.id).await), ErrorKind::NotFound);
-    assert_eq!(kind(fx.board.replies(&fx.owner, comment.id).await), ErrorKind::NotFound);
+    assert_eq!(kind(fx.board.replies(&fx.owner, comment.id, Page::default()).await), ErrorKind::NotFound);
     assert!(comments(&fx, doomed.id).await.is_empty());
     assert_eq!(fx.get(child.id).await.parent, None, "subtasks lose their parent");
     assert!(fx.get(dependant.id).await.depends_on.is_empty());

@@ -51,6 +51,35 @@ async fn full_pages_link_to_the_next_one() {
     );
 }
 
+#[tokio::test]
+async fn chat_pages_link_to_older_messages() {
+    let app = spawn().await;
+    let p = app.create_project(app.owner(), "web").await;
+    let chat = p.chat_id.unwrap();
+    for i in 0..9 {
+        app.post(
+            "/api/v1/messages",
+            app.owner(),
+            serde_json::json!({"chat_id": chat, "content": format!("m{i}")}),
+        )
+        .await
+        .expect::<serde_json::Value>(201);
+    }
+    let mut url = format!("/api/v1/messages?chat_id={chat}&limit=4");
+    let mut pages = Vec::new();
+    loop {
+        let res = app.get(&url, app.owner()).await;
+        let page: Vec<taskboard_core::model::Message> = res.expect(200);
+        pages.push(page.into_iter().map(|m| m.content).collect::<Vec<_>>());
+        match res.header("link") {
+            Some(link) => url = next_link(link).expect("a rel=next link"),
+            None => break,
+        }
+        assert!(url.starts_with("/api/v1/messages?") && url.contains("cursor="), "{url}");
+    }
+    assert_eq!(pages, [vec!["m5", "m6", "m7", "m8"], vec!["m1", "m2", "m3", "m4"], vec!["m0"]]);
+}
+
 /// Decodes an HTTP/1.1 response with a chunked body: the body.
 fn dechunk(raw: &[u8]) -> Vec<u8> {
     let head = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a response head") + 4;
