@@ -16,5 +16,6 @@ mod members;
 mod messages;
 mod paging;
 mod projects;
+mod schema;
 mod tasks;
 mod work;
