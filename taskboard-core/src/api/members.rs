@@ -2,7 +2,7 @@
 
 use uuid::Uuid;
 
-use super::endpoint::{Call, Caller, Endpoint, Info, Method};
+use super::endpoint::{Call, Caller, Encoded, Endpoint, Info, Method, Reply};
 use super::requests::*;
 use crate::board::Board;
 use crate::error::Result;
@@ -83,6 +83,18 @@ impl Endpoint for ListMembers {
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<super::paged::Paged<Member>> {
         board.list_members(caller.actor()?, call.query.include_inactive, call.query.page).await
+    }
+
+    /// The whole list (no `limit`, no `cursor`) is streamed as it is read.
+    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
+        if call.query.page.is_whole() {
+            return Ok(Encoded::Stream(board.stream_members(
+                caller.actor()?,
+                call.query.include_inactive,
+                call.query.page,
+            )?));
+        }
+        Self::handle(board, caller, call).await?.encode()
     }
 }
 

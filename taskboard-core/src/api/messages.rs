@@ -2,7 +2,7 @@
 
 use uuid::Uuid;
 
-use super::endpoint::{Call, Caller, Download, Endpoint, Info, Method, Upload};
+use super::endpoint::{Call, Caller, Download, Encoded, Endpoint, Info, Method, Reply, Upload};
 use super::paged::Paged;
 use super::requests::*;
 use crate::board::Board;
@@ -87,6 +87,14 @@ impl Endpoint for ListReplies {
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Paged<Message>> {
         board.replies(caller.actor()?, call.path, call.query).await
     }
+
+    /// The whole list (no `limit`, no `cursor`) is streamed as it is read.
+    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
+        if call.query.is_whole() {
+            return Ok(Encoded::Stream(board.stream_replies(caller.actor()?, call.path, call.query).await?));
+        }
+        Self::handle(board, caller, call).await?.encode()
+    }
 }
 
 /// `POST /upload` (multipart: `file`).
@@ -164,6 +172,14 @@ impl Endpoint for ListLabels {
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<super::paged::Paged<Label>> {
         board.list_labels(caller.actor()?, call.query).await
+    }
+
+    /// The whole list (no `limit`, no `cursor`) is streamed as it is read.
+    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
+        if call.query.is_whole() {
+            return Ok(Encoded::Stream(board.stream_labels(caller.actor()?, call.query)?));
+        }
+        Self::handle(board, caller, call).await?.encode()
     }
 }
 

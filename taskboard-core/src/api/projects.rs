@@ -2,7 +2,7 @@
 
 use uuid::Uuid;
 
-use super::endpoint::{Call, Caller, Download, Endpoint, Info, Method, Upload};
+use super::endpoint::{Call, Caller, Download, Encoded, Endpoint, Info, Method, Reply, Upload};
 use super::paged::Paged;
 use super::requests::*;
 use crate::board::Board;
@@ -36,6 +36,18 @@ impl Endpoint for ListProjects {
         call: Call<Self>,
     ) -> Result<super::paged::Paged<Project>> {
         board.list_projects(caller.actor()?, call.query.include_archived, call.query.page).await
+    }
+
+    /// The whole list (no `limit`, no `cursor`) is streamed as it is read.
+    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
+        if call.query.page.is_whole() {
+            return Ok(Encoded::Stream(board.stream_projects(
+                caller.actor()?,
+                call.query.include_archived,
+                call.query.page,
+            )?));
+        }
+        Self::handle(board, caller, call).await?.encode()
     }
 }
 
@@ -174,6 +186,16 @@ impl Endpoint for ListProjectMembers {
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Paged<ProjectMember>> {
         board.project_members(caller.actor()?, call.path, call.query).await
     }
+
+    /// The whole list (no `limit`, no `cursor`) is streamed as it is read.
+    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
+        if call.query.is_whole() {
+            return Ok(Encoded::Stream(
+                board.stream_project_members(caller.actor()?, call.path, call.query).await?,
+            ));
+        }
+        Self::handle(board, caller, call).await?.encode()
+    }
 }
 
 /// `POST /projects/{id}/members`.
@@ -255,6 +277,16 @@ impl Endpoint for ListFiles {
         call: Call<Self>,
     ) -> Result<super::paged::Paged<ProjectFile>> {
         board.list_files(caller.actor()?, call.path, call.query.search, call.query.page).await
+    }
+
+    /// The whole list (no `limit`, no `cursor`) is streamed as it is read.
+    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
+        if call.query.page.is_whole() {
+            return Ok(Encoded::Stream(
+                board.stream_files(caller.actor()?, call.path, call.query.search, call.query.page).await?,
+            ));
+        }
+        Self::handle(board, caller, call).await?.encode()
     }
 }
 

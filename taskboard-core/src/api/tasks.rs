@@ -458,6 +458,16 @@ impl Endpoint for ListActions {
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Paged<TaskAction>> {
         board.task_actions(caller.actor()?, call.path, call.query).await
     }
+
+    /// The whole list (no `limit`, no `cursor`) is streamed as it is read.
+    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
+        if call.query.is_whole() {
+            return Ok(Encoded::Stream(
+                board.stream_task_actions(caller.actor()?, call.path, call.query).await?,
+            ));
+        }
+        Self::handle(board, caller, call).await?.encode()
+    }
 }
 
 /// `GET /tasks/{id}/steps`.

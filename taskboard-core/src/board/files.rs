@@ -5,8 +5,9 @@ use tokio::io::AsyncRead;
 use uuid::Uuid;
 
 use super::messages::guess_mime;
+use super::pages::{IndexList, ItemFn};
 use super::{Actor, Board};
-use crate::api::{CursorKind, Download, FilePatch, Page, Paged};
+use crate::api::{CursorKind, Download, FilePatch, JsonStream, Page, Paged};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::model::ProjectFile;
@@ -32,22 +33,20 @@ impl Board {
         page: Page,
     ) -> Result<Paged<ProjectFile>> {
         page.check()?;
-        self.read(move |r| {
-            r.project_required(project)?;
-            let needle = search.map(|s| s.to_lowercase());
-            let prefix = project.as_bytes();
-            super::pages::index_page(r, CursorKind::Files, PROJECT_FILE_NAME, prefix, &page, &mut |_, v| {
-                match r.project_file(crate::storage::codec::uuid_value(v)?)? {
-                    Some(f)
-                        if needle.as_ref().is_none_or(|n| f.filename.to_lowercase().contains(n.as_str())) =>
-                    {
-                        Ok(Some(r.render_project_file(&f)?))
-                    }
-                    _ => Ok(None),
-                }
-            })
-        })
-        .await
+        self.read(move |r| r.project_required(project)).await?;
+        self.index_list(files_list(project, search), page).await
+    }
+
+    /// The whole of `GET /projects/{id}/files`, streamed as it is read.
+    pub async fn stream_files(
+        &self,
+        _actor: &Actor,
+        project: Uuid,
+        search: Option<String>,
+        page: Page,
+    ) -> Result<JsonStream> {
+        self.read(move |r| r.project_required(project)).await?;
+        self.stream_index(files_list(project, search), page)
     }
 
     /// `POST /projects/{id}/files`: a new name adds a file; an existing
@@ -167,4 +166,17 @@ impl Board {
         })
         .await
     }
+}
+
+/// A project's files by name; `search` is a case-insensitive part of it.
+fn files_list(project: Uuid, search: Option<String>) -> IndexList<impl ItemFn<ProjectFile>> {
+    let needle = search.map(|s| s.to_lowercase());
+    IndexList::new(CursorKind::Files, PROJECT_FILE_NAME, project.as_bytes(), move |r, _, v| {
+        match r.project_file(crate::storage::codec::uuid_value(v)?)? {
+            Some(f) if needle.as_ref().is_none_or(|n| f.filename.to_lowercase().contains(n.as_str())) => {
+                Ok(Some(r.render_project_file(&f)?))
+            }
+            _ => Ok(None),
+        }
+    })
 }

@@ -3,8 +3,9 @@
 use serde_json::json;
 use uuid::Uuid;
 
+use super::pages::{IndexList, ItemFn};
 use super::{Actor, Board, Tx};
-use crate::api::{CursorKind, LabelPatch, NewLabel, Page, Paged};
+use crate::api::{CursorKind, JsonStream, LabelPatch, NewLabel, Page, Paged};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::model::*;
@@ -78,12 +79,12 @@ impl Board {
 
     /// `GET /labels`, by name.
     pub async fn list_labels(&self, _actor: &Actor, page: Page) -> Result<Paged<Label>> {
-        self.read(move |r| {
-            super::pages::index_page(r, CursorKind::Labels, LABEL_NAME, &[], &page, &mut |_, v| {
-                Ok(r.label(uuid_value(v)?)?.map(|l| l.to_wire()))
-            })
-        })
-        .await
+        self.index_list(labels_list(), page).await
+    }
+
+    /// The whole of `GET /labels`, streamed as it is read.
+    pub fn stream_labels(&self, _actor: &Actor, page: Page) -> Result<JsonStream> {
+        self.stream_index(labels_list(), page)
     }
 
     /// `POST /labels`: names are unique regardless of case (409).
@@ -145,4 +146,11 @@ impl Board {
         })
         .await
     }
+}
+
+/// Labels by name.
+fn labels_list() -> IndexList<impl ItemFn<Label>> {
+    IndexList::new(CursorKind::Labels, LABEL_NAME, &[], |r, _, v| {
+        Ok(r.label(uuid_value(v)?)?.map(|l| l.to_wire()))
+    })
 }

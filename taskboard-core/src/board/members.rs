@@ -4,8 +4,9 @@
 use serde_json::json;
 use uuid::Uuid;
 
+use super::pages::{IndexList, ItemFn};
 use super::{Actor, Board, Tx};
-use crate::api::{CursorKind, MemberPatch, NewMember, Page, Paged};
+use crate::api::{CursorKind, JsonStream, MemberPatch, NewMember, Page, Paged};
 use crate::credentials;
 use crate::error::{Error, Result};
 use crate::events::{Audience, EventKind};
@@ -146,13 +147,12 @@ impl Board {
         include_inactive: bool,
         page: Page,
     ) -> Result<Paged<Member>> {
-        self.read(move |r| {
-            super::pages::index_page(r, CursorKind::Members, MEMBERS, &[], &page, &mut |_, v| {
-                let m: MemberRecord = crate::storage::codec::decode(v)?;
-                Ok((include_inactive || m.is_active).then(|| m.to_wire()))
-            })
-        })
-        .await
+        self.index_list(members_list(include_inactive), page).await
+    }
+
+    /// The whole of `GET /members`, streamed as it is read.
+    pub fn stream_members(&self, _actor: &Actor, include_inactive: bool, page: Page) -> Result<JsonStream> {
+        self.stream_index(members_list(include_inactive), page)
     }
 
     pub async fn get_member(&self, _actor: &Actor, id: Uuid) -> Result<Member> {
@@ -390,4 +390,12 @@ impl Board {
         })
         .await
     }
+}
+
+/// Members by creation (their ids are time-ordered).
+fn members_list(include_inactive: bool) -> IndexList<impl ItemFn<Member>> {
+    IndexList::new(CursorKind::Members, MEMBERS, &[], move |_, _, v| {
+        let m: MemberRecord = crate::storage::codec::decode(v)?;
+        Ok((include_inactive || m.is_active).then(|| m.to_wire()))
+    })
 }

@@ -7,9 +7,12 @@ use jiff::Timestamp;
 use tokio::io::AsyncRead;
 use uuid::Uuid;
 
+use super::pages::{IndexList, ItemFn};
 use super::{Actor, Board, Tx};
 use crate::api::Download;
-use crate::api::{CursorKind, MessageFilter, NewMessage, Page, Paged, decode_cursor, encode_cursor};
+use crate::api::{
+    CursorKind, JsonStream, MessageFilter, NewMessage, Page, Paged, decode_cursor, encode_cursor,
+};
 use crate::error::{Error, Result};
 use crate::events::Audience;
 use crate::model::*;
@@ -129,13 +132,19 @@ impl Board {
     /// `GET /messages/{id}/replies`, by creation time (404 for an unknown
     /// message).
     pub async fn replies(&self, _actor: &Actor, id: Uuid, page: Page) -> Result<Paged<Message>> {
-        self.read(move |r| {
-            r.message(id)?.ok_or_else(|| Error::not_found(format!("message {id} not found")))?;
-            super::pages::index_page(r, CursorKind::Replies, REPLIES, id.as_bytes(), &page, &mut |k, _| {
-                r.message(uuid_at(k, 0)?)?.map(|m| r.render_message(&m)).transpose()
-            })
-        })
-        .await
+        self.message_required(id).await?;
+        self.index_list(replies_list(id), page).await
+    }
+
+    /// The whole of `GET /messages/{id}/replies`, streamed as it is read.
+    pub async fn stream_replies(&self, _actor: &Actor, id: Uuid, page: Page) -> Result<JsonStream> {
+        self.message_required(id).await?;
+        self.stream_index(replies_list(id), page)
+    }
+
+    async fn message_required(&self, id: Uuid) -> Result<()> {
+        let found = self.read(move |r| r.message(id)).await?;
+        found.map(|_| ()).ok_or_else(|| Error::not_found(format!("message {id} not found")))
     }
 
     /// `POST /messages` (docs/rules.md, messages and files): the author comes from the
@@ -313,6 +322,13 @@ impl Board {
         })
         .await
     }
+}
+
+/// A message's replies, oldest first.
+fn replies_list(parent: Uuid) -> IndexList<impl ItemFn<Message>> {
+    IndexList::new(CursorKind::Replies, REPLIES, parent.as_bytes(), |r, k, _| {
+        r.message(uuid_at(k, 0)?)?.map(|m| r.render_message(&m)).transpose()
+    })
 }
 
 #[cfg(test)]

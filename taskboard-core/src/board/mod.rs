@@ -48,7 +48,7 @@ pub use first_run::{INITIAL_PASSWORD_FILE, InitialPassword};
 pub use follow::{EventBatch, Follower};
 pub use idempotency::{AnswerOf, IDEMPOTENCY_TTL, IdempotencyKey, Idempotent, StoredAnswer};
 pub use members::Bootstrap;
-pub use queries::{STREAM_CHUNK, STREAM_DEPTH};
+pub use pages::{STREAM_CHUNK, STREAM_DEPTH};
 pub use throttle::{Clock, LoginLimits};
 pub use work::LEASE_SECONDS;
 

@@ -3,8 +3,9 @@
 use serde_json::json;
 use uuid::Uuid;
 
+use super::pages::{IndexList, ItemFn};
 use super::{Actor, Board, Tx};
-use crate::api::{CursorKind, NewProject, Page, Paged, ProjectPatch};
+use crate::api::{CursorKind, JsonStream, NewProject, Page, Paged, ProjectPatch};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::model::*;
@@ -31,13 +32,12 @@ impl Board {
         include_archived: bool,
         page: Page,
     ) -> Result<Paged<Project>> {
-        self.read(move |r| {
-            super::pages::index_page(r, CursorKind::Projects, PROJECTS, &[], &page, &mut |_, v| {
-                let p: ProjectRecord = crate::storage::codec::decode(v)?;
-                Ok((include_archived || p.status == ProjectStatus::Active).then(|| p.to_wire()))
-            })
-        })
-        .await
+        self.index_list(projects_list(include_archived), page).await
+    }
+
+    /// The whole of `GET /projects`, streamed as it is read.
+    pub fn stream_projects(&self, _actor: &Actor, include_archived: bool, page: Page) -> Result<JsonStream> {
+        self.stream_index(projects_list(include_archived), page)
     }
 
     pub async fn get_project(&self, _actor: &Actor, id: Uuid) -> Result<Project> {
@@ -167,28 +167,14 @@ impl Board {
         id: Uuid,
         page: Page,
     ) -> Result<Paged<ProjectMember>> {
-        self.read(move |r| {
-            r.project_required(id)?;
-            // Keyed by member id, which orders members by creation.
-            super::pages::index_page(
-                r,
-                CursorKind::ProjectMembers,
-                PROJECT_MEMBERS,
-                id.as_bytes(),
-                &page,
-                &mut |k, v| {
-                    let role: ProjectRole = decode(v)?;
-                    Ok(r.member(uuid_at(k, 0)?)?.map(|m| ProjectMember {
-                        id: m.id,
-                        name: m.name,
-                        slug: m.slug,
-                        kind: m.kind,
-                        role,
-                    }))
-                },
-            )
-        })
-        .await
+        self.read(move |r| r.project_required(id)).await?;
+        self.index_list(project_members_list(id), page).await
+    }
+
+    /// The whole of `GET /projects/{id}/members`, streamed as it is read.
+    pub async fn stream_project_members(&self, _actor: &Actor, id: Uuid, page: Page) -> Result<JsonStream> {
+        self.read(move |r| r.project_required(id)).await?;
+        self.stream_index(project_members_list(id), page)
     }
 
     /// `POST /projects/{id}/members` (admin or owner; docs/rules.md, projects).
@@ -261,4 +247,26 @@ impl Board {
         tx.w.put_message(&m)?;
         Board::emit_message(tx, &m)
     }
+}
+
+/// Projects by creation (their ids are time-ordered).
+fn projects_list(include_archived: bool) -> IndexList<impl ItemFn<Project>> {
+    IndexList::new(CursorKind::Projects, PROJECTS, &[], move |_, _, v| {
+        let p: ProjectRecord = crate::storage::codec::decode(v)?;
+        Ok((include_archived || p.status == ProjectStatus::Active).then(|| p.to_wire()))
+    })
+}
+
+/// A project's members, keyed by member id, which orders them by creation.
+fn project_members_list(project: Uuid) -> IndexList<impl ItemFn<ProjectMember>> {
+    IndexList::new(CursorKind::ProjectMembers, PROJECT_MEMBERS, project.as_bytes(), |r, k, v| {
+        let role: ProjectRole = decode(v)?;
+        Ok(r.member(uuid_at(k, 0)?)?.map(|m| ProjectMember {
+            id: m.id,
+            name: m.name,
+            slug: m.slug,
+            kind: m.kind,
+            role,
+        }))
+    })
 }

@@ -211,11 +211,6 @@ pub(crate) fn query_tasks(r: &dyn ReadTxn, f: &TaskFilter) -> Result<Paged<TaskR
     Ok(Paged { items, next })
 }
 
-/// The size a streamed list's chunks grow to before they are sent.
-pub const STREAM_CHUNK: usize = 32 * 1024;
-/// How many chunks of a streamed list may wait for the client.
-pub const STREAM_DEPTH: usize = 2;
-
 impl Board {
     /// `GET /tasks` (docs/rules.md, lists). Tasks rendered before and unchanged
     /// since come from the cache of rendered tasks.
@@ -245,51 +240,22 @@ impl Board {
         Ok(Paged { items: tasks.iter().map(|t| t.task.clone()).collect(), next })
     }
 
-    /// `GET /tasks` without `limit` or `cursor`, sent as it is read: the
-    /// JSON array in chunks of about [`STREAM_CHUNK`] bytes through a
-    /// channel of [`STREAM_DEPTH`] chunks. The reader waits while the
-    /// channel is full, so a slow client holds back the scan instead of
-    /// the whole list piling up in memory; a client that goes away ends
-    /// it. The scan reads one snapshot, so the list is consistent.
+    /// `GET /tasks` without `limit` or `cursor`, sent as it is read
+    /// from one snapshot (see [`Board::stream_with`]), so the list is
+    /// consistent and a slow client holds back the scan.
     pub fn stream_tasks(&self, _actor: &Actor, filter: TaskFilter) -> Result<crate::api::JsonStream> {
         filter.page.check()?;
-        let (tx, rx) = crate::api::json_stream(STREAM_DEPTH, self.stream_gauge());
         let board = self.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut buf = Vec::with_capacity(STREAM_CHUNK + 4096);
-            buf.push(b'[');
-            let mut first = true;
-            let result = (|| {
-                let r = board.inner.store.read()?;
-                let r = &*r;
-                let skip = filter.page.offset.unwrap_or(0) as usize;
-                visit_tasks(r, &filter, None, skip, &mut |t| {
-                    if !first {
-                        buf.push(b',');
-                    }
-                    first = false;
-                    match board.cached_task(t.id) {
-                        Some(task) => buf.extend_from_slice(task.json().as_bytes()),
-                        None => {
-                            serde_json::to_writer(&mut buf, &r.render_task(&t)?).map_err(Error::internal)?
-                        }
-                    }
-                    if buf.len() >= STREAM_CHUNK {
-                        let chunk = std::mem::replace(&mut buf, Vec::with_capacity(STREAM_CHUNK + 4096));
-                        if !tx.send_blocking(Ok(chunk.into())) {
-                            return Ok(Scan::Stop);
-                        }
-                    }
-                    Ok(Scan::Continue)
-                })
-            })();
-            let last = result.map(|()| {
-                buf.push(b']');
-                buf.into()
-            });
-            tx.send_blocking(last);
-        });
-        Ok(rx)
+        self.stream_with(move |r, out| {
+            let skip = filter.page.offset.unwrap_or(0) as usize;
+            visit_tasks(r, &filter, None, skip, &mut |t| {
+                let more = match board.cached_task(t.id) {
+                    Some(task) => out.push_json(task.json().as_bytes()),
+                    None => out.push(&r.render_task(&t)?)?,
+                };
+                Ok(if more { Scan::Continue } else { Scan::Stop })
+            })
+        })
     }
 
     /// `GET /tasks/{id}`: from the cache of rendered tasks when it holds

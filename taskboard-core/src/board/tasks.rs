@@ -7,8 +7,9 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::labels::{label_ids, label_names};
+use super::pages::{IndexList, ItemFn};
 use super::{Actor, Board, Tx};
-use crate::api::{CursorKind, NewTask, Page, Paged, TaskPatch};
+use crate::api::{CursorKind, JsonStream, NewTask, Page, Paged, TaskPatch};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::model::*;
@@ -392,13 +393,14 @@ impl Board {
 
     /// `GET /tasks/{id}/actions`: the audit log, oldest first.
     pub async fn task_actions(&self, _actor: &Actor, id: Uuid, page: Page) -> Result<Paged<TaskAction>> {
-        self.read(move |r| {
-            r.task_required(id)?;
-            super::pages::index_page(r, CursorKind::Actions, ACTIONS, id.as_bytes(), &page, &mut |_, v| {
-                r.render_action(&decode::<ActionRecord>(v)?).map(Some)
-            })
-        })
-        .await
+        self.read(move |r| r.task_required(id)).await?;
+        self.index_list(actions_list(id), page).await
+    }
+
+    /// The whole of `GET /tasks/{id}/actions`, streamed as it is read.
+    pub async fn stream_task_actions(&self, _actor: &Actor, id: Uuid, page: Page) -> Result<JsonStream> {
+        self.read(move |r| r.task_required(id)).await?;
+        self.stream_index(actions_list(id), page)
     }
 
     // ---- steps ------------------------------------------------------------
@@ -479,4 +481,11 @@ fn create_in(tx: &mut Tx<'_>, creator: Uuid, project_id: Uuid, new: NewTask) -> 
         Board::system_message(tx, None, Some(t.id), creator, text)?;
     }
     Ok(task)
+}
+
+/// A task's audit log, oldest first.
+fn actions_list(task: Uuid) -> IndexList<impl ItemFn<TaskAction>> {
+    IndexList::new(CursorKind::Actions, ACTIONS, task.as_bytes(), |r, _, v| {
+        r.render_action(&decode::<ActionRecord>(v)?).map(Some)
+    })
 }

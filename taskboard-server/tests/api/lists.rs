@@ -7,6 +7,8 @@ use taskboard_core::model::Task;
 use taskboard_core::validate::Title;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use serde_json::{Value, json};
+
 use crate::support::{TestApp, spawn};
 
 async fn seed(app: &TestApp, project: uuid::Uuid, n: usize) {
@@ -78,6 +80,72 @@ async fn chat_pages_link_to_older_messages() {
         assert!(url.starts_with("/api/v1/messages?") && url.contains("cursor="), "{url}");
     }
     assert_eq!(pages, [vec!["m5", "m6", "m7", "m8"], vec!["m1", "m2", "m3", "m4"], vec!["m0"]]);
+}
+
+#[tokio::test]
+async fn every_whole_list_is_streamed_and_equals_its_pages() {
+    let app = spawn().await;
+    let p = app.create_project(app.owner(), "web").await;
+    app.create_project(app.owner(), "api").await;
+    let t = app.create_task(app.owner(), p.id, "Main").await;
+    let root: Value = app
+        .post("/api/v1/messages", app.owner(), json!({"chat_id": p.chat_id, "content": "root"}))
+        .await
+        .expect(201);
+    for i in 0..5 {
+        let (agent, _) = app.create_agent(&format!("agent-{i}"), "member").await;
+        app.post(&format!("/api/v1/projects/{}/members", p.id), app.owner(), json!({"member_id": agent}))
+            .await
+            .expect::<Value>(200);
+        app.post("/api/v1/labels", app.owner(), json!({"name": format!("label-{i}")}))
+            .await
+            .expect::<Value>(201);
+        app.patch(&format!("/api/v1/tasks/{}", t.id), app.owner(), json!({"title": format!("Main {i}")}))
+            .await
+            .expect::<Value>(200);
+        app.post(
+            "/api/v1/messages",
+            app.owner(),
+            json!({"chat_id": p.chat_id, "parent_id": root["id"], "content": format!("r{i}")}),
+        )
+        .await
+        .expect::<Value>(201);
+        let files = format!("/api/v1/projects/{}/files", p.id);
+        app.upload(&files, app.owner(), &format!("file-{i}.txt"), b"x".to_vec(), None)
+            .await
+            .expect::<Value>(201);
+    }
+    for list in [
+        "/api/v1/members".to_string(),
+        "/api/v1/projects".to_string(),
+        "/api/v1/labels".to_string(),
+        format!("/api/v1/projects/{}/members", p.id),
+        format!("/api/v1/projects/{}/files", p.id),
+        format!("/api/v1/tasks/{}/actions", t.id),
+        format!("/api/v1/messages/{}/replies", root["id"].as_str().unwrap()),
+    ] {
+        let whole = app.get(&list, app.owner()).await;
+        let items: Vec<Value> = whole.expect(200);
+        assert!(items.len() >= 2, "{list}: {items:?}");
+        assert_eq!(whole.header("transfer-encoding"), Some("chunked"), "{list} is streamed");
+        assert!(whole.header("content-length").is_none(), "{list}");
+        let (mut url, mut walked) = (format!("{list}?limit=2"), Vec::new());
+        loop {
+            let res = app.get(&url, app.owner()).await;
+            assert!(res.header("content-length").is_some(), "a page is sent whole: {url}");
+            walked.extend(res.expect::<Vec<Value>>(200));
+            match res.header("link") {
+                Some(link) => url = next_link(link).unwrap(),
+                None => break,
+            }
+        }
+        assert_eq!(walked, items, "{list}: the pages give the whole list");
+    }
+    app.get("/api/v1/tasks/00000000-0000-0000-0000-000000000000/actions", app.owner()).await.error(
+        404,
+        "not_found",
+        "task",
+    );
 }
 
 /// Decodes an HTTP/1.1 response with a chunked body: the body.
