@@ -411,26 +411,15 @@ impl Events {
     /// The next event. Fails only on errors that reconnecting cannot fix:
     /// credentials refused (401, 403) or an unknown address (404).
     pub async fn next(&mut self) -> Result<serde_json::Value> {
-        let mut backoff = Duration::from_millis(100);
+        let mut reconnect = Reconnect::default();
         loop {
             let Some(socket) = self.socket.as_mut() else {
                 match self.client.connect_events(self.since).await {
                     Ok(socket) => {
                         self.socket = Some(socket);
-                        backoff = Duration::from_millis(100);
+                        reconnect = Reconnect::default();
                     }
-                    Err(e)
-                        if matches!(
-                            e.kind(),
-                            ErrorKind::Unauthorized | ErrorKind::Forbidden | ErrorKind::NotFound
-                        ) =>
-                    {
-                        return Err(e);
-                    }
-                    Err(_) => {
-                        tokio::time::sleep(backoff).await;
-                        backoff = (backoff * 2).min(Duration::from_secs(5));
-                    }
+                    Err(e) => reconnect.wait(e).await?,
                 }
                 continue;
             };
@@ -458,6 +447,31 @@ impl Events {
             }
             return Ok(value);
         }
+    }
+}
+
+/// The wait between attempts to reach the event stream again: 100 ms,
+/// doubling up to 5 s.
+pub(crate) struct Reconnect {
+    delay: Duration,
+}
+
+impl Default for Reconnect {
+    fn default() -> Reconnect {
+        Reconnect { delay: Duration::from_millis(100) }
+    }
+}
+
+impl Reconnect {
+    /// After a failed attempt: the error back when reconnecting cannot
+    /// fix it (credentials refused, an unknown address), else a wait.
+    pub async fn wait(&mut self, e: Error) -> Result<()> {
+        if matches!(e.kind(), ErrorKind::Unauthorized | ErrorKind::Forbidden | ErrorKind::NotFound) {
+            return Err(e);
+        }
+        tokio::time::sleep(self.delay).await;
+        self.delay = (self.delay * 2).min(Duration::from_secs(5));
+        Ok(())
     }
 }
 

@@ -3,11 +3,10 @@
 //! last event delivered, so every event comes once, in order.
 
 use std::collections::VecDeque;
-use std::time::Duration;
 
 use taskboard_core::{Error, ErrorKind, Result};
 
-use crate::client::Client;
+use crate::client::{Client, Reconnect};
 
 /// A Server-Sent Events follower of one server.
 pub struct SseEvents {
@@ -89,7 +88,7 @@ impl SseEvents {
     /// The next event frame; reconnects after network failures. Fails
     /// only on errors that reconnecting cannot fix (401, 403, 404).
     pub async fn next(&mut self) -> Result<serde_json::Value> {
-        let mut backoff = Duration::from_millis(100);
+        let mut reconnect = Reconnect::default();
         loop {
             if let Some(frame) = self.ready.pop_front() {
                 return Ok(frame);
@@ -98,19 +97,8 @@ impl SseEvents {
                 Some(res) => res.chunk().await,
                 None => {
                     match self.connect().await {
-                        Err(e)
-                            if matches!(
-                                e.kind(),
-                                ErrorKind::Unauthorized | ErrorKind::Forbidden | ErrorKind::NotFound
-                            ) =>
-                        {
-                            return Err(e);
-                        }
-                        Err(_) => {
-                            tokio::time::sleep(backoff).await;
-                            backoff = (backoff * 2).min(Duration::from_secs(5));
-                        }
-                        Ok(()) => backoff = Duration::from_millis(100),
+                        Err(e) => reconnect.wait(e).await?,
+                        Ok(()) => reconnect = Reconnect::default(),
                     }
                     continue;
                 }
