@@ -7,6 +7,7 @@ use super::requests::*;
 use crate::board::Board;
 use crate::error::Result;
 use crate::model::{Label, Message, Ok, UploadedFile};
+use crate::storage::ReadTxn;
 
 /// `GET /messages`.
 #[derive(Debug)]
@@ -210,6 +211,10 @@ impl Endpoint for UpdateLabel {
     type Body = LabelPatch;
     type Response = Label;
 
+    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
+        crate::board::etags::label(r, path)
+    }
+
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Label> {
         board.update_label(caller.actor()?, call.path, call.body).await
     }
@@ -234,6 +239,10 @@ impl Endpoint for DeleteLabel {
     type Query = ();
     type Body = ();
     type Response = Ok;
+
+    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
+        crate::board::etags::label(r, path)
+    }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
         board.delete_label(caller.actor()?, call.path).await?;
