@@ -337,6 +337,7 @@ pub async fn upload_from_path(
         size: Some(total),
         content: Box::pin(content),
         fields: Vec::new(),
+        late: Default::default(),
     })
 }
 

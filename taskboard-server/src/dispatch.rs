@@ -10,8 +10,8 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use taskboard_core::api::{
-    BodyKind, Call, Caller, Encoded, Endpoint, Info, PathParams, QueryParams, RawBody, Reply, RequestBody,
-    Upload, decode_body,
+    BodyKind, Call, Caller, Encoded, Endpoint, Info, PathParams, QueryParams, RawBody, RequestBody, Upload,
+    decode_body,
 };
 use taskboard_core::board::{IdempotencyKey, Idempotent};
 use taskboard_core::{Actor, Error, api};
@@ -105,22 +105,17 @@ async fn serve<E: Endpoint>(
         |name| req.headers().get(name).and_then(|v: &HeaderValue| v.to_str().ok()).map(str::to_string);
     let if_none_match =
         if E::INFO.method == api::Method::Get { header_text(header::IF_NONE_MATCH) } else { None };
-    if let Some(if_match) = header_text(header::IF_MATCH)
-        && matches!(E::INFO.method, api::Method::Patch | api::Method::Delete)
-    {
-        api::check_if_match::<E>(board, &caller, path, &if_match).await?;
-    }
+    let if_match = header_text(header::IF_MATCH)
+        .filter(|_| matches!(E::INFO.method, api::Method::Patch | api::Method::Delete));
+    let if_match = if_match.as_deref();
     match E::Body::KIND {
         BodyKind::None => {
             let body = E::Body::decode(RawBody::None)?;
             let key = idempotency_key::<E>(&req, &caller, b"")?;
             let call = Call::new(path, query, body);
-            let encoded = match key {
-                Some(key) => match api::call_idempotent::<E>(board, &caller, key, call).await? {
-                    Idempotent::Fresh(encoded) => encoded,
-                    Idempotent::Replayed { status, body } => return Ok(replayed(status, body)),
-                },
-                None => E::handle_encoded(board, &caller, call).await?,
+            let encoded = match perform::<E>(board, &caller, if_match, key, call).await? {
+                Idempotent::Fresh(encoded) => encoded,
+                Idempotent::Replayed { status, body } => return Ok(replayed(status, body)),
             };
             if let Encoded::Events(follower) = encoded {
                 return Ok(crate::sse::serve(follower, state.ws.shutdown.clone()));
@@ -154,12 +149,9 @@ async fn serve<E: Endpoint>(
             };
             let (body, ignored) = decode_body::<E>(RawBody::Json(bytes))?;
             let call = Call::new(path, query, body);
-            let encoded = match key {
-                Some(key) => match api::call_idempotent::<E>(board, &caller, key, call).await? {
-                    Idempotent::Fresh(encoded) => encoded,
-                    Idempotent::Replayed { status, body } => return Ok(replayed(status, body)),
-                },
-                None => E::handle_encoded(board, &caller, call).await?,
+            let encoded = match perform::<E>(board, &caller, if_match, key, call).await? {
+                Idempotent::Fresh(encoded) => encoded,
+                Idempotent::Replayed { status, body } => return Ok(replayed(status, body)),
             };
             let mut res = render(status, encoded, None, &uri);
             if !ignored.is_empty()
@@ -170,28 +162,78 @@ async fn serve<E: Endpoint>(
             Ok(res)
         }
         BodyKind::Multipart => {
+            let key_header = req.headers().get(IDEMPOTENCY_KEY).cloned();
+            let path_and_query =
+                req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_default();
             let (parts, incoming) = req.into_parts();
             let caller = &caller;
-            let (response, late) = files::multipart(
+            let max_upload = board.options().max_upload_bytes;
+            let (outcome, _) = files::multipart(
                 &parts.headers,
                 incoming,
                 state.limits.body_read_timeout,
                 |part, before| async move {
-                    let upload = Upload {
+                    let mut upload = Upload {
                         filename: part.filename,
                         mime_type: part.mime_type,
                         size: None,
                         content: part.content,
                         fields: before,
+                        late: part.late,
                     };
+                    let key = match key_header {
+                        Some(v) if caller.actor.is_some() && is_mutation(E::INFO.method) => {
+                            let v = v
+                                .to_str()
+                                .map_err(|_| Error::invalid("Idempotency-Key", "must be visible ASCII"))?;
+                            let method = E::INFO.method.as_str();
+                            Some(IdempotencyKey::streamed(v, method, &path_and_query, &mut upload)?)
+                        }
+                        _ => None,
+                    };
+                    if let Some(key) = &key
+                        && let Some(stored) = board.stored_answer(caller.actor()?.id(), key.key()).await?
+                    {
+                        // A repeat: the body is read through (and hashed)
+                        // to tell the same upload from another one.
+                        files::discard(&mut upload.content, max_upload).await?;
+                        let (status, body) = key.replay(stored)?;
+                        return Ok(Idempotent::Replayed { status, body });
+                    }
                     let body = E::Body::decode(RawBody::Upload(upload))?;
-                    E::handle(board, caller, Call::new(path, query, body)).await
+                    perform::<E>(board, caller, if_match, key, Call::new(path, query, body)).await
                 },
             )
             .await?;
-            let response = E::late_fields(board, caller, path, response, late).await?;
-            Ok(render(status, response.encode()?, None, &uri))
+            match outcome {
+                Idempotent::Fresh(encoded) => Ok(render(status, encoded, None, &uri)),
+                Idempotent::Replayed { status, body } => Ok(replayed(status, body)),
+            }
         }
+    }
+}
+
+/// Performs `E`, on the condition of `If-Match` when the request has one,
+/// and under its idempotency key when it has one.
+async fn perform<E: Endpoint>(
+    board: &taskboard_core::board::Board,
+    caller: &Caller,
+    if_match: Option<&str>,
+    key: Option<IdempotencyKey>,
+    call: Call<E>,
+) -> Result<Idempotent<Encoded>, Error> {
+    let path = call.path;
+    let run = async move {
+        match if_match {
+            Some(list) => {
+                api::if_match::<E, _>(board, path, list, E::handle_encoded(board, caller, call)).await
+            }
+            None => E::handle_encoded(board, caller, call).await,
+        }
+    };
+    match key {
+        Some(key) => api::call_idempotent_with::<E>(board, caller, key, run).await,
+        None => run.await.map(Idempotent::Fresh),
     }
 }
 

@@ -15,7 +15,7 @@ use hyper::body::{Body, Frame, Incoming};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Response, StatusCode};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
-use taskboard_core::api::Download;
+use taskboard_core::api::{Download, LateFields};
 use taskboard_core::{Error, ErrorKind, Result};
 use tokio_util::io::{ReaderStream, StreamReader};
 
@@ -106,6 +106,28 @@ pub(crate) struct FilePart {
     pub filename: String,
     pub mime_type: Option<String>,
     pub content: Pin<Box<dyn tokio::io::AsyncRead + Send>>,
+    /// The text fields after the file, filled in when `content` ends.
+    pub late: LateFields,
+}
+
+/// Reads an upload's content to its end and throws it away (a repeated
+/// upload, read only to be fingerprinted); past `limit` bytes it is 413.
+pub(crate) async fn discard(
+    content: &mut Pin<Box<dyn tokio::io::AsyncRead + Send>>,
+    limit: u64,
+) -> Result<()> {
+    use tokio::io::AsyncReadExt;
+    let mut bounded = content.take(limit + 1);
+    let read = tokio::io::copy(&mut bounded, &mut tokio::io::sink())
+        .await
+        .map_err(|e| Error::invalid("body", format!("the upload was not read whole: {e}")))?;
+    if read > limit {
+        return Err(Error::new(
+            ErrorKind::PayloadTooLarge,
+            format!("the upload is larger than {limit} bytes"),
+        ));
+    }
+    Ok(())
 }
 
 /// The text fields a multipart body may carry besides `file`.
@@ -164,10 +186,18 @@ where
         }
     };
     let rest = Arc::new(Mutex::new(Rest::default()));
+    let late = LateFields::default();
     let part = FilePart {
         filename: file.file_name().unwrap_or("").to_string(),
         mime_type: file.content_type().map(|m| m.to_string()),
-        content: Box::pin(StreamReader::new(file_content(file, parts, texts.clone(), rest.clone()))),
+        content: Box::pin(StreamReader::new(file_content(
+            file,
+            parts,
+            texts.clone(),
+            rest.clone(),
+            late.clone(),
+        ))),
+        late,
     };
     let stored = store(part, texts.clone()).await;
     let rest = std::mem::take(&mut *rest.lock().unwrap_or_else(|e| e.into_inner()));
@@ -209,12 +239,14 @@ fn file_content(
     parts: multer::Multipart<'static>,
     texts_before: Vec<(String, String)>,
     rest: Arc<Mutex<Rest>>,
+    late: LateFields,
 ) -> impl Stream<Item = std::io::Result<Bytes>> + Send {
     struct Reading {
         file: Option<multer::Field<'static>>,
         parts: multer::Multipart<'static>,
         texts: Vec<(String, String)>,
         rest: Arc<Mutex<Rest>>,
+        late: LateFields,
         done: bool,
     }
     fn fail(reading: &mut Reading, refused: Reject) -> std::io::Error {
@@ -226,7 +258,7 @@ fn file_content(
         reading.rest.lock().unwrap_or_else(|e| e.into_inner()).refused = Some(refused);
         std::io::Error::other(detail)
     }
-    let start = Reading { file: Some(file), parts, texts: texts_before, rest, done: false };
+    let start = Reading { file: Some(file), parts, texts: texts_before, rest, late, done: false };
     futures_util::stream::unfold(start, |mut reading| async move {
         if reading.done {
             return None;
@@ -256,6 +288,7 @@ fn file_content(
         match checked {
             Ok(()) => {
                 let after = reading.texts.split_off(before);
+                reading.late.set(after.clone());
                 let mut rest = reading.rest.lock().unwrap_or_else(|e| e.into_inner());
                 rest.texts = after;
                 rest.finished = true;

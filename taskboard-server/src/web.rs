@@ -30,6 +30,7 @@ const FILES: &[(&str, &str, &[u8])] = &[
     ("messages.js", JS, include_bytes!("../web/messages.js")),
     ("chat.js", JS, include_bytes!("../web/chat.js")),
     ("members.js", JS, include_bytes!("../web/members.js")),
+    ("files.js", JS, include_bytes!("../web/files.js")),
     ("icon.svg", "image/svg+xml", include_bytes!("../web/icon.svg")),
 ];
 
@@ -39,7 +40,9 @@ const INDEX: &str = include_str!("../web/index.html");
 
 /// The page may run only its own scripts and talk only to its own origin
 /// (the WebSocket included: `'self'` covers `ws:`/`wss:` of the same host).
-const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
+/// Images may also be `blob:` addresses, which only the page can make,
+/// from content it fetched (previews of project files).
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; \
                    connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; \
                    form-action 'none'; frame-ancestors 'none'";
 

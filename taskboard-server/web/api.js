@@ -94,6 +94,24 @@ export const post = (path, body, params) => request("POST", path, { body: body ?
 export const patch = (path, body) => request("PATCH", path, { body });
 export const del = (path) => request("DELETE", path);
 
+// The content of a download as a Blob, fetched with the session's header.
+export async function blob(path) {
+  const headers = {};
+  if (session) headers.Authorization = `Bearer ${session.token}`;
+  const res = await fetch(`/api/v1${path}`, { headers });
+  if (!res.ok) {
+    let data = null;
+    try {
+      data = await res.json();
+    } catch {
+      data = null;
+    }
+    if (res.status === 401) onUnauthorized();
+    throw new ApiError(res.status, data && data.detail, data && data.code);
+  }
+  return res.blob();
+}
+
 export function upload(file) {
   const form = new FormData();
   form.append("file", file, file.name);

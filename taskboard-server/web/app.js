@@ -1,6 +1,6 @@
 // Start-up, login, the frame of the page and the routes (in the address's
 // fragment: #/p/<project>, #/p/<project>/t/<KEY>, #/p/<project>/chat,
-// #/p/<project>/ready, #/members).
+// #/p/<project>/ready, #/p/<project>/files, #/members).
 
 import * as api from "./api.js";
 import { state, apply, notify, subscribe, setTasks } from "./store.js";
@@ -21,6 +21,7 @@ function route() {
   if (parts[0] === "p" && parts[1]) {
     if (parts[2] === "chat") return { name: "chat", slug: parts[1] };
     if (parts[2] === "ready") return { name: "ready", slug: parts[1] };
+    if (parts[2] === "files") return { name: "files", slug: parts[1] };
     if (parts[2] === "t" && parts[3]) return { name: "board", slug: parts[1], key: parts[3] };
     return { name: "board", slug: parts[1] };
   }
@@ -154,6 +155,7 @@ function header() {
         link(`#/p/${encodeURIComponent(project.slug)}`, project.name, r.name === "board"),
         link(`#/p/${encodeURIComponent(project.slug)}/chat`, "Chat", r.name === "chat"),
         state.readyQueue ? link(`#/p/${encodeURIComponent(project.slug)}/ready`, "Ready", r.name === "ready") : null,
+        link(`#/p/${encodeURIComponent(project.slug)}/files`, "Files", r.name === "files"),
       ],
       link("#/members", "Members", r.name === "members"));
   };
@@ -190,6 +192,7 @@ async function showRoute() {
   else if (r.name === "chat") view = (await import("./chat.js")).mountChat(ctx);
   else if (r.name === "ready") view = (await import("./members.js")).mountReady(ctx);
   else if (r.name === "members") view = (await import("./members.js")).mountMembers(ctx);
+  else if (r.name === "files") view = (await import("./files.js")).mountFiles(ctx);
   if (view) view.route = r;
   notify("route");
 }

@@ -19,10 +19,11 @@ export function mountMembers({ main }) {
 export function mountReady({ main, route }) {
   const project = projectBySlug(route.slug);
   const list = h("ol", { class: "ready" });
-  const load = () => api.get("/tasks/ready", { project_id: project && project.id, limit: 100 }).then((tasks) =>
-    replace(list, tasks.length ? tasks.map((t) => h("li", null, h("a", { href: `#/p/${encodeURIComponent(t.project.slug)}/t/${encodeURIComponent(t.key)}` }, t.key),
-      ` ${t.title} `, h("span", { class: `prio ${t.priority}` }, t.priority))) : h("li", { class: "muted" }, "Nothing is ready.")),
-  (e) => replace(list, h("li", { class: "error" }, e.message)));
+  const load = () => api.get("/tasks/ready", { project_id: project && project.id, limit: 100 }).then((tasks) => {
+    replace(list, tasks.length ? tasks.map((t) => h("li", { dataset: { title: t.title } }, h("a", { href: `#/p/${encodeURIComponent(t.project.slug)}/t/${encodeURIComponent(t.key)}` }, t.key),
+      ` ${t.title} `, h("span", { class: `prio ${t.priority}` }, t.priority))) : h("li", { class: "muted" }, "Nothing is ready."));
+    list.dataset.loaded = "1";
+  }, (e) => replace(list, h("li", { class: "error" }, e.message)));
   main.append(h("h1", null, "Ready to take"), h("p", { class: "muted" }, "Unassigned tasks whose dependencies are done, in the order agents get them."), list);
   load();
   return { unmount: subscribe((t) => t.has("tasks") && load()) };

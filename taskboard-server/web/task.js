@@ -77,15 +77,23 @@ export function openTask(slot, taskId, { close, openKey }) {
       report(err);
     }
   });
+  // Up and down move a step one place (a PATCH of its position); the
+  // step events put the list in its new order.
+  const moveStep = (s, position) => api.patch(`/tasks/${taskId}/steps/${s.id}`, { position }).catch(report);
   const renderSteps = () => {
     const t = task();
-    replace(steps, t.steps.map((s) => {
+    const all = t.steps;
+    replace(steps, all.map((s, i) => {
       const box = h("input", { type: "checkbox", checked: s.done, id: `step-${s.id}` });
       box.addEventListener("change", () => {
         box.checked = s.done; // the event will tick it
         api.patch(`/tasks/${taskId}/steps/${s.id}`, { done: !s.done }).catch(report);
       });
-      return h("li", null, box, h("label", { for: `step-${s.id}` }, s.title),
+      return h("li", { dataset: { stepId: s.id } }, box, h("label", { for: `step-${s.id}` }, s.title),
+        h("button", { type: "button", class: "link move-up", "aria-label": `Move step ${s.title} up`, disabled: i === 0,
+          onclick: () => moveStep(s, i) }, "↑"),
+        h("button", { type: "button", class: "link move-down", "aria-label": `Move step ${s.title} down`, disabled: i === all.length - 1,
+          onclick: () => moveStep(s, i + 2) }, "↓"),
         h("button", { type: "button", class: "link", "aria-label": `Delete step ${s.title}`,
           onclick: () => api.del(`/tasks/${taskId}/steps/${s.id}`).catch(report) }, "✕"));
     }));

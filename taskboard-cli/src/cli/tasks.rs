@@ -319,6 +319,9 @@ pub enum StepCmd {
         /// true or false.
         #[arg(long)]
         done: Option<bool>,
+        /// Move the step to this place (1 = first).
+        #[arg(long)]
+        position: Option<i64>,
     },
     /// Mark a step done.
     #[command(after_help = "Example:\n  taskboard step done WEB-12 1")]

@@ -235,12 +235,13 @@ pub(super) async fn step<B: Backend>(b: &B, c: StepCmd, out: Out) -> Result<()> 
                 &b.call::<CreateStep>(id, (), NewStep { title: valid("title", Title::new(title))? }).await?,
             )
         }
-        StepCmd::Update { task, step, title, done } => {
+        StepCmd::Update { task, step, title, done, position } => {
             let id = b.find_task(&task).await?.id;
             let s = find_step(b, id, &step).await?;
             let patch = StepPatch {
                 title: patch(title.map(Title::new).transpose().map_err(|e| e.at("title"))?, false),
                 done: patch(done, false),
+                position: patch(position, false),
             };
             out.item(&b.call::<UpdateStep>((id, s.id), (), patch).await?)
         }

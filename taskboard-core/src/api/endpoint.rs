@@ -19,6 +19,7 @@ use uuid::Uuid;
 
 use crate::board::{Actor, Board};
 use crate::error::{Error, Result};
+use crate::storage::ReadTxn;
 
 pub use super::reply::{Download, Encoded, Reply, ReplyKind, Upgrade};
 
@@ -121,28 +122,20 @@ pub trait Endpoint: Send + Sync + 'static {
     }
 
     /// For a PATCH or DELETE of one resource: the resource's current
-    /// entity tag, against which `If-Match` is checked; `None` where the
-    /// endpoint has no single resource to compare.
-    fn current_etag(
-        board: &Board,
-        caller: &Caller,
-        path: Self::Path,
-    ) -> impl Future<Output = Result<Option<String>>> + Send {
-        let _ = (board, caller, path);
-        async { Ok(None) }
+    /// entity tag, read inside the transaction of the change, against
+    /// which `If-Match` is checked; `None` where the endpoint has no
+    /// single resource to compare.
+    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
+        let _ = (r, path);
+        Ok(None)
     }
 
-    /// Text fields of a multipart body that arrived after its file, which
-    /// the handler could not see while the file streamed in.
-    fn late_fields(
-        board: &Board,
-        caller: &Caller,
-        path: Self::Path,
-        response: Self::Response,
-        fields: Vec<(String, String)>,
-    ) -> impl Future<Output = Result<Self::Response>> + Send {
-        let _ = (board, caller, path, fields);
-        async move { Ok(response) }
+    /// The answer a write's result stands for, when the endpoint wraps
+    /// that result (a token in `{"token": …}`), so it is stored under an
+    /// idempotency key in the write's own transaction.
+    fn answer_from_write(value: &dyn std::any::Any) -> Option<Self::Response> {
+        let _ = value;
+        None
     }
 }
 
@@ -184,10 +177,24 @@ pub async fn call_idempotent<E: Endpoint>(
     key: crate::board::IdempotencyKey,
     call: Call<E>,
 ) -> Result<crate::board::Idempotent<Encoded>> {
+    call_idempotent_with::<E>(board, caller, key, E::handle_encoded(board, caller, call)).await
+}
+
+/// [`call_idempotent`] of a call already under way (a conditional one,
+/// say): `run` performs `E` and gives its answer in wire form.
+pub async fn call_idempotent_with<E: Endpoint>(
+    board: &Board,
+    caller: &Caller,
+    key: crate::board::IdempotencyKey,
+    run: impl Future<Output = Result<Encoded>>,
+) -> Result<crate::board::Idempotent<Encoded>> {
     let member = caller.actor()?.id();
     let status = E::INFO.status;
     let answer_of: crate::board::AnswerOf = Box::new(move |value: &dyn std::any::Any| {
         if let Some(r) = value.downcast_ref::<E::Response>() {
+            return r.stored_form(status);
+        }
+        if let Some(r) = E::answer_from_write(value) {
             return r.stored_form(status);
         }
         // Endpoints answering `{"ok": true}` for a write that returns nothing.
@@ -203,7 +210,7 @@ pub async fn call_idempotent<E: Endpoint>(
         Encoded::Empty => Some((204, Bytes::new())),
         _ => None,
     };
-    board.idempotent(member, key, answer_of, finish, E::handle_encoded(board, caller, call)).await
+    board.idempotent(member, key, answer_of, finish, run).await
 }
 
 /// The strong entity tag of an answer body: it changes whenever the body
@@ -221,33 +228,31 @@ pub fn etag_listed(list: &str, tag: &str) -> bool {
     list.split(',').map(str::trim).any(|t| t == "*" || t == tag || t.strip_prefix("W/") == Some(tag))
 }
 
-/// The entity tag of what `G` (a GET of one resource) answers for `path`.
-pub async fn etag_of<G: Endpoint<Query = (), Body = ()>>(
-    board: &Board,
-    caller: &Caller,
-    path: G::Path,
-) -> Result<Option<String>> {
-    match G::handle_encoded(board, caller, Call::new(path, (), ())).await? {
-        Encoded::Json(body) => Ok(Some(etag(&body))),
-        _ => Ok(None),
-    }
+/// The entity tag of a resource as its answers show it.
+pub fn etag_of_wire<T: Serialize>(value: &T) -> Result<Option<String>> {
+    Ok(Some(etag(&serde_json::to_vec(value).map_err(Error::internal)?)))
 }
 
-/// Checks `If-Match` before a PATCH or DELETE of `E`: 412 when it names
-/// another state of the resource.
-pub async fn check_if_match<E: Endpoint>(
+/// Performs `call` (a PATCH or DELETE of `E`) on the condition that the
+/// resource's current entity tag is listed in `if_match`; checked inside
+/// the transaction of the change, so nothing can change the resource
+/// between the check and the write (412 `precondition_failed` otherwise,
+/// with nothing changed).
+pub async fn if_match<E: Endpoint, T>(
     board: &Board,
-    caller: &Caller,
     path: E::Path,
     if_match: &str,
-) -> Result<()> {
-    match E::current_etag(board, caller, path).await? {
-        Some(current) if !etag_listed(if_match, &current) => Err(Error::new(
+    call: impl Future<Output = Result<T>>,
+) -> Result<T> {
+    let list = if_match.to_string();
+    let check = move |r: &dyn ReadTxn| match E::current_etag(r, path)? {
+        Some(current) if !etag_listed(&list, &current) => Err(Error::new(
             crate::error::ErrorKind::PreconditionFailed,
-            format!("If-Match {if_match} is not the current ETag {current}: the resource changed"),
+            format!("If-Match {list} is not the current ETag {current}: the resource changed"),
         )),
         _ => Ok(()),
-    }
+    };
+    board.on_condition(Box::new(check), call).await
 }
 
 // ---- path ------------------------------------------------------------------
@@ -502,6 +507,24 @@ pub struct Upload {
     pub size: Option<u64>,
     pub content: Pin<Box<dyn AsyncRead + Send>>,
     pub fields: Vec<(String, String)>,
+    /// The text fields that came after the file, known once `content`
+    /// has been read to its end.
+    pub late: LateFields,
+}
+
+/// The text fields of a multipart body that follow its file: the sender
+/// fills them in when the file's content ends.
+#[derive(Debug, Clone, Default)]
+pub struct LateFields(std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>>);
+
+impl LateFields {
+    pub fn set(&self, fields: Vec<(String, String)>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = fields;
+    }
+
+    pub fn get(&self) -> Vec<(String, String)> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
 }
 
 impl std::fmt::Debug for Upload {
@@ -511,9 +534,14 @@ impl std::fmt::Debug for Upload {
 }
 
 impl Upload {
-    /// The last text field of this name.
-    pub fn field(&self, name: &str) -> Option<&str> {
-        self.fields.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    /// The last text field of this name: after the file when the content
+    /// has been read, else before it.
+    pub fn field(&self, name: &str) -> Option<String> {
+        let late = self.late.get();
+        let last = |fields: &[(String, String)]| {
+            fields.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.clone())
+        };
+        last(&late).or_else(|| last(&self.fields))
     }
 }
 

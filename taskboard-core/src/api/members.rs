@@ -7,6 +7,7 @@ use super::requests::*;
 use crate::board::Board;
 use crate::error::Result;
 use crate::model::{CreatedMember, Health, LoginResponse, Member, Ok, StatusResponse, TokenResponse};
+use crate::storage::ReadTxn;
 
 /// `GET /health`.
 #[derive(Debug)]
@@ -171,6 +172,10 @@ impl Endpoint for SetMyStatus {
     type Body = ();
     type Response = StatusResponse;
 
+    fn answer_from_write(value: &dyn std::any::Any) -> Option<StatusResponse> {
+        value.downcast_ref::<crate::model::MemberStatus>().map(|&status| StatusResponse { status })
+    }
+
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<StatusResponse> {
         Ok(StatusResponse { status: board.set_status(caller.actor()?, call.query.status).await? })
     }
@@ -224,8 +229,8 @@ impl Endpoint for UpdateMember {
     type Body = MemberPatch;
     type Response = Member;
 
-    async fn current_etag(board: &Board, caller: &Caller, path: Self::Path) -> Result<Option<String>> {
-        super::endpoint::etag_of::<GetMember>(board, caller, path).await
+    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
+        crate::board::etags::member(r, path)
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Member> {
@@ -254,8 +259,8 @@ impl Endpoint for DeleteMember {
     type Body = ();
     type Response = Ok;
 
-    async fn current_etag(board: &Board, caller: &Caller, path: Self::Path) -> Result<Option<String>> {
-        super::endpoint::etag_of::<GetMember>(board, caller, path).await
+    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
+        crate::board::etags::member(r, path)
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
@@ -284,6 +289,10 @@ impl Endpoint for RegenerateToken {
     type Query = ();
     type Body = ();
     type Response = TokenResponse;
+
+    fn answer_from_write(value: &dyn std::any::Any) -> Option<TokenResponse> {
+        value.downcast_ref::<String>().map(|token| TokenResponse { token: token.clone() })
+    }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<TokenResponse> {
         Ok(TokenResponse { token: board.regenerate_token(caller.actor()?, call.path).await? })

@@ -8,6 +8,7 @@ use super::requests::*;
 use crate::board::Board;
 use crate::error::Result;
 use crate::model::{Label, Message, Ok, UploadedFile};
+use crate::storage::ReadTxn;
 
 /// `GET /messages`.
 #[derive(Debug)]
@@ -228,6 +229,10 @@ impl Endpoint for UpdateLabel {
     type Body = LabelPatch;
     type Response = Label;
 
+    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
+        crate::board::etags::label(r, path)
+    }
+
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Label> {
         board.update_label(caller.actor()?, call.path, call.body).await
     }
@@ -252,6 +257,10 @@ impl Endpoint for DeleteLabel {
     type Query = ();
     type Body = ();
     type Response = Ok;
+
+    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
+        crate::board::etags::label(r, path)
+    }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
         board.delete_label(caller.actor()?, call.path).await?;

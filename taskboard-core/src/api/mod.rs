@@ -58,9 +58,9 @@ mod work;
 
 pub use admin::*;
 pub use endpoint::{
-    BodyKind, Call, Caller, Download, Encoded, Endpoint, Info, Method, Optional, PathParams, QueryParams,
-    RawBody, Reply, ReplyKind, RequestBody, Upgrade, Upload, Visitor, Wire, call, call_idempotent,
-    check_if_match, decode_body, etag, etag_listed, etag_of,
+    BodyKind, Call, Caller, Download, Encoded, Endpoint, Info, LateFields, Method, Optional, PathParams,
+    QueryParams, RawBody, Reply, ReplyKind, RequestBody, Upgrade, Upload, Visitor, Wire, call,
+    call_idempotent, call_idempotent_with, decode_body, etag, etag_listed, etag_of_wire, if_match,
 };
 pub use events::*;
 pub use members::*;

@@ -8,7 +8,7 @@ use super::requests::*;
 use crate::board::Board;
 use crate::error::Result;
 use crate::model::{Ok, Project, ProjectFile, ProjectMember};
-use crate::validate::LongText;
+use crate::storage::ReadTxn;
 
 /// `GET /projects`.
 #[derive(Debug)]
@@ -123,8 +123,8 @@ impl Endpoint for UpdateProject {
     type Body = ProjectPatch;
     type Response = Project;
 
-    async fn current_etag(board: &Board, caller: &Caller, path: Self::Path) -> Result<Option<String>> {
-        super::endpoint::etag_of::<GetProject>(board, caller, path).await
+    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
+        crate::board::etags::project(r, path)
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Project> {
@@ -153,8 +153,8 @@ impl Endpoint for DeleteProject {
     type Body = ();
     type Response = Ok;
 
-    async fn current_etag(board: &Board, caller: &Caller, path: Self::Path) -> Result<Option<String>> {
-        super::endpoint::etag_of::<GetProject>(board, caller, path).await
+    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
+        crate::board::etags::project(r, path)
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
@@ -313,38 +313,24 @@ impl Endpoint for UploadFile {
     type Body = Upload;
     type Response = ProjectFile;
 
+    /// A `description` may come before or after the file; one after it
+    /// is known once the content has been read, before the file is
+    /// recorded, so the file and its description are one change.
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<ProjectFile> {
-        let upload = call.body;
-        let description = upload.field("description").map(str::to_string);
+        let mut upload = call.body;
+        let content = std::mem::replace(&mut upload.content, Box::pin(tokio::io::empty()));
+        let (filename, mime_type) = (upload.filename.clone(), upload.mime_type.clone());
+        let description = move || upload.field("description");
         board
-            .upload_file(
+            .upload_file_described(
                 caller.actor()?,
                 call.path,
-                &upload.filename,
+                &filename,
                 description,
-                upload.mime_type.as_deref(),
-                upload.content,
+                mime_type.as_deref(),
+                content,
             )
             .await
-    }
-
-    /// A description sent after the file is applied once the file is stored.
-    async fn late_fields(
-        board: &Board,
-        caller: &Caller,
-        project: Uuid,
-        file: ProjectFile,
-        fields: Vec<(String, String)>,
-    ) -> Result<ProjectFile> {
-        let late = fields.into_iter().rev().find(|(n, _)| n == "description").map(|(_, v)| v);
-        match late {
-            Some(d) if file.description.as_deref() != Some(d.as_str()) => {
-                let description = LongText::new(d).map_err(|e| e.at("description"))?;
-                let patch = FilePatch { description: Patch::Value(description) };
-                board.update_file(caller.actor()?, project, file.id, patch).await
-            }
-            _ => Ok(file),
-        }
     }
 }
 
@@ -393,8 +379,8 @@ impl Endpoint for UpdateFile {
     type Body = FilePatch;
     type Response = ProjectFile;
 
-    async fn current_etag(board: &Board, caller: &Caller, path: Self::Path) -> Result<Option<String>> {
-        super::endpoint::etag_of::<GetFile>(board, caller, path).await
+    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
+        crate::board::etags::project_file(r, path.0, path.1)
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<ProjectFile> {
@@ -422,8 +408,8 @@ impl Endpoint for DeleteFile {
     type Body = ();
     type Response = Ok;
 
-    async fn current_etag(board: &Board, caller: &Caller, path: Self::Path) -> Result<Option<String>> {
-        super::endpoint::etag_of::<GetFile>(board, caller, path).await
+    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
+        crate::board::etags::project_file(r, path.0, path.1)
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {

@@ -375,6 +375,10 @@ pub struct StepPatch {
     pub title: Patch<Title>,
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
     pub done: Patch<bool>,
+    /// Moves the step to this place in the checklist: 1 is the first,
+    /// past the end is the last; the steps are numbered again from 1.
+    #[serde(default, skip_serializing_if = "Patch::is_absent")]
+    pub position: Patch<i64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -9,6 +9,7 @@ use super::requests::*;
 use crate::board::Board;
 use crate::error::Result;
 use crate::model::{Ok, Rejected, Step, Task, TaskAction, TaskLink, Watchers};
+use crate::storage::ReadTxn;
 
 /// `GET /tasks`.
 #[derive(Debug)]
@@ -135,8 +136,8 @@ impl Endpoint for UpdateTask {
     type Body = TaskPatch;
     type Response = Task;
 
-    async fn current_etag(board: &Board, caller: &Caller, path: Self::Path) -> Result<Option<String>> {
-        super::endpoint::etag_of::<GetTask>(board, caller, path).await
+    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
+        crate::board::etags::task(r, path)
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Task> {
@@ -164,8 +165,8 @@ impl Endpoint for DeleteTask {
     type Body = ();
     type Response = Ok;
 
-    async fn current_etag(board: &Board, caller: &Caller, path: Self::Path) -> Result<Option<String>> {
-        super::endpoint::etag_of::<GetTask>(board, caller, path).await
+    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
+        crate::board::etags::task(r, path)
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
@@ -536,13 +537,18 @@ impl Endpoint for UpdateStep {
         auth: true,
         status: 200,
         summary: "Update a step",
-        description: "Renames it or ticks it (`done`).",
+        description: "Renames it, ticks it (`done`) or moves it (`position`: 1 is the first step, past the \
+            end is the last; the task's steps are numbered again from 1). A position below 1 is 422.",
         errors: &[404],
     };
     type Path = (Uuid, Uuid);
     type Query = ();
     type Body = StepPatch;
     type Response = Step;
+
+    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
+        crate::board::etags::step(r, path.0, path.1)
+    }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Step> {
         board.update_step(caller.actor()?, call.path.0, call.path.1, call.body).await
@@ -568,6 +574,10 @@ impl Endpoint for DeleteStep {
     type Query = ();
     type Body = ();
     type Response = Ok;
+
+    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
+        crate::board::etags::step(r, path.0, path.1)
+    }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
         board.delete_step(caller.actor()?, call.path.0, call.path.1).await?;

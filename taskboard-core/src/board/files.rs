@@ -15,7 +15,11 @@ use crate::records::{ProjectFileRecord, RecordWrites, Records, Render};
 use crate::storage::tables::PROJECT_FILE_NAME;
 use crate::validate::check_file_name;
 
-fn file_in_project(r: &(impl Records + ?Sized), project: Uuid, id: Uuid) -> Result<ProjectFileRecord> {
+pub(crate) fn file_in_project(
+    r: &(impl Records + ?Sized),
+    project: Uuid,
+    id: Uuid,
+) -> Result<ProjectFileRecord> {
     r.project_required(project)?;
     r.project_file(id)?
         .filter(|f| f.project_id == project)
@@ -65,8 +69,31 @@ impl Board {
         if let Some(d) = &description {
             crate::validate::LongText::new(d.clone()).map_err(|e| e.at("description"))?;
         }
+        self.upload_file_described(actor, project, filename, move || description, mime_type, content).await
+    }
+
+    /// [`Board::upload_file`] with a description known only once the
+    /// content has been read (a multipart field after the file): it is
+    /// asked for then, and recorded in the same change as the file.
+    pub async fn upload_file_described<R: AsyncRead + Unpin>(
+        &self,
+        actor: &Actor,
+        project: Uuid,
+        filename: &str,
+        description: impl FnOnce() -> Option<String> + Send,
+        mime_type: Option<&str>,
+        content: R,
+    ) -> Result<ProjectFile> {
+        check_file_name(filename)?;
         self.read(move |r| r.project_required(project).map(|_| ())).await?;
         let blob = self.blobs().write(content, self.options().max_upload_bytes).await?;
+        let description = description();
+        if let Some(d) = &description
+            && let Err(e) = crate::validate::LongText::new(d.clone())
+        {
+            self.blobs().remove(&[blob.storage_name]);
+            return Err(e.at("description"));
+        }
         let filename = filename.to_string();
         let mime_type = mime_type
             .filter(|m| !m.is_empty() && *m != "application/octet-stream")

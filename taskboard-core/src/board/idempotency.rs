@@ -3,15 +3,21 @@
 //! either finds that answer or finds nothing changed.
 //!
 //! The key travels with the request's task (a task-local): the board's
-//! write path, on the first write whose result is the endpoint's answer,
-//! encodes that answer and stores it in the same transaction. Answers
-//! that are not the direct result of a write (a wrapped token, say) are
-//! stored right after the change, in a write of their own.
+//! write path, on the first write whose result is the endpoint's answer
+//! (or what the endpoint wraps into its answer, a token say), encodes
+//! that answer and stores it in the same transaction. Only a call that
+//! wrote nothing has its answer stored by a write of its own.
+//!
+//! An upload's body is hashed as it streams: its fingerprint is known
+//! once the content has been read to its end, which is before the write
+//! that records the file.
 
 use std::any::Any;
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use jiff::{SignedDuration, Timestamp};
@@ -44,28 +50,145 @@ pub struct StoredAnswer {
 #[derive(Debug, Clone)]
 pub struct IdempotencyKey {
     key: String,
-    fingerprint: String,
+    fingerprint: Fingerprint,
+}
+
+/// The fingerprint of a request: known from the start, or, for an
+/// upload, once its content has streamed to its end.
+#[derive(Debug, Clone)]
+enum Fingerprint {
+    Known(String),
+    Streamed(Arc<OnceLock<String>>),
+}
+
+fn hex(hash: impl AsRef<[u8]>) -> String {
+    hash.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn check_key(key: &str) -> Result<()> {
+    if key.is_empty() || key.len() > 255 || !key.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(Error::invalid("Idempotency-Key", "must be 1-255 visible ASCII characters"));
+    }
+    Ok(())
+}
+
+fn request_line(method: &str, path_and_query: &str) -> Sha256 {
+    let mut h = Sha256::new();
+    h.update(method.as_bytes());
+    h.update(b" ");
+    h.update(path_and_query.as_bytes());
+    h.update(b"\n");
+    h
+}
+
+/// Text fields as `name=value` lines, lengths first so no two lists hash
+/// alike.
+fn hash_fields(h: &mut Sha256, fields: &[(String, String)]) {
+    for (name, value) in fields {
+        h.update((name.len() as u64).to_be_bytes());
+        h.update(name.as_bytes());
+        h.update((value.len() as u64).to_be_bytes());
+        h.update(value.as_bytes());
+    }
+    h.update(b"\n");
 }
 
 impl IdempotencyKey {
     /// Checks the key (1–255 visible ASCII characters) and fingerprints
     /// the request it came with.
     pub fn new(key: &str, method: &str, path_and_query: &str, body: &[u8]) -> Result<IdempotencyKey> {
-        if key.is_empty() || key.len() > 255 || !key.bytes().all(|b| b.is_ascii_graphic()) {
-            return Err(Error::invalid("Idempotency-Key", "must be 1-255 visible ASCII characters"));
-        }
-        let mut h = Sha256::new();
-        h.update(method.as_bytes());
-        h.update(b" ");
-        h.update(path_and_query.as_bytes());
-        h.update(b"\n");
+        check_key(key)?;
+        let mut h = request_line(method, path_and_query);
         h.update(body);
-        let fingerprint = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
-        Ok(IdempotencyKey { key: key.to_string(), fingerprint })
+        Ok(IdempotencyKey { key: key.to_string(), fingerprint: Fingerprint::Known(hex(h.finalize())) })
+    }
+
+    /// A key on an upload: the fingerprint covers the method, the path,
+    /// the file's name and type, the text fields and the content, and is
+    /// computed as the content streams (the content of `upload` is
+    /// replaced by a reader that hashes it). The multipart framing (the
+    /// boundary) is left out, so a retry that frames the same parts
+    /// differently is the same request.
+    pub fn streamed(
+        key: &str,
+        method: &str,
+        path_and_query: &str,
+        upload: &mut crate::api::Upload,
+    ) -> Result<IdempotencyKey> {
+        check_key(key)?;
+        let mut h = request_line(method, path_and_query);
+        let head = [(upload.filename.clone(), upload.mime_type.clone().unwrap_or_default())];
+        hash_fields(&mut h, &head);
+        hash_fields(&mut h, &upload.fields);
+        let done = Arc::new(OnceLock::new());
+        let content = std::mem::replace(&mut upload.content, Box::pin(tokio::io::empty()));
+        upload.content = Box::pin(HashingReader {
+            inner: content,
+            hasher: Some(h),
+            late: upload.late.clone(),
+            done: done.clone(),
+        });
+        Ok(IdempotencyKey { key: key.to_string(), fingerprint: Fingerprint::Streamed(done) })
     }
 
     pub fn key(&self) -> &str {
         &self.key
+    }
+
+    /// The fingerprint, once known.
+    fn fingerprint(&self) -> Option<&str> {
+        match &self.fingerprint {
+            Fingerprint::Known(f) => Some(f),
+            Fingerprint::Streamed(done) => done.get().map(String::as_str),
+        }
+    }
+
+    /// What a repeat of a stored request answers: the stored answer when
+    /// the request is the same, 422 when it is another one, 409 when
+    /// this request's body has not been read whole yet.
+    pub fn replay(&self, stored: StoredAnswer) -> Result<(u16, Bytes)> {
+        match self.fingerprint() {
+            Some(f) if f == stored.fingerprint => Ok((stored.status, Bytes::from(stored.body))),
+            Some(_) => Err(Error::invalid(
+                "Idempotency-Key",
+                "this key was used for another request (method, path or body differ)",
+            )),
+            None => Err(Error::conflict("a request with this Idempotency-Key is still running")),
+        }
+    }
+}
+
+/// Hashes an upload's content as it is read; at its end adds the text
+/// fields that came after it and publishes the fingerprint.
+struct HashingReader {
+    inner: Pin<Box<dyn tokio::io::AsyncRead + Send>>,
+    hasher: Option<Sha256>,
+    late: crate::api::LateFields,
+    done: Arc<OnceLock<String>>,
+}
+
+impl tokio::io::AsyncRead for HashingReader {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = self.inner.as_mut().poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = polled {
+            let read = &buf.filled()[before..];
+            if let Some(h) = self.hasher.as_mut() {
+                if !read.is_empty() {
+                    h.update(read);
+                } else if buf.remaining() > 0 {
+                    let mut h = self.hasher.take().expect("checked above");
+                    h.update(b"\n");
+                    hash_fields(&mut h, &self.late.get());
+                    let _ = self.done.set(hex(h.finalize()));
+                }
+            }
+        }
+        polled
     }
 }
 
@@ -78,6 +201,8 @@ pub(crate) struct Pending {
     key: IdempotencyKey,
     answer_of: AnswerOf,
     stored: AtomicBool,
+    /// A write ran under this key.
+    wrote: AtomicBool,
 }
 
 tokio::task_local! {
@@ -102,6 +227,7 @@ impl Pending {
         now: Timestamp,
         value: &dyn Any,
     ) -> Result<()> {
+        self.wrote.store(true, Ordering::Release);
         if self.stored.load(Ordering::Acquire) {
             return Ok(());
         }
@@ -120,8 +246,11 @@ fn store(
     status: u16,
     body: &[u8],
 ) -> Result<()> {
+    let fingerprint = key
+        .fingerprint()
+        .ok_or_else(|| Error::internal("an upload was recorded before its body was read whole"))?;
     let answer = StoredAnswer {
-        fingerprint: key.fingerprint.clone(),
+        fingerprint: fingerprint.to_string(),
         status,
         body: String::from_utf8_lossy(body).into_owned(),
         stored_at: now,
@@ -154,7 +283,8 @@ impl Drop for Running<'_> {
 }
 
 impl Board {
-    async fn stored_answer(&self, member: Uuid, key: &str) -> Result<Option<StoredAnswer>> {
+    /// The answer stored for `key` of `member`, if any.
+    pub async fn stored_answer(&self, member: Uuid, key: &str) -> Result<Option<StoredAnswer>> {
         let k = key_of(member, key);
         self.read(move |r| match r.get(IDEMPOTENCY, &k)? {
             Some(v) => decode(&v).map(Some),
@@ -166,9 +296,9 @@ impl Board {
     /// Runs `call` once per key of `member`: a repeat with the same
     /// fingerprint replays the stored answer (changing nothing), another
     /// fingerprint is 422, and a repeat while the first still runs is
-    /// 409. `answer_of` turns a write's result into the answer to store;
-    /// `finish` gives the final answer's status and body when it was not
-    /// stored with the change.
+    /// 409. `answer_of` turns a write's result into the answer to store,
+    /// in that write's transaction; `finish` gives the final answer's
+    /// status and body for a call that wrote nothing.
     pub async fn idempotent<T, F>(
         &self,
         member: Uuid,
@@ -181,13 +311,8 @@ impl Board {
         F: Future<Output = Result<T>>,
     {
         let check = |stored: StoredAnswer| -> Result<Idempotent<T>> {
-            if stored.fingerprint != key.fingerprint {
-                return Err(Error::invalid(
-                    "Idempotency-Key",
-                    "this key was used for another request (method, path or body differ)",
-                ));
-            }
-            Ok(Idempotent::Replayed { status: stored.status, body: Bytes::from(stored.body) })
+            let (status, body) = key.replay(stored)?;
+            Ok(Idempotent::Replayed { status, body })
         };
         if let Some(stored) = self.stored_answer(member, &key.key).await? {
             return check(stored);
@@ -201,12 +326,25 @@ impl Board {
         if let Some(stored) = self.stored_answer(member, &key.key).await? {
             return check(stored);
         }
-        let pending =
-            Arc::new(Pending { member, key: key.clone(), answer_of, stored: AtomicBool::new(false) });
+        let pending = Arc::new(Pending {
+            member,
+            key: key.clone(),
+            answer_of,
+            stored: AtomicBool::new(false),
+            wrote: AtomicBool::new(false),
+        });
         let value = PENDING.scope(pending.clone(), call).await?;
         if !pending.stored.load(Ordering::Acquire)
             && let Some((status, body)) = finish(&value)
         {
+            // A call that changed something stores its answer with the
+            // change; one that reached here wrote without recognising
+            // its answer, which the declarations must not allow.
+            let wrote = pending.wrote.load(Ordering::Acquire);
+            debug_assert!(!wrote, "a write under an idempotency key did not store its answer");
+            if wrote {
+                tracing::error!(key = key.key(), "an idempotent answer was not stored with its change");
+            }
             self.write(move |tx| store(tx.w, member, &key, tx.now, status, &body)).await?;
         }
         Ok(Idempotent::Fresh(value))

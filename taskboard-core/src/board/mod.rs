@@ -7,6 +7,8 @@
 //! its transaction and published once it is durable.
 
 mod auth;
+mod condition;
+pub mod etags;
 mod files;
 mod first_run;
 mod follow;
@@ -44,6 +46,7 @@ use crate::storage::redb::RedbStore;
 use crate::storage::tables::META;
 use crate::storage::{Storage, WriteOp, WriteTxn};
 
+pub use condition::Condition;
 pub use first_run::{INITIAL_PASSWORD_FILE, InitialPassword};
 pub use follow::{EventBatch, Follower};
 pub use idempotency::{AnswerOf, IDEMPOTENCY_TTL, IdempotencyKey, Idempotent, StoredAnswer};
@@ -497,8 +500,12 @@ impl Board {
         let inner = self.inner.clone();
         let clock = self.inner.options.clock.clone();
         let pending = idempotency::pending();
+        let condition = condition::pending();
         let op = WriteOp {
             run: Box::new(move |w: &mut dyn WriteTxn| {
+                if let Some(c) = &condition {
+                    c.check_first(&*w)?;
+                }
                 let mut ctx = Tx { w, now: clock.timestamp(), events: Vec::new(), dead_blobs: Vec::new() };
                 let value = f(&mut ctx)?;
                 if let Some(p) = &pending {

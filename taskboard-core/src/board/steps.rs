@@ -42,7 +42,10 @@ impl Board {
         .await
     }
 
-    /// `PATCH /tasks/{id}/steps/{step_id}`.
+    /// `PATCH /tasks/{id}/steps/{step_id}`. A `position` moves the step
+    /// to that place in the checklist (1 is the first; past the end is
+    /// the last) and numbers the task's steps 1, 2, 3… again; every step
+    /// whose position changed emits `step.updated`.
     pub async fn update_step(
         &self,
         _actor: &Actor,
@@ -50,6 +53,10 @@ impl Board {
         step: Uuid,
         patch: StepPatch,
     ) -> Result<Step> {
+        let position = patch.position.value();
+        if position.is_some_and(|p| p < 1) {
+            return Err(Error::invalid("position", "must be 1 or more (1 is the first step)"));
+        }
         self.write(move |tx| {
             tx.w.task_required(task)?;
             let mut s =
@@ -62,11 +69,35 @@ impl Board {
             if let Some(done) = patch.done.value() {
                 s.done = done;
             }
-            if (s.title.as_str(), s.done) == (old.title.as_str(), old.done) {
+            let mut moved = Vec::new();
+            if let Some(position) = position {
+                let mut steps = tx.w.steps(task)?;
+                steps.retain(|other| other.id != s.id);
+                let at = usize::try_from(position - 1).unwrap_or(usize::MAX).min(steps.len());
+                steps.insert(at, s.clone());
+                for (i, mut other) in steps.into_iter().enumerate() {
+                    let number = i as i64 + 1;
+                    if other.id == s.id {
+                        s.position = number;
+                    } else if other.position != number {
+                        other.position = number;
+                        moved.push(other);
+                    }
+                }
+            }
+            if (s.title.as_str(), s.done, s.position) == (old.title.as_str(), old.done, old.position)
+                && moved.is_empty()
+            {
                 return Ok(s.to_wire());
+            }
+            for other in &moved {
+                tx.w.put_record(STEPS, &Key::new().uuid(task).uuid(other.id), other)?;
             }
             tx.w.put_record(STEPS, &Key::new().uuid(task).uuid(s.id), &s)?;
             tx.emit_all(EventKind::StepUpdated, step_event(&s))?;
+            for other in &moved {
+                tx.emit_all(EventKind::StepUpdated, step_event(other))?;
+            }
             Ok(s.to_wire())
         })
         .await

@@ -7,6 +7,7 @@ mod support;
 mod auth;
 mod backup;
 mod concurrency;
+mod conditions;
 mod cursors;
 mod events;
 mod files;

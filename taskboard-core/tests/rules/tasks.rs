@@ -682,7 +682,12 @@ async fn steps_are_appended_changed_and_deleted() {
     assert!(!s1.done);
     let s1 = fx
         .board
-        .update_step(&fx.owner, t.id, s1.id, StepPatch { done: Patch::Value(true), title: Patch::Null })
+        .update_step(
+            &fx.owner,
+            t.id,
+            s1.id,
+            StepPatch { done: Patch::Value(true), title: Patch::Null, ..Default::default() },
+        )
         .await
         .unwrap();
     assert!(s1.done);

@@ -129,72 +129,79 @@ async fn details_keyboard_dependencies_markdown_and_chat() {
 
 /// Leases and the ready queue belong to the agent protocol: the board
 /// shows them where the server has them and does without otherwise.
+/// The titles of the ready queue view, in its order.
+const READY_TITLES: &str = "const l = document.querySelector('ol.ready');
+    return l && l.dataset.loaded && [...l.querySelectorAll('li a')].map(a => a.parentElement.dataset.title)";
+
 #[tokio::test]
-async fn leases_and_the_ready_queue_where_the_server_has_them() {
+async fn leases_and_the_ready_queue_follow_the_server() {
     let _turn = crate::driver::turn().await;
     let app = App::start().await;
     let (bot_id, bot_token) = app.agent("bot").await;
     let project = app.as_owner("POST", "/projects", json!({"name": "Web", "slug": "web"})).await;
     let pid = project["id"].as_str().unwrap().to_string();
     app.as_owner("POST", &format!("/projects/{pid}/members"), json!({"member_id": bot_id})).await;
-    let leased = app
-        .as_owner("POST", &format!("/tasks?project_id={pid}"), json!({"title": "Leased", "status": "todo"}))
-        .await;
-    app.as_owner("POST", &format!("/tasks?project_id={pid}"), json!({"title": "Waiting", "status": "todo"}))
-        .await;
+    let tasks_path = format!("/tasks?project_id={pid}");
+    let task = |title: &str, priority: &str| {
+        app.as_owner("POST", &tasks_path, json!({"title": title, "status": "todo", "priority": priority}))
+    };
+    let leased = task("Leased", "medium").await;
+    task("Waiting", "low").await;
+    task("Urgent", "urgent").await;
     let b = Browser::start().await;
     log_in(&b, &app).await;
     b.goto(&format!("{}/#/p/web", app.base)).await;
     card_in(&b, "todo", "Waiting").await;
 
+    // An agent takes a task with a lease: its card shows the countdown to
+    // the lease's end, and follows a heartbeat.
     let lid = leased["id"].as_str().unwrap();
-    let take = app
-        .http
-        .post(format!("{}/api/v1/tasks/{lid}/take", app.base))
-        .bearer_auth(&bot_token)
-        .json(&json!({"lease_seconds": 600}))
-        .send()
-        .await
-        .unwrap();
-    let status = take.status();
-    let task: serde_json::Value = take.json().await.unwrap_or_default();
-    if status.is_success() && task["lease"].is_object() {
-        let lease = b
-            .wait_for(
-                "the lease countdown",
-                "const c = [...document.querySelectorAll('.column[data-status=in_progress] .card')].find(c => c.textContent.includes('Leased'));
-                 const l = c && c.querySelector('.lease'); return l && l.textContent",
-                vec![],
-            )
-            .await;
-        assert!(
-            lease.as_str().unwrap().starts_with("⏱ 9:") || lease.as_str().unwrap().starts_with("⏱ 10:"),
-            "{lease}"
-        );
-    } else {
-        println!("this server shows no leases (take answered {status}); the board shows none");
-        let any = b.js("return document.querySelectorAll('.card .lease').length", vec![]).await;
-        assert_eq!(any, json!(0));
-    }
+    let bot = Some(bot_token.as_str());
+    let taken =
+        app.call("POST", &format!("/tasks/{lid}/take"), bot, Some(json!({"lease_seconds": 600}))).await;
+    let lease_of = "const c = [...document.querySelectorAll('.column[data-status=in_progress] .card')]
+            .find(c => c.textContent.includes('Leased'));
+        const l = c && c.querySelector('.lease');
+        return l && l.dataset.expires === arguments[0] && {text: l.textContent, title: l.title}";
+    let shown = b.wait_for("the lease countdown", lease_of, vec![taken["lease"]["expires_at"].clone()]).await;
+    let text = shown["text"].as_str().unwrap();
+    let (minutes, seconds) = text.strip_prefix("⏱ ").and_then(|t| t.split_once(':')).expect(text);
+    assert!(minutes.parse::<u32>().unwrap() <= 10 && seconds.len() == 2, "{text}");
+    assert!(shown["title"].as_str().unwrap().contains("@bot"), "{shown}");
+    let beat =
+        app.call("POST", &format!("/tasks/{lid}/heartbeat"), bot, Some(json!({"lease_seconds": 3600}))).await;
+    let shown = b.wait_for("the renewed lease", lease_of, vec![beat["lease"]["expires_at"].clone()]).await;
+    assert!(shown["text"].as_str().unwrap().starts_with("⏱ "), "{shown}");
+    // Given back: the card returns to todo without a countdown.
+    app.call("POST", &format!("/tasks/{lid}/release"), bot, Some(json!({"reason": "later"}))).await;
+    b.wait_for(
+        "the released card",
+        "const c = [...document.querySelectorAll('.column[data-status=todo] .card')].find(c => c.textContent.includes('Leased'));
+         return c && !c.querySelector('.lease')",
+        vec![],
+    )
+    .await;
 
-    let ready = app
-        .http
-        .get(format!("{}/api/v1/tasks/ready?project_id={pid}", app.base))
-        .bearer_auth(&app.owner)
-        .send()
-        .await
-        .unwrap();
-    if ready.status().is_success() {
-        b.goto(&format!("{}/#/p/web/ready", app.base)).await;
-        b.wait_for(
-            "the ready queue",
-            "return [...document.querySelectorAll('ol.ready li')].some(li => li.textContent.includes('Waiting'))",
-            vec![],
-        )
-        .await;
-    } else {
-        println!("this server has no ready queue ({}); the board hides it", ready.status());
-    }
+    // The ready queue shows what `GET /tasks/ready` answers, in its order,
+    // and follows claims live.
+    let order = |tasks: serde_json::Value| -> Vec<String> {
+        tasks.as_array().unwrap().iter().map(|t| t["title"].as_str().unwrap().to_string()).collect()
+    };
+    let ready =
+        order(app.call("GET", &format!("/tasks/ready?project_id={pid}"), Some(&app.owner), None).await);
+    assert_eq!(ready, ["Urgent", "Leased", "Waiting"]);
+    let nav = b.find("nav a[href='#/p/web/ready']").await;
+    b.click(&nav).await;
+    let shown = b.wait_for("the ready queue", READY_TITLES, vec![]).await;
+    assert_eq!(shown, json!(ready));
+    let claimed = app.call("POST", "/tasks/claim", bot, Some(json!({"project_id": pid}))).await;
+    assert_eq!(claimed["title"], "Urgent");
+    b.wait_for(
+        "the claimed task to leave the queue",
+        &format!("const t = (() => {{ {READY_TITLES} }})(); return t && t.join() === 'Leased,Waiting'"),
+        vec![],
+    )
+    .await;
 }
 
 #[tokio::test]

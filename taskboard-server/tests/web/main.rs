@@ -3,6 +3,7 @@
 
 mod details;
 mod driver;
+mod files;
 mod harness;
 mod scenarios;
 mod serving;
