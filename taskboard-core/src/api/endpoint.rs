@@ -496,6 +496,10 @@ impl<T: Wire> RequestBody for Optional<T> {
     fn known_fields() -> std::sync::Arc<[String]> {
         <T as RequestBody>::known_fields()
     }
+    /// The schema a body that is there must fit.
+    fn root_schema() -> Option<Schema> {
+        <T as RequestBody>::root_schema()
+    }
 }
 
 /// A file sent as `multipart/form-data`: its `file` part streamed, and the

@@ -59,6 +59,11 @@ async fn a_body_that_is_not_an_object_is_422_at_any_depth() {
         )
         .await;
     res.error(422, "validation_error", "mentions[0]: expected a string, got an array");
+    // A body that may be left out is checked when it is there.
+    let claim = app.post("/api/v1/tasks/claim", app.owner(), json!([null, null])).await;
+    claim.error(422, "validation_error", "body: expected an object, got an array");
+    let empty = app.send(app.request(reqwest::Method::POST, "/api/v1/tasks/claim", app.owner())).await;
+    assert_eq!(empty.status, 204, "no body is no filter: {:?}", empty.body);
     // Unknown fields may hold anything.
     app.post("/api/v1/labels", app.owner(), json!({"name": "ok", "extra": [1, {"a": []}]}))
         .await
