@@ -83,6 +83,7 @@ impl<C: Connect> ServerHandler for McpServer<C> {
             .enable_prompts()
             .build();
         ServerConfig::new(capabilities)
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
             .with_server_info(Implementation::new("taskboard", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
     }
