@@ -165,17 +165,14 @@ pub(crate) fn decode<E: Endpoint>(args: Map<String, Value>) -> Result<(E::Query,
     Ok((query, body))
 }
 
-/// Refuses arguments the tool does not know, naming the ones it does
-/// (the argument schema's property names).
+/// Refuses arguments the tool does not know, naming the nearest known
+/// one (as a typo in a request is reported), or those it takes.
 pub(crate) fn check_arguments(schema: &JsonObject, args: &Map<String, Value>) -> Result<()> {
     let Some(Value::Object(props)) = schema.get("properties") else { return Ok(()) };
-    let unknown: Vec<&str> = args.keys().filter(|k| !props.contains_key(*k)).map(String::as_str).collect();
+    let unknown: Vec<String> = args.keys().filter(|k| !props.contains_key(*k)).cloned().collect();
     if unknown.is_empty() {
         return Ok(());
     }
-    let known: Vec<&str> = props.keys().map(String::as_str).collect();
-    Err(Error::invalid(
-        unknown[0],
-        format!("unknown argument(s) {}; this tool takes: {}", unknown.join(", "), known.join(", ")),
-    ))
+    let known: Vec<String> = props.keys().cloned().collect();
+    Err(taskboard_core::api::fields::unknown("argument", &unknown, &known))
 }

@@ -199,7 +199,7 @@ impl Server {
             router: router::Router::new(config.dev, config.panic_route),
             cors: cors::Cors::new(&config),
             limits: config.limits,
-            mcp: mcp::service(board.clone(), &shutdown),
+            mcp: mcp::service(board.clone(), &shutdown, config.limits.max_json_bytes),
             ws: ws::WsContext { board: board.clone(), shutdown, tracker: TaskTracker::new() },
             board,
         });

@@ -37,9 +37,11 @@ pub(crate) const PATH: &str = "/mcp";
 
 pub(crate) type Service = StreamableHttpService<McpServer<SessionConnect>, LocalSessionManager>;
 
-/// The service, its sessions ending when `shutdown` is cancelled.
-pub(crate) fn service(board: Board, shutdown: &CancellationToken) -> Service {
+/// The service, its sessions ending when `shutdown` is cancelled; a
+/// message body is limited like any JSON body of the API.
+pub(crate) fn service(board: Board, shutdown: &CancellationToken, max_json_bytes: usize) -> Service {
     let config = StreamableHttpServerConfig::default()
+        .with_max_request_body_bytes(max_json_bytes)
         // Hosts are not limited to loopback names: the server is reached
         // by whatever name it is deployed under, and requests without
         // credentials never reach the tools.

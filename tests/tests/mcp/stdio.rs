@@ -41,8 +41,18 @@ fn the_work_loop_over_stdio_on_a_local_board() {
         ok(&session, "complete_step", json!({"task": key, "step": 1})).await;
         ok(&session, "comment", json!({"task": key, "content": "done locally"})).await;
         ok(&session, "update_task", json!({"task": key, "status": "review"})).await;
-        let events = ok(&session, "wait_for_events", json!({"since": 0, "wait_seconds": 0})).await;
-        assert!(events["events"].as_array().unwrap().iter().any(|e| e["type"] == "task.updated"));
+        // The events of this process's changes, followed with `next`
+        // (each call returns as soon as events are there).
+        let mut since = 0;
+        let mut types = Vec::new();
+        while !types.iter().any(|t| t == "task.updated") {
+            let page = ok(&session, "wait_for_events", json!({"since": since, "wait_seconds": 10})).await;
+            assert!(!page["events"].as_array().unwrap().is_empty(), "no event came: {page}");
+            types.extend(
+                page["events"].as_array().unwrap().iter().map(|e| e["type"].as_str().unwrap().to_string()),
+            );
+            since = page["next"].as_u64().unwrap();
+        }
         session.cancel().await.ok();
     });
 
