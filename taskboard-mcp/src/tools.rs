@@ -515,3 +515,48 @@ fn event_subject(e: &Value) -> String {
     s.truncate(120);
     s.trim().to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_is_described_with_object_schemas() {
+        let tools = definitions();
+        assert_eq!(tools.len(), TOOL_NAMES.len());
+        for tool in &tools {
+            assert!(tool.description.as_ref().is_some_and(|d| d.len() > 40), "{} is described", tool.name);
+            assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
+            let output = tool.output_schema.as_ref().expect("an output schema");
+            assert_eq!(output["type"], "object", "{}", tool.name);
+        }
+    }
+
+    #[test]
+    fn arguments_by_key_replace_the_endpoint_ids() {
+        let create = input("create_task").build();
+        let props = create["properties"].as_object().unwrap();
+        for name in ["project", "parent", "assignee", "reviewer", "depends_on", "title", "priority", "type"] {
+            assert!(props.contains_key(name), "create_task takes {name}");
+        }
+        for id in ["project_id", "parent_id", "assignee_id", "reviewer_id"] {
+            assert!(!props.contains_key(id), "create_task does not take {id}");
+        }
+        let search = input("search_tasks").build();
+        assert!(!search["properties"].as_object().unwrap().contains_key("cursor"));
+    }
+
+    #[test]
+    fn arguments_decode_through_the_core_types() {
+        let mut args = Map::new();
+        args.insert("title".into(), json!("  "));
+        let err = decode::<CreateStep>(args).expect_err("a blank title is refused");
+        assert_eq!(err.kind(), taskboard_core::ErrorKind::Validation);
+        assert!(err.detail().contains("title"), "{}", err.detail());
+        let mut args = Map::new();
+        args.insert("status".into(), json!("todo"));
+        args.insert("limit".into(), json!(5));
+        let (filter, ()) = decode::<ListTasks>(args).expect("a filter");
+        assert_eq!(filter.page.limit, Some(5));
+    }
+}
