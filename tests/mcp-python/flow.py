@@ -71,7 +71,7 @@ async def over_http():
             Draft202012Validator.check_schema(t.output_schema)
             assert t.input_schema["type"] == "object" and t.output_schema["type"] == "object", t.name
         listed = json.dumps({"tools": [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]})
-        print(f"python mcp: tools/list {len(listed)} bytes, about {len(listed) // 4} tokens")
+        print(f"python mcp: tools/list as the SDK re-serialises it: {len(listed)} bytes, about {len(listed) // 4} tokens")
 
         ready = structured(await s.call_tool("ready_tasks", {"project": "py"}), "ready_tasks")
         assert ready["tasks"][0]["key"] == key, ready
