@@ -14,6 +14,7 @@ pub mod client;
 mod commands;
 pub mod exit;
 pub mod login;
+mod mcp;
 mod output;
 pub mod sse;
 

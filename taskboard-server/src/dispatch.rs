@@ -79,7 +79,7 @@ fn event_stream(req: &Request<Incoming>) -> Option<Option<u64>> {
     Some(last)
 }
 
-async fn authenticate(state: &State, req: &Request<Incoming>) -> Result<Actor, Error> {
+pub(crate) async fn authenticate(state: &State, req: &Request<Incoming>) -> Result<Actor, Error> {
     match credentials(req)? {
         Some(token) if !token.is_empty() => state.board.authenticate(&token).await,
         _ => Err(Error::unauthorized("credentials are required: a bearer token or ?token=")),

@@ -126,6 +126,17 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<
         return Ok(res);
     }
 
+    if req.uri().path() == crate::mcp::PATH {
+        let endpoint = "mcp";
+        let line = LogLine::of(&req);
+        let mut res = crate::mcp::serve(&state, req).await;
+        line.emit(endpoint, &method, res.status(), started);
+        if let Some(origin) = origin {
+            state.cors.simple(res.headers_mut(), origin);
+        }
+        return Ok(res);
+    }
+
     if let Some(res) = crate::web::serve(&req) {
         log(&req, "web", res.status(), started);
         return Ok(res);

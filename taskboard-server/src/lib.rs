@@ -22,6 +22,7 @@ mod cors;
 mod dispatch;
 mod files;
 mod http;
+mod mcp;
 mod openapi;
 mod parse;
 pub mod reference;
@@ -144,6 +145,7 @@ pub(crate) struct State {
     pub cors: cors::Cors,
     pub limits: Limits,
     pub ws: ws::WsContext,
+    pub mcp: mcp::Service,
 }
 
 /// A bound server that is not yet serving: the listener already accepts
@@ -197,6 +199,7 @@ impl Server {
             router: router::Router::new(config.dev, config.panic_route),
             cors: cors::Cors::new(&config),
             limits: config.limits,
+            mcp: mcp::service(board.clone(), &shutdown, config.limits.max_json_bytes),
             ws: ws::WsContext { board: board.clone(), shutdown, tracker: TaskTracker::new() },
             board,
         });

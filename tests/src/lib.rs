@@ -31,7 +31,8 @@ pub fn taskboard_bin() -> &'static Path {
         let bin = profile_dir.join(format!("taskboard{}", std::env::consts::EXE_SUFFIX));
         let built = std::fs::metadata(&bin).and_then(|m| m.modified()).ok();
         let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace");
-        let sources = ["taskboard-cli/src", "taskboard-core/src", "Cargo.lock"].map(|p| workspace.join(p));
+        let sources = ["taskboard-cli/src", "taskboard-core/src", "taskboard-mcp/src", "Cargo.lock"]
+            .map(|p| workspace.join(p));
         let stale = match built {
             None => true,
             Some(built) => sources.iter().any(|p| newest(p).is_some_and(|t| t > built)),

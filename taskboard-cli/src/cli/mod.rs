@@ -139,6 +139,12 @@ write to a board this process holds).")]
         #[arg(long)]
         sse: bool,
     },
+    /// Serve the Model Context Protocol over stdio, for language-model agents.
+    #[command(after_help = "Examples:\n  taskboard --data-dir ./board --as agent-1 mcp\n  \
+TASKBOARD_SERVER=http://127.0.0.1:8080 TASKBOARD_TOKEN=tbk-... taskboard mcp\n\n\
+Reads JSON-RPC on standard input and answers on standard output; an MCP client starts it (see \
+README, MCP). The tools act as the --as member locally, or as the token's member on a server.")]
+    Mcp,
     /// Export the whole local board to an archive directory (JSON lines plus file blobs).
     #[command(after_help = "Example:\n  taskboard --data-dir ./board export ./board-archive\n\n\
 The directory must be absent or empty. While a server holds the board, use `backup` instead.")]

@@ -137,12 +137,18 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
         command => match choose_mode(&g)? {
             Mode::Local(dir) => {
                 let backend = LocalBackend::open(&dir, g.acting_as.as_deref()).await?;
+                if let Command::Mcp = command {
+                    return crate::mcp::serve_stdio(crate::mcp::Local(std::sync::Arc::new(backend))).await;
+                }
                 if let Command::Events { since, .. } = command {
                     return local_events(&backend, since, out).await;
                 }
                 execute(&backend, command, out).await
             }
             Mode::Remote(client) => {
+                if let Command::Mcp = command {
+                    return crate::mcp::serve_stdio(crate::backend::RemoteBackend { client }).await;
+                }
                 if let Command::Events { since, sse: true } = command {
                     let mut events = client.sse_events(since).await?;
                     while out.json_line(&events.next().await?) {}
@@ -247,6 +253,7 @@ async fn execute<B: Backend>(b: &B, command: Command, out: Out) -> std::result::
         | Command::Login { .. }
         | Command::Logout
         | Command::Events { .. }
+        | Command::Mcp
         | Command::Export { .. }
         | Command::Import { .. }
         | Command::Completions { .. } => unreachable!("handled before a backend is chosen"),

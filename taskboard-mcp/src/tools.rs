@@ -1,0 +1,562 @@
+//! The tools: their descriptions (written for the model that chooses
+//! them), their schemas (from the endpoints' types, see [`crate::schema`])
+//! and what each performs.
+
+use std::sync::Arc;
+
+use rmcp::model::{Tool, ToolAnnotations};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use taskboard_core::api::*;
+use taskboard_core::model::{Message, Task};
+use taskboard_core::{Error, Result};
+
+use crate::Perform;
+use crate::refs::{self, Kind, member_ref, project_ref, resolve, task_ref};
+use crate::render;
+use crate::schema::{Input, decode, list_of, output, response};
+
+/// The longest `wait_for_events` holds a call, in seconds: well inside the
+/// time MCP clients give a tool call before they give up on it.
+pub const WAIT_CAP_SECONDS: u32 = 30;
+
+/// Comments `get_task` includes by default.
+const LATEST_COMMENTS: u32 = 10;
+
+/// Every tool, in the order of `tools/list`.
+pub const TOOL_NAMES: &[&str] = &[
+    "whoami",
+    "list_projects",
+    "list_members",
+    "search_tasks",
+    "get_task",
+    "ready_tasks",
+    "claim_task",
+    "take_task",
+    "heartbeat",
+    "release_task",
+    "reject_task",
+    "create_task",
+    "update_task",
+    "add_step",
+    "complete_step",
+    "comment",
+    "read_comments",
+    "post_chat",
+    "read_chat",
+    "wait_for_events",
+];
+
+/// What a tool answers: structured content (an object) and its short text.
+pub(crate) struct Answer {
+    pub structured: Value,
+    pub text: String,
+}
+
+fn answer(key: &str, value: &impl Serialize, text: String) -> Result<Answer> {
+    let value = serde_json::to_value(value).map_err(Error::internal)?;
+    Ok(Answer { structured: json!({ key: value }), text })
+}
+
+fn describe(name: &str) -> (&'static str, bool) {
+    match name {
+        "whoami" => (
+            "Who you are on this board: your member record (id, slug, role, agent_config). \
+             `me` names you wherever a tool asks for a member.",
+            true,
+        ),
+        "list_projects" => {
+            ("Projects you can see, with slug and id. Pass a slug wherever a tool asks for `project`.", true)
+        }
+        "list_members" => (
+            "Members of the board (people and agents) with slug and id. Use a slug to assign, \
+             review or mention someone.",
+            true,
+        ),
+        "search_tasks" => (
+            "Find tasks by project, status, assignee, reviewer, label, type, priority, parent, or \
+             text (`q`: a task key or part of a title). Answers one line per task; call get_task \
+             for one task's steps, links and comments. To find work to start, use ready_tasks.",
+            true,
+        ),
+        "get_task" => (
+            "Everything needed to work on one task, in one call: its fields, description, steps \
+             (complete them with complete_step), sub-tasks, links and the latest comments.",
+            true,
+        ),
+        "ready_tasks" => (
+            "Tasks ready to start: unassigned, todo or backlog, not an epic, every dependency \
+             done, in an active project of yours; best first (priority, then todo before \
+             backlog). To take one, claim_task (any) or take_task (this one).",
+            true,
+        ),
+        "claim_task" => (
+            "Take the first ready task, atomically: no other agent gets the same one. It becomes \
+             yours and in_progress. With lease_seconds you hold it under a lease that heartbeat \
+             renews; when a lease runs out the task goes back to todo. Answers task: null when \
+             nothing is ready (then wait_for_events for task.ready). Start your work loop here.",
+            false,
+        ),
+        "take_task" => (
+            "Take one named task: it becomes yours and in_progress. Refused with a conflict when \
+             someone else has it. lease_seconds as for claim_task.",
+            false,
+        ),
+        "heartbeat" => (
+            "Renew your lease on a task you hold before it runs out; lease_seconds is the new \
+             length (default: the last one). Call it regularly during long work.",
+            false,
+        ),
+        "release_task" => (
+            "Give a task back when you cannot finish it: unassigned, status todo, lease ended; \
+             the reason is said in its comments.",
+            false,
+        ),
+        "reject_task" => (
+            "Refuse a task you were given, with the reason: it goes back to backlog without an \
+             assignee, and the reason is said in its comments.",
+            false,
+        ),
+        "create_task" => (
+            "Create a task in a project. parent (a task key) makes it a sub-task; depends_on \
+             (task keys) keeps it from being ready until those are done; assignee and reviewer \
+             by slug. Defaults: type task, status backlog, priority medium.",
+            false,
+        ),
+        "update_task" => (
+            "Change a task: only the fields given change; null clears description, assignee, \
+             reviewer or parent. When your work is finished set status to review (someone \
+             checks it) or done. assignee and reviewer by slug, parent by task key.",
+            false,
+        ),
+        "add_step" => (
+            "Add a step (a checklist item) to a task. Plan your work as steps, then tick them \
+             off with complete_step.",
+            false,
+        ),
+        "complete_step" => (
+            "Mark a step of a task done (done: false to reopen it). step: its id, or its number \
+             in the task's list of steps (1 for the first).",
+            false,
+        ),
+        "comment" => (
+            "Comment on a task: progress, questions, results, what is left. mentions: member \
+             slugs to notify. reply_to: the id of a comment to answer in its thread.",
+            false,
+        ),
+        "read_comments" => ("A task's comments, oldest first; the newest `limit` (default 50).", true),
+        "post_chat" => (
+            "Post in a project's chat, for what is not about one task (ask a person, announce). \
+             mentions: member slugs to notify.",
+            false,
+        ),
+        "read_chat" => ("A project's chat, oldest first; the newest `limit` (default 50).", true),
+        "wait_for_events" => (
+            "Wait for changes instead of polling: the board's events after `since` (the `next` \
+             of your previous call; leave it out the first time to start from now), waiting up \
+             to wait_seconds for one to arrive. Types include task.created, task.updated, \
+             task.ready (a task that can now start), message.new (comments, chat), step.*, \
+             link.*. resync_required: true means events were missed: reload what you need.",
+            true,
+        ),
+        _ => ("", true),
+    }
+}
+
+fn input(name: &str) -> Input {
+    let i = Input::new();
+    let mentions =
+        json!({"type": "array", "items": {"type": "string"}, "description": "Member slugs to notify"});
+    let content = json!({"type": "string", "description": "The text (Markdown)"});
+    let page = json!({"type": "integer", "minimum": 1, "maximum": 200, "default": 50});
+    match name {
+        "list_projects" => i.endpoint::<ListProjects>(&[]),
+        "list_members" => i.endpoint::<ListMembers>(&[]),
+        "search_tasks" => i
+            .arg("project", project_ref(), false)
+            .arg("assignee", member_ref(), false)
+            .arg("reviewer", member_ref(), false)
+            .arg("parent", task_ref(), false)
+            .endpoint::<ListTasks>(&["project_id", "assignee_id", "reviewer_id", "parent_id"]),
+        "get_task" => i.arg("task", task_ref(), true).arg(
+            "comments",
+            json!({"type": "integer", "minimum": 0, "maximum": 200, "default": LATEST_COMMENTS,
+                   "description": "How many of the latest comments to include"}),
+            false,
+        ),
+        "ready_tasks" => i.arg("project", project_ref(), false).endpoint::<ReadyTasks>(&["project_id"]),
+        "claim_task" => i.arg("project", project_ref(), false).endpoint::<ClaimTask>(&["project_id"]),
+        "take_task" => i.arg("task", task_ref(), true).endpoint::<TakeTask>(&[]),
+        "heartbeat" => i.arg("task", task_ref(), true).endpoint::<HeartbeatTask>(&[]),
+        "release_task" => i.arg("task", task_ref(), true).endpoint::<ReleaseTask>(&[]),
+        "reject_task" => i.arg("task", task_ref(), true).endpoint::<RejectTask>(&[]),
+        "create_task" => i
+            .arg("project", project_ref(), true)
+            .arg("parent", task_ref(), false)
+            .arg("assignee", member_ref(), false)
+            .arg("reviewer", member_ref(), false)
+            .arg("depends_on", json!({"type": "array", "items": task_ref()}), false)
+            .endpoint::<CreateTask>(&["project_id", "parent_id", "assignee_id", "reviewer_id", "depends_on"]),
+        "update_task" => i
+            .arg("task", task_ref(), true)
+            .arg("assignee", member_ref(), false)
+            .arg("reviewer", member_ref(), false)
+            .arg("parent", task_ref(), false)
+            .endpoint::<UpdateTask>(&["assignee_id", "reviewer_id", "parent_id"]),
+        "add_step" => i.arg("task", task_ref(), true).endpoint::<CreateStep>(&[]),
+        "complete_step" => i
+            .arg("task", task_ref(), true)
+            .arg(
+                "step",
+                json!({"type": ["string", "integer"], "description": "Step id, or its number (1 = first)"}),
+                true,
+            )
+            .arg("done", json!({"type": "boolean", "default": true}), false),
+        "comment" => i
+            .arg("task", task_ref(), true)
+            .arg("content", content, true)
+            .arg("mentions", mentions, false)
+            .arg(
+                "reply_to",
+                json!({"type": "string", "format": "uuid", "description": "A comment id"}),
+                false,
+            ),
+        "read_comments" | "read_chat" => {
+            let what =
+                if name == "read_comments" { ("task", task_ref()) } else { ("project", project_ref()) };
+            i.arg(what.0, what.1, true).arg("limit", page, false)
+        }
+        "post_chat" => i
+            .arg("project", project_ref(), true)
+            .arg("content", content, true)
+            .arg("mentions", mentions, false),
+        "wait_for_events" => i
+            .arg(
+                "since",
+                json!({"type": "integer", "minimum": 0, "description": "The `next` of the previous call"}),
+                false,
+            )
+            .arg(
+                "wait_seconds",
+                json!({"type": "integer", "minimum": 0, "maximum": WAIT_CAP_SECONDS, "default": 20}),
+                false,
+            )
+            .arg("limit", json!({"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}), false),
+        _ => i,
+    }
+}
+
+fn output_schema(name: &str) -> rmcp::model::JsonObject {
+    // One level of a Task's fields: its references and steps are objects
+    // (named in the tools' descriptions and in get_task's text).
+    let task = || response::<GetTask>(1);
+    match name {
+        "whoami" => output(&[("member", response::<GetMe>(1))], &["member"]),
+        "list_projects" => output(&[("projects", response::<ListProjects>(1))], &["projects"]),
+        "list_members" => output(&[("members", response::<ListMembers>(1))], &["members"]),
+        "search_tasks" | "ready_tasks" => output(&[("tasks", list_of(task()))], &["tasks"]),
+        "get_task" => output(
+            &[
+                ("task", task()),
+                ("links", response::<ListLinks>(1)),
+                ("comments", response::<ListMessages>(1)),
+            ],
+            &["task", "links", "comments"],
+        ),
+        "claim_task" => output(&[("task", json!({"anyOf": [task(), {"type": "null"}]}))], &["task"]),
+        "reject_task" => output(&[("rejected", response::<RejectTask>(1))], &["rejected"]),
+        "add_step" | "complete_step" => output(&[("step", response::<CreateStep>(1))], &["step"]),
+        "comment" | "post_chat" => output(&[("message", response::<PostMessage>(1))], &["message"]),
+        "read_comments" | "read_chat" => output(&[("messages", response::<ListMessages>(1))], &["messages"]),
+        "wait_for_events" => match response::<PollEvents>(2) {
+            Value::Object(o) => o,
+            _ => Map::new(),
+        },
+        _ => output(&[("task", task())], &["task"]),
+    }
+}
+
+/// Every tool's definition, for `tools/list`.
+pub(crate) fn definitions() -> Vec<Tool> {
+    TOOL_NAMES
+        .iter()
+        .map(|&name| {
+            let (description, read_only) = describe(name);
+            // No tool deletes anything; the other hints keep their defaults.
+            let annotations = match read_only {
+                true => ToolAnnotations::new().read_only(true),
+                false => ToolAnnotations::new().destructive(false),
+            };
+            Tool::new(name, description, input(name).build())
+                .with_raw_output_schema(Arc::new(output_schema(name)))
+                .with_annotations(annotations)
+        })
+        .collect()
+}
+
+/// Performs the tool `name` with `args` (checked against its schema's
+/// argument names by the caller).
+pub(crate) async fn call<B: Perform>(b: &B, name: &str, mut args: Map<String, Value>) -> Result<Answer> {
+    let args = &mut args;
+    match name {
+        "whoami" => {
+            let me = b.call::<GetMe>((), (), ()).await?;
+            answer("member", &me, render::member_line(&me))
+        }
+        "list_projects" => {
+            let (q, ()) = decode::<ListProjects>(std::mem::take(args))?;
+            let list = b.call::<ListProjects>((), q, ()).await?.into_items();
+            answer("projects", &list, render::projects(&list))
+        }
+        "list_members" => {
+            let (q, ()) = decode::<ListMembers>(std::mem::take(args))?;
+            let list = b.call::<ListMembers>((), q, ()).await?.into_items();
+            answer("members", &list, render::members(&list))
+        }
+        "search_tasks" => {
+            resolve(b, args, "project", "project_id", Kind::Project).await?;
+            resolve(b, args, "assignee", "assignee_id", Kind::Member).await?;
+            resolve(b, args, "reviewer", "reviewer_id", Kind::Member).await?;
+            resolve(b, args, "parent", "parent_id", Kind::Task).await?;
+            args.entry("limit").or_insert(json!(50));
+            let (q, ()) = decode::<ListTasks>(std::mem::take(args))?;
+            let list = b.call::<ListTasks>((), q, ()).await?.into_items();
+            answer("tasks", &list, render::tasks(&list))
+        }
+        "get_task" => {
+            let task = refs::task(b, &refs::need_str(args, "task")?).await?;
+            let limit = match args.remove("comments") {
+                None | Some(Value::Null) => LATEST_COMMENTS,
+                Some(v) => v
+                    .as_u64()
+                    .filter(|n| *n <= 200)
+                    .ok_or_else(|| Error::invalid("comments", "must be an integer 0-200"))?
+                    as u32,
+            };
+            let (links, comments) = details(b, &task, limit).await?;
+            let text = render::task_markdown(&task, &links, &comments);
+            let value = json!({"task": task, "links": links, "comments": comments});
+            Ok(Answer { structured: value, text })
+        }
+        "ready_tasks" => {
+            resolve(b, args, "project", "project_id", Kind::Project).await?;
+            let (q, ()) = decode::<ReadyTasks>(std::mem::take(args))?;
+            let list = b.call::<ReadyTasks>((), q, ()).await?;
+            answer("tasks", &list, render::tasks(&list))
+        }
+        "claim_task" => {
+            resolve(b, args, "project", "project_id", Kind::Project).await?;
+            let ((), body) = decode::<ClaimTask>(std::mem::take(args))?;
+            let task = b.call::<ClaimTask>((), (), body).await?;
+            let text = match &task {
+                Some(t) => format!("claimed {}", render::task_line(t)),
+                None => "nothing is ready; wait_for_events tells when a task becomes ready".into(),
+            };
+            answer("task", &task, text)
+        }
+        "take_task" => task_call::<B, TakeTask>(b, args, "took").await,
+        "heartbeat" => task_call::<B, HeartbeatTask>(b, args, "lease renewed:").await,
+        "release_task" => task_call::<B, ReleaseTask>(b, args, "released").await,
+        "update_task" => {
+            resolve(b, args, "assignee", "assignee_id", Kind::Member).await?;
+            resolve(b, args, "reviewer", "reviewer_id", Kind::Member).await?;
+            resolve(b, args, "parent", "parent_id", Kind::Task).await?;
+            task_call::<B, UpdateTask>(b, args, "updated").await
+        }
+        "reject_task" => {
+            let id = refs::task_id(b, &refs::need_str(args, "task")?).await?;
+            let ((), body) = decode::<RejectTask>(std::mem::take(args))?;
+            let rejected = b.call::<RejectTask>(id, (), body).await?;
+            answer("rejected", &rejected, format!("rejected: {}", rejected.reason))
+        }
+        "create_task" => {
+            resolve(b, args, "project", "project_id", Kind::Project).await?;
+            resolve(b, args, "parent", "parent_id", Kind::Task).await?;
+            resolve(b, args, "assignee", "assignee_id", Kind::Member).await?;
+            resolve(b, args, "reviewer", "reviewer_id", Kind::Member).await?;
+            resolve(b, args, "depends_on", "depends_on", Kind::Task).await?;
+            let (q, body) = decode::<CreateTask>(std::mem::take(args))?;
+            let task = b.call::<CreateTask>((), q, body).await?;
+            answer("task", &task, format!("created {}", render::task_line(&task)))
+        }
+        "add_step" => {
+            let id = refs::task_id(b, &refs::need_str(args, "task")?).await?;
+            let ((), body) = decode::<CreateStep>(std::mem::take(args))?;
+            let step = b.call::<CreateStep>(id, (), body).await?;
+            answer("step", &step, format!("added step {}", render::step_line(&step)))
+        }
+        "complete_step" => complete_step(b, args).await,
+        "comment" => {
+            let id = refs::task_id(b, &refs::need_str(args, "task")?).await?;
+            resolve(b, args, "mentions", "mentions", Kind::Member).await?;
+            if let Some(reply_to) = args.remove("reply_to") {
+                args.insert("parent_id".into(), reply_to);
+            }
+            args.insert("task_id".into(), json!(id));
+            post(b, args).await
+        }
+        "post_chat" => {
+            let project = refs::project(b, &refs::need_str(args, "project")?).await?;
+            let chat = project
+                .chat_id
+                .ok_or_else(|| Error::not_found(format!("project {} has no chat", project.slug)))?;
+            resolve(b, args, "mentions", "mentions", Kind::Member).await?;
+            args.insert("chat_id".into(), json!(chat));
+            post(b, args).await
+        }
+        "read_comments" => {
+            let id = refs::task_id(b, &refs::need_str(args, "task")?).await?;
+            args.insert("task_id".into(), json!(id));
+            read(b, args).await
+        }
+        "read_chat" => {
+            let project = refs::project(b, &refs::need_str(args, "project")?).await?;
+            let chat = project
+                .chat_id
+                .ok_or_else(|| Error::not_found(format!("project {} has no chat", project.slug)))?;
+            args.insert("chat_id".into(), json!(chat));
+            read(b, args).await
+        }
+        "wait_for_events" => {
+            if let Some(wait) = args.remove("wait_seconds") {
+                let wait = wait.as_u64().filter(|w| *w <= u64::from(WAIT_CAP_SECONDS)).ok_or_else(|| {
+                    Error::invalid("wait_seconds", format!("must be an integer 0-{WAIT_CAP_SECONDS}"))
+                })?;
+                args.insert("wait".into(), json!(wait));
+            } else {
+                args.insert("wait".into(), json!(20));
+            }
+            let (q, ()) = decode::<PollEvents>(std::mem::take(args))?;
+            let page = b.call::<PollEvents>((), q, ()).await?;
+            let mut text = format!("{} event(s), next since={}", page.events.len(), page.next);
+            for e in &page.events {
+                text.push_str(&format!("\n{} {}", e["type"].as_str().unwrap_or("?"), event_subject(e)));
+            }
+            if page.resync_required {
+                text.push_str("\nresync_required: events were missed; reload what you need");
+            }
+            let structured = serde_json::to_value(&page).map_err(Error::internal)?;
+            Ok(Answer { structured, text })
+        }
+        _ => Err(Error::not_found(format!("no tool named {name}"))),
+    }
+}
+
+/// A task's links and its latest `limit` comments.
+pub(crate) async fn details<B: Perform>(
+    b: &B,
+    task: &Task,
+    limit: u32,
+) -> Result<(Vec<TaskLink>, Vec<Message>)> {
+    let links = b.call::<ListLinks>(task.id, Page::default(), ()).await?;
+    let comments = if limit == 0 {
+        Vec::new()
+    } else {
+        let filter = MessageFilter { task_id: Some(task.id), limit: Some(limit), ..Default::default() };
+        b.call::<ListMessages>((), filter, ()).await?
+    };
+    Ok((links, comments))
+}
+
+use taskboard_core::model::TaskLink;
+
+/// The endpoints on `/tasks/{id}/…` answering the Task.
+async fn task_call<B, E>(b: &B, args: &mut Map<String, Value>, verb: &str) -> Result<Answer>
+where
+    B: Perform,
+    E: Endpoint<Path = uuid::Uuid, Response = Task>,
+{
+    let id = refs::task_id(b, &refs::need_str(args, "task")?).await?;
+    let (q, body) = decode::<E>(std::mem::take(args))?;
+    let task = b.call::<E>(id, q, body).await?;
+    answer("task", &task, format!("{verb} {}", render::task_line(&task)))
+}
+
+async fn complete_step<B: Perform>(b: &B, args: &mut Map<String, Value>) -> Result<Answer> {
+    let task = refs::task(b, &refs::need_str(args, "task")?).await?;
+    let step = match args.remove("step") {
+        Some(Value::String(s)) => {
+            let id =
+                s.parse::<uuid::Uuid>().map_err(|_| Error::invalid("step", "must be a step id or number"))?;
+            task.steps.iter().find(|st| st.id == id)
+        }
+        Some(Value::Number(n)) => {
+            n.as_u64().and_then(|n| (n as usize).checked_sub(1)).and_then(|i| task.steps.get(i))
+        }
+        _ => return Err(Error::invalid("step", "missing argument: a step id or number")),
+    }
+    .ok_or_else(|| Error::not_found(format!("{} has no such step ({} steps)", task.key, task.steps.len())))?;
+    let done = args
+        .remove("done")
+        .map_or(Ok(true), |d| d.as_bool().ok_or_else(|| Error::invalid("done", "must be a boolean")))?;
+    let patch = StepPatch { done: Patch::Value(done), ..Default::default() };
+    let step = b.call::<UpdateStep>((task.id, step.id), (), patch).await?;
+    answer("step", &step, format!("{}: {}", task.key, render::step_line(&step)))
+}
+
+async fn post<B: Perform>(b: &B, args: &mut Map<String, Value>) -> Result<Answer> {
+    let ((), body) = decode::<PostMessage>(std::mem::take(args))?;
+    let message = b.call::<PostMessage>((), (), body).await?;
+    answer("message", &message, format!("posted message {}", message.id))
+}
+
+async fn read<B: Perform>(b: &B, args: &mut Map<String, Value>) -> Result<Answer> {
+    let (q, ()) = decode::<ListMessages>(std::mem::take(args))?;
+    let list = b.call::<ListMessages>((), q, ()).await?;
+    answer("messages", &list, render::messages(&list))
+}
+
+/// What an event is about, for its line of text.
+fn event_subject(e: &Value) -> String {
+    let d = &e["data"];
+    let key = d["key"].as_str().or_else(|| d["slug"].as_str()).unwrap_or("");
+    let title = d["title"].as_str().or_else(|| d["content"].as_str()).unwrap_or("");
+    let mut s = format!("{key} {title}");
+    s.truncate(120);
+    s.trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_is_described_with_object_schemas() {
+        let tools = definitions();
+        assert_eq!(tools.len(), TOOL_NAMES.len());
+        for tool in &tools {
+            assert!(tool.description.as_ref().is_some_and(|d| d.len() > 40), "{} is described", tool.name);
+            assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
+            let output = tool.output_schema.as_ref().expect("an output schema");
+            assert_eq!(output["type"], "object", "{}", tool.name);
+        }
+    }
+
+    #[test]
+    fn arguments_by_key_replace_the_endpoint_ids() {
+        let create = input("create_task").build();
+        let props = create["properties"].as_object().unwrap();
+        for name in ["project", "parent", "assignee", "reviewer", "depends_on", "title", "priority", "type"] {
+            assert!(props.contains_key(name), "create_task takes {name}");
+        }
+        for id in ["project_id", "parent_id", "assignee_id", "reviewer_id"] {
+            assert!(!props.contains_key(id), "create_task does not take {id}");
+        }
+        let search = input("search_tasks").build();
+        assert!(!search["properties"].as_object().unwrap().contains_key("cursor"));
+    }
+
+    #[test]
+    fn arguments_decode_through_the_core_types() {
+        let mut args = Map::new();
+        args.insert("title".into(), json!("  "));
+        let err = decode::<CreateStep>(args).expect_err("a blank title is refused");
+        assert_eq!(err.kind(), taskboard_core::ErrorKind::Validation);
+        assert!(err.detail().contains("title"), "{}", err.detail());
+        let mut args = Map::new();
+        args.insert("status".into(), json!("todo"));
+        args.insert("limit".into(), json!(5));
+        let (filter, ()) = decode::<ListTasks>(args).expect("a filter");
+        assert_eq!(filter.page.limit, Some(5));
+    }
+}

@@ -1,0 +1,282 @@
+//! MCP over Streamable HTTP at `/mcp` of a real server, with the rmcp
+//! client.
+
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::{
+    GetPromptRequestParams, ReadResourceRequestParams, ResourceContents, SubscribeRequestParams,
+};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Value, json};
+
+use crate::support::{Board, Session, call, client, ok, text};
+
+async fn connect(board: &Board, token: &str) -> (Session, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(board.mcp_url()).auth_header(token.to_string());
+    let transport = StreamableHttpClientTransport::from_config(config);
+    let (handler, updates) = client();
+    let session = handler.serve(transport).await.expect("the MCP session starts");
+    (session, updates)
+}
+
+#[tokio::test]
+async fn tools_list_names_every_tool_with_input_and_output_schemas() {
+    let board = Board::start().await;
+    let (session, _) = connect(&board, &board.owner.clone()).await;
+    let tools = session.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, taskboard_mcp::TOOL_NAMES);
+    for tool in &tools {
+        assert_eq!(tool.input_schema.get("type"), Some(&json!("object")), "{}", tool.name);
+        let output =
+            tool.output_schema.as_ref().unwrap_or_else(|| panic!("{} has no output schema", tool.name));
+        assert_eq!(output.get("type"), Some(&json!("object")), "{}", tool.name);
+        assert!(tool.description.as_ref().is_some_and(|d| d.len() > 40), "{} is described", tool.name);
+    }
+    // The core's request types are the schemas: create_task's fields come
+    // from the task body, with its limits and enums.
+    let create = tools.iter().find(|t| t.name == "create_task").unwrap();
+    let props = create.input_schema["properties"].as_object().unwrap();
+    assert!(props["title"]["maxLength"].is_number(), "title keeps its limit: {}", props["title"]);
+    assert!(props["priority"].to_string().contains("urgent"), "priority keeps its values");
+    assert!(props.contains_key("project") && !props.contains_key("project_id"), "project by slug");
+    assert_eq!(create.input_schema["required"], json!(["project", "title"]));
+    // The whole list fits in a model's context.
+    let listed = serde_json::to_string(&json!({"tools": tools})).unwrap();
+    eprintln!("tools/list: {} bytes, about {} tokens", listed.len(), listed.len() / 4);
+    assert!(listed.len() / 4 < 8000, "tools/list is {} bytes", listed.len());
+    session.cancel().await.ok();
+    board.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_agent_works_a_task_through_the_whole_loop() {
+    let board = Board::start().await;
+    let token = board.agent("bot").await;
+    let task = board.task("Write the parser").await;
+    let key = task["key"].as_str().unwrap().to_string();
+    let (session, _) = connect(&board, &token).await;
+
+    let me = ok(&session, "whoami", json!({})).await;
+    assert_eq!(me["member"]["slug"], "bot");
+    let ready = ok(&session, "ready_tasks", json!({"project": "web"})).await;
+    assert_eq!(ready["tasks"][0]["key"], key.as_str());
+    let claimed = ok(&session, "claim_task", json!({"project": "web", "lease_seconds": 60})).await;
+    assert_eq!(claimed["task"]["key"], key.as_str());
+    assert_eq!(claimed["task"]["status"], "in_progress");
+    assert_eq!(claimed["task"]["lease"]["holder"]["slug"], "bot");
+    let beat = ok(&session, "heartbeat", json!({"task": key, "lease_seconds": 120})).await;
+    assert_eq!(beat["task"]["lease"]["holder"]["slug"], "bot");
+    ok(&session, "add_step", json!({"task": key, "title": "tokenizer"})).await;
+    ok(&session, "add_step", json!({"task": key, "title": "grammar"})).await;
+    let step = ok(&session, "complete_step", json!({"task": key, "step": 1})).await;
+    assert_eq!(step["step"]["done"], true);
+    let comment =
+        ok(&session, "comment", json!({"task": key, "content": "tokenizer done", "mentions": ["owner"]}))
+            .await;
+    assert_eq!(comment["message"]["content"], "tokenizer done");
+    let read = ok(&session, "get_task", json!({"task": key})).await;
+    assert_eq!(read["task"]["steps"][0]["done"], true);
+    assert!(read["comments"].as_array().unwrap().iter().any(|c| c["content"] == "tokenizer done"));
+    let finished =
+        ok(&session, "update_task", json!({"task": key, "status": "review", "reviewer": "owner"})).await;
+    assert_eq!(finished["task"]["status"], "review");
+
+    // The board, read through the REST API, shows the work.
+    let id = task["id"].as_str().unwrap();
+    let seen = board.rest("GET", &format!("/api/v1/tasks/{id}"), Value::Null).await;
+    assert_eq!(seen["status"], "review");
+    assert_eq!(seen["assignee"]["slug"], "bot");
+    assert_eq!(seen["reviewer"]["slug"], "owner");
+    assert_eq!(seen["steps"].as_array().unwrap().len(), 2);
+    assert_eq!(seen["steps"][0]["done"], true);
+    assert_eq!(seen["steps"][1]["done"], false);
+    let comments = board.rest("GET", &format!("/api/v1/messages?task_id={id}"), Value::Null).await;
+    let bot_says: Vec<&Value> =
+        comments.as_array().unwrap().iter().filter(|m| m["author"]["slug"] == "bot").collect();
+    assert_eq!(bot_says.len(), 1);
+    assert_eq!(bot_says[0]["content"], "tokenizer done");
+
+    // Nothing else is ready: claim answers no task, not an error.
+    let none = ok(&session, "claim_task", json!({})).await;
+    assert_eq!(none["task"], Value::Null);
+    session.cancel().await.ok();
+    board.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_refused_call_is_a_tool_error_with_the_api_detail() {
+    let board = Board::start().await;
+    let first = board.agent("first").await;
+    let second = board.agent("second").await;
+    let task = board.task("Contested").await;
+    let key = task["key"].as_str().unwrap();
+    let (a, _) = connect(&board, &first).await;
+    let (b, _) = connect(&board, &second).await;
+    ok(&a, "take_task", json!({"task": key})).await;
+
+    let refused = call(&b, "take_task", json!({"task": key})).await;
+    assert_eq!(refused.is_error, Some(true));
+    let said = text(&refused);
+    assert!(said.starts_with("409 conflict: "), "{said}");
+    // The detail is the API's own: the same call over REST says the same.
+    let rest = board
+        .http
+        .post(format!("{}/api/v1/tasks/{}/take", board.url, task["id"].as_str().unwrap()))
+        .bearer_auth(&second)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.status(), 409);
+    let detail = rest.json::<Value>().await.unwrap()["detail"].as_str().unwrap().to_string();
+    assert_eq!(said, format!("409 conflict: {detail}"));
+
+    // A name that names nothing, and an argument the tool does not take.
+    let missing = call(&b, "get_task", json!({"task": "WEB-999"})).await;
+    assert_eq!(missing.is_error, Some(true));
+    assert_eq!(text(&missing), "404 not_found: task WEB-999 not found");
+    let typo = call(&b, "update_task", json!({"task": key, "stauts": "done"})).await;
+    assert_eq!(typo.is_error, Some(true));
+    assert_eq!(text(&typo), "422 validation_error: stauts: unknown argument; did you mean status?");
+    // A value the core refuses keeps the core's detail (the title's limit).
+    let long = call(&a, "add_step", json!({"task": key, "title": "x".repeat(501)})).await;
+    assert_eq!(long.is_error, Some(true));
+    assert!(text(&long).contains("title"), "{}", text(&long));
+    a.cancel().await.ok();
+    b.cancel().await.ok();
+    board.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_task_resource_reads_as_markdown_and_a_subscriber_hears_of_changes() {
+    let board = Board::start().await;
+    let token = board.agent("watcher").await;
+    let task = board.task("Ship the release").await;
+    let key = task["key"].as_str().unwrap();
+    let id = task["id"].as_str().unwrap();
+    let (session, mut updates) = connect(&board, &token).await;
+
+    let uri = format!("taskboard://tasks/{key}");
+    let read =
+        session.read_resource(ReadResourceRequestParams::new(uri.clone())).await.expect("resources/read");
+    let ResourceContents::TextResourceContents { text, mime_type, .. } = &read.contents[0] else {
+        panic!("a text resource")
+    };
+    assert_eq!(mime_type.as_deref(), Some("text/markdown"));
+    assert!(text.starts_with(&format!("# {key} Ship the release\n")), "{text}");
+    assert!(text.contains("- status: todo"), "{text}");
+    let templates = session.list_all_resource_templates().await.expect("templates");
+    assert_eq!(templates[0].uri_template, "taskboard://tasks/{key}");
+
+    #[allow(deprecated)]
+    session.subscribe(SubscribeRequestParams::new(uri.clone())).await.expect("resources/subscribe");
+    // A change made by someone else, through the REST API.
+    board.rest("PATCH", &format!("/api/v1/tasks/{id}"), json!({"priority": "urgent"})).await;
+    let told = tokio::time::timeout(Duration::from_secs(30), updates.recv()).await.expect("a notification");
+    assert_eq!(told.as_deref(), Some(uri.as_str()));
+    // A comment on the task changes the resource (its latest comments).
+    // (a comment reaches those it concerns: here the watcher is mentioned)
+    let me = ok(&session, "whoami", json!({})).await;
+    let mention = json!({"task_id": id, "content": "ping", "mentions": [me["member"]["id"]]});
+    board.rest("POST", "/api/v1/messages", mention).await;
+    let told = tokio::time::timeout(Duration::from_secs(30), updates.recv()).await.expect("a notification");
+    assert_eq!(told.as_deref(), Some(uri.as_str()));
+    let again = session.read_resource(ReadResourceRequestParams::new(uri.clone())).await.unwrap();
+    let ResourceContents::TextResourceContents { text, .. } = &again.contents[0] else { panic!() };
+    assert!(text.contains("- priority: urgent") && text.contains("owner: ping"), "{text}");
+
+    let prompt = session.get_prompt(GetPromptRequestParams::new("work_loop")).await.expect("prompts/get");
+    let said = serde_json::to_string(&prompt.messages).unwrap();
+    for step in ["claim_task", "heartbeat", "comment", "update_task"] {
+        assert!(said.contains(step), "work_loop names {step}");
+    }
+    session.cancel().await.ok();
+    board.shutdown().await;
+}
+
+/// An `initialize` request, raw.
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}})
+}
+
+#[tokio::test]
+async fn the_endpoint_refuses_missing_credentials_and_foreign_origins() {
+    let board = Board::start().await;
+    let post = |token: Option<&str>, origin: Option<&str>| {
+        let mut req = board
+            .http
+            .post(board.mcp_url())
+            .header("accept", "application/json, text/event-stream")
+            .json(&initialize());
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        if let Some(o) = origin {
+            req = req.header("origin", o);
+        }
+        req.send()
+    };
+    let none = post(None, None).await.unwrap();
+    assert_eq!(none.status(), 401);
+    assert_eq!(none.headers()["www-authenticate"], "Bearer");
+    assert_eq!(none.json::<Value>().await.unwrap()["code"], "unauthorized");
+    assert_eq!(post(Some("tbk-not-a-token"), None).await.unwrap().status(), 401);
+
+    let foreign = post(Some(&board.owner), Some("http://evil.example")).await.unwrap();
+    assert_eq!(foreign.status(), 403);
+    assert_eq!(foreign.json::<Value>().await.unwrap()["code"], "forbidden");
+    let own_origin = board.url.clone();
+    let same = post(Some(&board.owner), Some(&own_origin)).await.unwrap();
+    assert_eq!(same.status(), 200);
+    assert!(same.headers().contains_key("mcp-session-id"), "a session starts");
+
+    // The rmcp client with a bad token does not get a session.
+    let config = StreamableHttpClientTransportConfig::with_uri(board.mcp_url()).auth_header("tbk-wrong");
+    let (handler, _) = client();
+    assert!(handler.serve(StreamableHttpClientTransport::from_config(config)).await.is_err());
+    board.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_session_belongs_to_the_member_that_opened_it() {
+    let board = Board::start().await;
+    let token = board.agent("one").await;
+    let other = board.agent("two").await;
+    let started = board
+        .http
+        .post(board.mcp_url())
+        .header("accept", "application/json, text/event-stream")
+        .bearer_auth(&token)
+        .json(&initialize())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(started.status(), 200);
+    let session = started.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let _ = started.text().await;
+    let send = |token: &str, body: Value| {
+        board
+            .http
+            .post(board.mcp_url())
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+    };
+    let initialized =
+        send(&token, json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await.unwrap();
+    assert!(initialized.status().is_success());
+    let whoami = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}});
+    let mine = send(&token, whoami.clone()).await.unwrap().text().await.unwrap();
+    assert!(mine.contains("\\\"slug\\\":\\\"one\\\"") || mine.contains("\"slug\":\"one\""), "{mine}");
+    let theirs = send(&other, whoami).await.unwrap().text().await.unwrap();
+    assert!(theirs.contains("403 forbidden: this MCP session belongs to another member"), "{theirs}");
+    board.shutdown().await;
+}

@@ -1,0 +1,6 @@
+//! The MCP server with a real MCP client (rmcp's): over Streamable HTTP
+//! against the server, and over stdio against the `taskboard` binary.
+
+mod http;
+mod stdio;
+mod support;
