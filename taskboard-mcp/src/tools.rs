@@ -448,12 +448,12 @@ pub(crate) async fn details<B: Perform>(
     task: &Task,
     limit: u32,
 ) -> Result<(Vec<TaskLink>, Vec<Message>)> {
-    let links = b.call::<ListLinks>(task.id, Page::default(), ()).await?;
+    let links = b.call::<ListLinks>(task.id, Page::default(), ()).await?.into_items();
     let comments = if limit == 0 {
         Vec::new()
     } else {
         let filter = MessageFilter { task_id: Some(task.id), limit: Some(limit), ..Default::default() };
-        b.call::<ListMessages>((), filter, ()).await?
+        b.call::<ListMessages>((), filter, ()).await?.into_items()
     };
     Ok((links, comments))
 }
