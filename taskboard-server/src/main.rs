@@ -39,6 +39,10 @@ struct Args {
     /// Origin of the web client in development, allowed by CORS.
     #[arg(long, env = "TASKBOARD_DEV_WEB_ORIGIN")]
     dev_web_origin: Option<String>,
+    /// Lets webhooks target loopback, private, link-local and unspecified
+    /// addresses (refused otherwise, at creation and at every attempt).
+    #[arg(long, env = "TASKBOARD_WEBHOOK_ALLOW_PRIVATE")]
+    webhook_allow_private: bool,
     /// Log filter (`info`, `warn`, `taskboard_server=debug` …); RUST_LOG wins when set.
     #[arg(long, env = "TASKBOARD_LOG_LEVEL", default_value = "info")]
     log_level: String,
@@ -85,6 +89,7 @@ async fn run(args: Args) -> Result<(), taskboard_server::StartError> {
     config.dev = args.dev;
     config.web_origin = args.web_origin;
     config.dev_web_origin = args.dev_web_origin;
+    config.webhooks.allow_private = args.webhook_allow_private;
     if let Ok(login) = std::env::var("TASKBOARD_OWNER_LOGIN") {
         config.owner_login = login;
     }
