@@ -52,9 +52,10 @@ impl DeliveryPolicy {
     }
 
     /// How long a claim of `n` deliveries holds: every attempt may run
-    /// into the timeout, with a margin for recording the outcomes.
+    /// into the timeout, with a margin for recording the outcomes. A
+    /// sender that dies holds its claims this long.
     pub fn lease(&self, n: usize) -> Duration {
-        self.timeout * n.max(1) as u32 + Duration::from_secs(30)
+        self.timeout * n.max(1) as u32 + self.timeout.max(Duration::from_secs(5))
     }
 }
 

@@ -17,6 +17,7 @@ mod start;
 pub mod support;
 mod tasks;
 mod typos;
+mod webhook_crash;
 mod webhooks;
 mod work;
 mod ws;
