@@ -69,7 +69,13 @@ async fn follow(sender: Arc<Sender>, shutdown: CancellationToken) {
     let mut running = HashSet::new();
     loop {
         seq.borrow_and_update();
+        // One read when the board has no active webhook, which is most
+        // boards most of the time.
+        let idle = matches!(board.webhook_schedule().await, Ok(s) if s.is_empty()) && running.is_empty();
         loop {
+            if idle {
+                break;
+            }
             match board.queue_webhook_deliveries().await {
                 Ok(true) => continue,
                 Ok(false) => break,
@@ -80,7 +86,8 @@ async fn follow(sender: Arc<Sender>, shutdown: CancellationToken) {
             }
         }
         let mut wake = IDLE_LOOK;
-        match board.webhook_schedule().await {
+        let schedule = if idle { Ok(Vec::new()) } else { board.webhook_schedule().await };
+        match schedule {
             Ok(schedule) => {
                 let now = Timestamp::now();
                 for (id, due) in schedule {

@@ -51,6 +51,7 @@ pub struct DeliveryQuery {
     pub limit: Option<u32>,
     /// Skip this many of the newest first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = u32::MAX))]
     pub offset: Option<u32>,
 }
 

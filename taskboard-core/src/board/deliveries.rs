@@ -31,8 +31,10 @@ use crate::webhooks::{
     ClaimedDelivery, Delivery, DeliveryRecord, DeliveryState, Outcome, WebhookRecord, event_project,
 };
 
-/// Events considered in one queuing transaction.
+/// Events considered in one queuing transaction, and the bytes of their
+/// records after which no more are read (large messages).
 const QUEUE_BATCH: usize = 1000;
+const QUEUE_BYTES: usize = 8 << 20;
 /// Most deliveries one page of the delivery log shows.
 const DEFAULT_LIMIT: u32 = 50;
 
@@ -98,7 +100,7 @@ impl Board {
             if from >= latest {
                 return Ok(false);
             }
-            let events = log::load(&*tx.w, from + 1, latest, QUEUE_BATCH, usize::MAX)?;
+            let events = log::load(&*tx.w, from + 1, latest, QUEUE_BATCH, QUEUE_BYTES)?;
             let last = events.last().map_or(latest, |e| e.seq);
             let mut projects: HashMap<u64, Option<Uuid>> = HashMap::new();
             for (id, cursor) in cursors {
