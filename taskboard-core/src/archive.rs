@@ -52,13 +52,26 @@ pub struct BackupRequest {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]
 enum Line {
-    Header { format: String, version: u32 },
-    Meta { key: String, value: serde_json::Value },
+    Header {
+        format: String,
+        version: u32,
+    },
+    Meta {
+        key: String,
+        value: serde_json::Value,
+    },
     Label(LabelRecord),
     Member(MemberRecord),
-    Secret { member_id: Uuid, secret: Secret },
+    Secret {
+        member_id: Uuid,
+        secret: Secret,
+    },
     Project(ProjectRecord),
-    ProjectMember { project_id: Uuid, member_id: Uuid, role: ProjectRole },
+    ProjectMember {
+        project_id: Uuid,
+        member_id: Uuid,
+        role: ProjectRole,
+    },
     Chat(ChatRecord),
     Task(TaskRecord),
     Step(StepRecord),
@@ -68,6 +81,9 @@ enum Line {
     Message(MessageRecord),
     ProjectFile(ProjectFileRecord),
     Event(EventRecord),
+    /// A webhook with its secret; its queue is not archived, and a
+    /// restored webhook receives the events after the import.
+    Webhook(crate::webhooks::WebhookRecord),
 }
 
 /// The tables that hold records, in archive order; every other table is an
@@ -88,6 +104,7 @@ const RECORD_TABLES: &[Table] = &[
     tables::MESSAGES,
     tables::PROJECT_FILES,
     tables::EVENTS,
+    tables::WEBHOOKS,
 ];
 
 fn line_of(table: Table, key: &[u8], value: &[u8]) -> Result<Line> {
@@ -116,6 +133,7 @@ fn line_of(table: Table, key: &[u8], value: &[u8]) -> Result<Line> {
         t if t == tables::MESSAGES => Line::Message(decode(value)?),
         t if t == tables::PROJECT_FILES => Line::ProjectFile(decode(value)?),
         t if t == tables::EVENTS => Line::Event(decode(value)?),
+        t if t == tables::WEBHOOKS => Line::Webhook(decode(value)?),
         t => return Err(Error::internal(format!("table {} is not a record table", t.name))),
     })
 }
@@ -146,6 +164,14 @@ fn import_line(w: &mut dyn crate::storage::WriteTxn, line: Line) -> Result<()> {
         Line::Message(m) => w.put_message(&m),
         Line::ProjectFile(f) => w.put_project_file(None, &f),
         Line::Event(e) => crate::events::log::import(w, &e),
+        Line::Webhook(h) => {
+            w.put_record(tables::WEBHOOKS, h.id.as_bytes(), &h)?;
+            if h.active {
+                let seq = w.record::<u64>(tables::META, b"event_seq")?.unwrap_or(0);
+                w.put_record(tables::WEBHOOK_CURSORS, h.id.as_bytes(), &seq)?;
+            }
+            Ok(())
+        }
     }
 }
 

@@ -47,6 +47,7 @@ pub mod private;
 pub mod records;
 pub mod storage;
 pub mod validate;
+pub mod webhooks;
 
 pub use board::{Actor, Board, BoardOptions};
 pub use error::{Error, ErrorKind, Result};

@@ -30,6 +30,7 @@ mod router;
 mod shape;
 mod sse;
 mod web;
+mod webhooks;
 pub mod ws;
 
 use std::net::SocketAddr;
@@ -76,6 +77,9 @@ pub struct Config {
     /// How many events a WebSocket client may fall behind before it is
     /// closed with 4008 (docs/rules.md, events); see `BoardOptions::event_buffer`.
     pub event_buffer: usize,
+    /// Which targets webhooks may have (`--webhook-allow-private`), and
+    /// the timeout and retry schedule of deliveries.
+    pub webhooks: taskboard_core::webhooks::WebhookOptions,
     /// Adds `GET /__panic`, a handler that panics, so tests can prove a
     /// panic becomes a 500 and the server keeps serving.
     #[doc(hidden)]
@@ -127,6 +131,7 @@ impl Config {
             owner_password: None,
             limits: Limits::default(),
             event_buffer: BoardOptions::default().event_buffer,
+            webhooks: Default::default(),
             panic_route: false,
         }
     }
@@ -158,6 +163,8 @@ pub struct Server {
     bootstrap: Option<Bootstrap>,
     initial_password: Option<InitialPassword>,
     maintenance: tokio::task::JoinHandle<()>,
+    /// The webhook sender, which hands its claims back on shutdown.
+    webhooks: tokio::task::JoinHandle<()>,
 }
 
 impl std::fmt::Debug for Server {
@@ -181,6 +188,7 @@ impl Server {
             max_upload_bytes: config.max_upload_bytes,
             event_buffer: config.event_buffer,
             jwt_secret: config.jwt_secret.clone(),
+            webhooks: config.webhooks.clone(),
             ..BoardOptions::default()
         };
         let board = Board::open(&config.data_dir, options).await?;
@@ -200,11 +208,17 @@ impl Server {
             cors: cors::Cors::new(&config),
             limits: config.limits,
             mcp: mcp::service(board.clone(), &shutdown, config.limits.max_json_bytes),
-            ws: ws::WsContext { board: board.clone(), shutdown, tracker: TaskTracker::new() },
+            ws: ws::WsContext {
+                board: board.clone(),
+                shutdown: shutdown.clone(),
+                tracker: TaskTracker::new(),
+            },
             board,
         });
         let maintenance = state.board.spawn_maintenance();
-        Ok(Server { listener, addr, state, bootstrap, initial_password, maintenance })
+        let webhooks = webhooks::spawn(state.board.clone(), shutdown)
+            .map_err(|e| format!("cannot start the webhook sender: {e}"))?;
+        Ok(Server { listener, addr, state, bootstrap, initial_password, maintenance, webhooks })
     }
 
     /// The bound address, with the real port when port 0 was asked for.
@@ -242,7 +256,7 @@ impl Server {
     /// accepting, lets requests in flight finish, closes WebSockets (1001)
     /// and flushes the board.
     pub async fn run(self, signal: impl Future<Output = ()> + Send) -> Result<(), StartError> {
-        let Server { listener, state, maintenance, .. } = self;
+        let Server { listener, state, maintenance, webhooks, .. } = self;
         let shutdown = state.ws.shutdown.clone();
         let connections = TaskTracker::new();
         let mut http = http1::Builder::new();
@@ -303,6 +317,7 @@ impl Server {
         state.ws.tracker.wait().await;
         maintenance.abort();
         let _ = maintenance.await;
+        let _ = webhooks.await;
         state.board.flush().await?;
         Ok(())
     }

@@ -39,6 +39,17 @@ struct Args {
     /// Origin of the web client in development, allowed by CORS.
     #[arg(long, env = "TASKBOARD_DEV_WEB_ORIGIN")]
     dev_web_origin: Option<String>,
+    /// Lets webhooks target loopback, private, link-local and unspecified
+    /// addresses (refused otherwise, at creation and at every attempt).
+    #[arg(long, env = "TASKBOARD_WEBHOOK_ALLOW_PRIVATE")]
+    webhook_allow_private: bool,
+    /// Timeout of a delivery attempt in milliseconds (tests).
+    #[arg(long, hide = true)]
+    webhook_timeout_ms: Option<u64>,
+    /// One fixed delay between delivery attempts in milliseconds, without
+    /// jitter (tests).
+    #[arg(long, hide = true)]
+    webhook_retry_ms: Option<u64>,
     /// Log filter (`info`, `warn`, `taskboard_server=debug` …); RUST_LOG wins when set.
     #[arg(long, env = "TASKBOARD_LOG_LEVEL", default_value = "info")]
     log_level: String,
@@ -85,6 +96,15 @@ async fn run(args: Args) -> Result<(), taskboard_server::StartError> {
     config.dev = args.dev;
     config.web_origin = args.web_origin;
     config.dev_web_origin = args.dev_web_origin;
+    config.webhooks.allow_private = args.webhook_allow_private;
+    if let Some(ms) = args.webhook_timeout_ms {
+        config.webhooks.policy.timeout = std::time::Duration::from_millis(ms);
+    }
+    if let Some(ms) = args.webhook_retry_ms {
+        config.webhooks.policy.delays.clear();
+        config.webhooks.policy.then_every = std::time::Duration::from_millis(ms);
+        config.webhooks.policy.jitter = 0.0;
+    }
     if let Ok(login) = std::env::var("TASKBOARD_OWNER_LOGIN") {
         config.owner_login = login;
     }

@@ -8,11 +8,13 @@ mod members;
 mod messages;
 mod projects;
 mod tasks;
+mod webhooks;
 
 pub use members::*;
 pub use messages::*;
 pub use projects::*;
 pub use tasks::*;
+pub use webhooks::*;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -117,6 +119,9 @@ named by TASKBOARD_CREDENTIALS.")]
     /// Global labels.
     #[command(subcommand)]
     Label(LabelCmd),
+    /// Webhooks and their deliveries (admins and owners).
+    #[command(subcommand)]
+    Webhook(WebhookCmd),
     /// Chat messages and task comments.
     #[command(subcommand)]
     Message(MessageCmd),

@@ -20,6 +20,7 @@ mod helpers;
 mod members;
 mod messages;
 mod tasks;
+mod webhooks;
 
 use helpers::*;
 
@@ -228,6 +229,7 @@ async fn execute<B: Backend>(b: &B, command: Command, out: Out) -> std::result::
         Command::Task(c) => tasks::task(b, c, out).await?,
         Command::Step(c) => tasks::step(b, c, out).await?,
         Command::Label(c) => tasks::label(b, c, out).await?,
+        Command::Webhook(c) => webhooks::webhook(b, c, out).await?,
         Command::Message(c) => messages::message(b, c, out).await?,
         Command::File(c) => messages::file(b, c, out).await?,
         Command::Attachment(AttachmentCmd::Download { attachment, output }) => {

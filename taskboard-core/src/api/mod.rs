@@ -54,6 +54,7 @@ mod projects;
 mod reply;
 mod requests;
 mod tasks;
+mod webhooks;
 mod work;
 
 pub use admin::*;
@@ -71,6 +72,7 @@ pub use paged::{
 pub use projects::*;
 pub use requests::*;
 pub use tasks::*;
+pub use webhooks::*;
 pub use work::*;
 
 use crate::model::*;
@@ -111,6 +113,9 @@ endpoint::wire!(
     EventsQuery,
     EventPage,
     crate::archive::BackupRequest,
+    NewWebhook,
+    WebhookPatch,
+    DeliveryQuery,
     // answers
     Health,
     LoginResponse,
@@ -132,6 +137,9 @@ endpoint::wire!(
     TokenResponse,
     StatusResponse,
     crate::archive::ArchiveSummary,
+    crate::webhooks::Webhook,
+    crate::webhooks::CreatedWebhook,
+    crate::webhooks::Delivery,
 );
 
 /// Visits every endpoint, in the order of the reference.
@@ -203,6 +211,15 @@ pub fn visit_all(v: &mut impl Visitor) {
     v.visit::<Backup>();
     v.visit::<EventStream>();
     v.visit::<PollEvents>();
+    // webhooks
+    v.visit::<ListWebhooks>();
+    v.visit::<CreateWebhook>();
+    v.visit::<GetWebhook>();
+    v.visit::<UpdateWebhook>();
+    v.visit::<DeleteWebhook>();
+    v.visit::<RotateWebhookSecret>();
+    v.visit::<ListDeliveries>();
+    v.visit::<Redeliver>();
 }
 
 /// The route and documentation of every endpoint.

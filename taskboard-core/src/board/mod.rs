@@ -8,6 +8,7 @@
 
 mod auth;
 mod condition;
+mod deliveries;
 pub mod etags;
 mod files;
 mod first_run;
@@ -24,6 +25,7 @@ pub(crate) mod search;
 mod steps;
 mod tasks;
 mod throttle;
+mod webhooks;
 mod work;
 
 use std::collections::HashMap;
@@ -83,6 +85,8 @@ pub struct BoardOptions {
     pub password_hashers: usize,
     /// The time source of login throttling; tests use a manual one.
     pub clock: Clock,
+    /// Which targets webhooks may have, and how deliveries are retried.
+    pub webhooks: crate::webhooks::WebhookOptions,
 }
 
 impl Default for BoardOptions {
@@ -98,6 +102,7 @@ impl Default for BoardOptions {
             login_limits: LoginLimits::default(),
             password_hashers: (cpus / 2).max(1),
             clock: Clock::system(),
+            webhooks: Default::default(),
         }
     }
 }
@@ -557,6 +562,13 @@ impl Board {
     /// The seq of the newest event.
     pub fn latest_seq(&self) -> u64 {
         self.inner.hub.latest()
+    }
+
+    /// The seq of the newest event, as a channel that changes with every
+    /// publish: a wake-up for work driven by the event log, which holds
+    /// no events in memory.
+    pub fn watch_seq(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.hub.watch()
     }
 
     /// Subscribes to the event stream: replay of retained events after

@@ -109,6 +109,11 @@ impl Hub {
         self.shared.window.read().unwrap().latest
     }
 
+    /// The seq of the newest published event, changing with every publish.
+    pub(crate) fn watch(&self) -> watch::Receiver<u64> {
+        self.shared.changes.subscribe()
+    }
+
     pub(crate) fn memory(&self) -> EventMemory {
         let w = self.shared.window.read().unwrap();
         EventMemory { events: w.events.len(), bytes: w.bytes, peak_bytes: w.peak, bound: self.shared.memory }

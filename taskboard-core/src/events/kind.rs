@@ -65,6 +65,9 @@ event_kinds! {
     FileReplaced => "file.replaced",
     FileUpdated => "file.updated",
     FileDeleted => "file.deleted",
+    WebhookCreated => "webhook.created",
+    WebhookUpdated => "webhook.updated",
+    WebhookDeleted => "webhook.deleted",
 }
 
 impl EventKind {
@@ -78,7 +81,7 @@ impl EventKind {
             | TaskUpdated | TaskReady | TaskDeleted | LinkCreated | LinkDeleted | StepCreated
             | StepUpdated | StepDeleted | LabelCreated | LabelUpdated | LabelDeleted => true,
             AgentStatus | ConfigUpdated | MessageNew | FileUploaded | FileReplaced | FileUpdated
-            | FileDeleted => false,
+            | FileDeleted | WebhookCreated | WebhookUpdated | WebhookDeleted => false,
         }
     }
 
@@ -92,8 +95,19 @@ impl EventKind {
             ProjectCreated | ProjectUpdated | ProjectDeleted | ProjectMemberAdded | ProjectMemberRemoved
             | TaskCreated | TaskUpdated | TaskReady | TaskDeleted | LinkCreated | LinkDeleted
             | StepCreated | StepUpdated | StepDeleted | LabelCreated | LabelUpdated | LabelDeleted
-            | MessageNew | FileUploaded | FileReplaced | FileUpdated | FileDeleted => false,
+            | MessageNew | FileUploaded | FileReplaced | FileUpdated | FileDeleted | WebhookCreated
+            | WebhookUpdated | WebhookDeleted => false,
         }
+    }
+
+    /// Whether the event is about a project itself (its data's `id` is the
+    /// project's).
+    pub fn about_project(self) -> bool {
+        use EventKind::*;
+        matches!(
+            self,
+            ProjectCreated | ProjectUpdated | ProjectDeleted | ProjectMemberAdded | ProjectMemberRemoved
+        )
     }
 
     /// Whether the event ends the sessions of the member it names.

@@ -20,7 +20,7 @@ use super::{Audience, Event, EventKind};
 use crate::error::{Error, Result};
 use crate::records::{MessageRecord, RecordWrites, Records, Render};
 use crate::storage::codec::{FORMAT_VERSION, Key, decode};
-use crate::storage::tables::{EVENTS, MESSAGE_EVENTS};
+use crate::storage::tables::{EVENTS, MESSAGE_EVENTS, WEBHOOK_CURSORS};
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan, WriteTxn};
 
 /// How many events the store keeps (docs/rules.md, events,
@@ -100,8 +100,17 @@ pub(crate) fn import<W: WriteTxn + ?Sized>(w: &mut W, record: &EventRecord) -> R
 /// Deletes every stored event older than the last [`RETAINED_EVENTS`]
 /// up to `newest`. Normally that is one event, the one just pushed out;
 /// a range rather than one key, so nothing older is ever left behind.
+/// Events an active webhook has not yet considered are kept, however
+/// old: its deliveries are queued from the log (`board::deliveries`).
 fn prune<W: WriteTxn + ?Sized>(w: &mut W, newest: u64) -> Result<()> {
-    let cutoff = (newest + 1).saturating_sub(RETAINED_EVENTS as u64);
+    let mut cutoff = (newest + 1).saturating_sub(RETAINED_EVENTS as u64);
+    if cutoff <= 1 {
+        return Ok(());
+    }
+    w.scan(WEBHOOK_CURSORS, KeyRange::all(), Direction::Forward, &mut |_, v| {
+        cutoff = cutoff.min(decode::<u64>(v)? + 1);
+        Ok(Scan::Continue)
+    })?;
     if cutoff <= 1 {
         return Ok(());
     }

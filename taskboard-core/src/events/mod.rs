@@ -38,6 +38,8 @@ pub enum Audience {
     All,
     /// One member only (`config.updated`, credential changes).
     Member { member_id: Uuid },
+    /// Admins and owners (webhook changes).
+    Admins,
     /// A project chat message: the project's members; agents listening
     /// for mentions only when mentioned.
     Chat { project_members: Vec<Uuid>, mentions: Vec<Uuid> },
@@ -170,7 +172,7 @@ impl Event {
     /// fixed parts), as the hub counts them against its bound.
     pub fn memory_size(&self) -> usize {
         let ids = match &self.audience {
-            Audience::All | Audience::Member { .. } => 0,
+            Audience::All | Audience::Member { .. } | Audience::Admins => 0,
             Audience::Chat { project_members, mentions } => project_members.len() + mentions.len(),
             Audience::TaskComment { involved, mentions } => involved.len() + mentions.len(),
         };
@@ -184,6 +186,7 @@ impl Event {
         match &self.audience {
             Audience::All => true,
             Audience::Member { member_id } => *member_id == me,
+            Audience::Admins => viewer.is_admin,
             Audience::Chat { project_members, mentions } => {
                 project_members.contains(&me)
                     && (!viewer.is_agent || viewer.chat_listen == Listen::All || mentions.contains(&me))
@@ -217,6 +220,8 @@ impl Event {
 pub struct Viewer {
     pub member_id: Uuid,
     pub is_agent: bool,
+    /// An admin or owner when the stream began.
+    pub is_admin: bool,
     pub chat_listen: Listen,
     pub task_listen: Listen,
 }
@@ -226,6 +231,7 @@ impl Viewer {
         Viewer {
             member_id: member.id,
             is_agent: member.kind == MemberType::Agent,
+            is_admin: member.role.is_admin(),
             chat_listen: member.agent_config.chat_listen,
             task_listen: member.agent_config.task_listen,
         }
@@ -250,7 +256,7 @@ mod tests {
     use super::*;
 
     fn viewer(id: Uuid, agent: bool, chat: Listen, task: Listen) -> Viewer {
-        Viewer { member_id: id, is_agent: agent, chat_listen: chat, task_listen: task }
+        Viewer { member_id: id, is_agent: agent, is_admin: false, chat_listen: chat, task_listen: task }
     }
 
     fn event(audience: Audience) -> Event {

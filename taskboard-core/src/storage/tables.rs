@@ -129,4 +129,17 @@ tables! {
     IDEMPOTENCY = "memberid_key_answer";
     /// stored_at(ms) member_id key → () so old answers are swept in order
     IDEMPOTENCY_AGE = "storedms_memberid_key";
+    /// webhook_id → WebhookRecord (its secret included)
+    WEBHOOKS = "webhookid_webhook";
+    /// webhook_id → u64 for each active webhook: the seq of the last
+    /// event considered for it. The event log keeps every event after the
+    /// smallest of these.
+    WEBHOOK_CURSORS = "webhookid_cursor";
+    /// webhook_id delivery_id → DeliveryRecord (delivery ids are
+    /// time-ordered, so this is also the order they were queued in)
+    DELIVERIES = "webhookid_deliveryid_delivery";
+    /// webhook_id due(ms) seq delivery_id → () for each pending delivery:
+    /// when it is next due, or when the claim of the sender attempting it
+    /// ends
+    DELIVERY_QUEUE = "webhookid_duems_seq_deliveryid";
 }

@@ -125,9 +125,16 @@ impl TestApp {
 
     /// Stops the server gracefully and starts a new one on the same data
     /// directory.
-    pub async fn restart(mut self) -> TestApp {
+    pub async fn restart(self) -> TestApp {
+        self.restart_with(|_| {}).await
+    }
+
+    /// Stops the server gracefully and starts a new one on the same data
+    /// directory, after `configure` has adjusted its configuration.
+    pub async fn restart_with(mut self, configure: impl FnOnce(&mut Config)) -> TestApp {
         self.stop().await;
         let mut config = self.config.clone();
+        configure(&mut config);
         config.listen = "127.0.0.1:0".parse().unwrap();
         let dir = std::mem::replace(&mut self._dir, tempfile::tempdir().unwrap());
         start(config, dir).await

@@ -4,4 +4,5 @@ mod admin;
 mod first_use;
 mod modes;
 mod remote;
+mod webhooks;
 mod work;

@@ -1,0 +1,265 @@
+//! Webhooks and their deliveries (admins and owners).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::endpoint::{Call, Caller, Endpoint, Info, Method};
+use super::requests::Patch;
+use crate::board::Board;
+use crate::error::Result;
+use crate::model::Ok;
+use crate::webhooks::{CreatedWebhook, Delivery, Webhook};
+
+/// Body of `POST /webhooks`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct NewWebhook {
+    /// An http or https URL on a public address.
+    pub url: String,
+    /// Event types; a trailing `*` matches a prefix (`task.*`). Every
+    /// event when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<Vec<String>>,
+    /// Only the events of this project.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<Uuid>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// Body of `PATCH /webhooks/{id}`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct WebhookPatch {
+    #[serde(default, skip_serializing_if = "Patch::is_absent")]
+    pub url: Patch<String>,
+    #[serde(default, skip_serializing_if = "Patch::is_absent")]
+    pub events: Patch<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Patch::is_absent")]
+    pub project_id: Patch<Uuid>,
+    #[serde(default, skip_serializing_if = "Patch::is_absent")]
+    pub description: Patch<String>,
+    #[serde(default, skip_serializing_if = "Patch::is_absent")]
+    pub active: Patch<bool>,
+}
+
+/// Query of `GET /webhooks/{id}/deliveries`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct DeliveryQuery {
+    /// At most this many deliveries (1–1000, 50 when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 1000))]
+    pub limit: Option<u32>,
+    /// Skip this many of the newest first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = u32::MAX))]
+    pub offset: Option<u32>,
+}
+
+/// `GET /webhooks`.
+#[derive(Debug)]
+pub struct ListWebhooks;
+
+impl Endpoint for ListWebhooks {
+    const INFO: Info = Info {
+        name: "list_webhooks",
+        method: Method::Get,
+        path: "/api/v1/webhooks",
+        auth: true,
+        status: 200,
+        summary: "List webhooks (admins and owners)",
+        description: "Every webhook in creation order, without secrets.",
+        errors: &[403],
+    };
+    type Path = ();
+    type Query = ();
+    type Body = ();
+    type Response = Vec<Webhook>;
+
+    async fn handle(board: &Board, caller: &Caller, _: Call<Self>) -> Result<Vec<Webhook>> {
+        board.list_webhooks(caller.actor()?).await
+    }
+}
+
+/// `POST /webhooks`.
+#[derive(Debug)]
+pub struct CreateWebhook;
+
+impl Endpoint for CreateWebhook {
+    const INFO: Info = Info {
+        name: "create_webhook",
+        method: Method::Post,
+        path: "/api/v1/webhooks",
+        auth: true,
+        status: 201,
+        summary: "Create a webhook (admins and owners)",
+        description: "Every later event that the creator may see, that one of `events` matches and, with \
+            `project_id`, that belongs to that project, is POSTed to `url`, signed per Standard Webhooks. \
+            The answer carries the signing `secret`; no other answer but rotation shows it. A URL on a \
+            loopback, private, link-local or unspecified address, or a name resolving to one, is 422 \
+            unless the server allows private targets.",
+        errors: &[403, 404],
+    };
+    type Path = ();
+    type Query = ();
+    type Body = NewWebhook;
+    type Response = CreatedWebhook;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<CreatedWebhook> {
+        board.create_webhook(caller.actor()?, call.body).await
+    }
+}
+
+/// `GET /webhooks/{id}`.
+#[derive(Debug)]
+pub struct GetWebhook;
+
+impl Endpoint for GetWebhook {
+    const INFO: Info = Info {
+        name: "get_webhook",
+        method: Method::Get,
+        path: "/api/v1/webhooks/{webhook_id}",
+        auth: true,
+        status: 200,
+        summary: "Get a webhook (admins and owners)",
+        description: "Without its secret.",
+        errors: &[403, 404],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = ();
+    type Response = Webhook;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Webhook> {
+        board.get_webhook(caller.actor()?, call.path).await
+    }
+}
+
+/// `PATCH /webhooks/{id}`.
+#[derive(Debug)]
+pub struct UpdateWebhook;
+
+impl Endpoint for UpdateWebhook {
+    const INFO: Info = Info {
+        name: "update_webhook",
+        method: Method::Patch,
+        path: "/api/v1/webhooks/{webhook_id}",
+        auth: true,
+        status: 200,
+        summary: "Update a webhook (admins and owners)",
+        description: "URL, event patterns, project, description and `active`. An inactive webhook receives \
+            nothing, and the events that happen meanwhile are not delivered once it is active again.",
+        errors: &[403, 404],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = WebhookPatch;
+    type Response = Webhook;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Webhook> {
+        board.update_webhook(caller.actor()?, call.path, call.body).await
+    }
+}
+
+/// `DELETE /webhooks/{id}`.
+#[derive(Debug)]
+pub struct DeleteWebhook;
+
+impl Endpoint for DeleteWebhook {
+    const INFO: Info = Info {
+        name: "delete_webhook",
+        method: Method::Delete,
+        path: "/api/v1/webhooks/{webhook_id}",
+        auth: true,
+        status: 200,
+        summary: "Delete a webhook (admins and owners)",
+        description: "With its pending deliveries and its delivery log.",
+        errors: &[403, 404],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = ();
+    type Response = Ok;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
+        board.delete_webhook(caller.actor()?, call.path).await?;
+        Ok(Ok::OK)
+    }
+}
+
+/// `POST /webhooks/{id}/rotate-secret`.
+#[derive(Debug)]
+pub struct RotateWebhookSecret;
+
+impl Endpoint for RotateWebhookSecret {
+    const INFO: Info = Info {
+        name: "rotate_webhook_secret",
+        method: Method::Post,
+        path: "/api/v1/webhooks/{webhook_id}/rotate-secret",
+        auth: true,
+        status: 200,
+        summary: "Replace a webhook's secret (admins and owners)",
+        description: "The answer carries the new secret, which signs every attempt from now on; the old \
+            one signs nothing more.",
+        errors: &[403, 404],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = ();
+    type Response = CreatedWebhook;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<CreatedWebhook> {
+        board.rotate_webhook_secret(caller.actor()?, call.path).await
+    }
+}
+
+/// `GET /webhooks/{id}/deliveries`.
+#[derive(Debug)]
+pub struct ListDeliveries;
+
+impl Endpoint for ListDeliveries {
+    const INFO: Info = Info {
+        name: "list_deliveries",
+        method: Method::Get,
+        path: "/api/v1/webhooks/{webhook_id}/deliveries",
+        auth: true,
+        status: 200,
+        summary: "The delivery log of a webhook (admins and owners)",
+        description: "Newest first: each delivery's event seq and type, state (`pending`, `delivered`, \
+            `failed`), attempts, last status or error and the time of its next attempt.",
+        errors: &[403, 404],
+    };
+    type Path = Uuid;
+    type Query = DeliveryQuery;
+    type Body = ();
+    type Response = Vec<Delivery>;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Vec<Delivery>> {
+        board.list_deliveries(caller.actor()?, call.path, call.query).await
+    }
+}
+
+/// `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`.
+#[derive(Debug)]
+pub struct Redeliver;
+
+impl Endpoint for Redeliver {
+    const INFO: Info = Info {
+        name: "redeliver",
+        method: Method::Post,
+        path: "/api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver",
+        auth: true,
+        status: 200,
+        summary: "Queue a delivery again (admins and owners)",
+        description: "Pending and due at once, with the same `webhook-id`, and retried for another day \
+            if it fails.",
+        errors: &[403, 404],
+    };
+    type Path = (Uuid, Uuid);
+    type Query = ();
+    type Body = ();
+    type Response = Delivery;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Delivery> {
+        board.redeliver(caller.actor()?, call.path.0, call.path.1).await
+    }
+}

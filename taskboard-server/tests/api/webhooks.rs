@@ -1,0 +1,434 @@
+//! Webhooks: real receivers on 127.0.0.1, signatures checked with the
+//! `standardwebhooks` crate (an implementation of the scheme independent
+//! of the server's), retries, order, filters, the recipient rule, refused
+//! targets, rotation and restarts.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use taskboard_core::webhooks::DeliveryPolicy;
+use taskboard_server::Config;
+use uuid::Uuid;
+
+use crate::receiver::{Answer, Received, Receiver};
+use crate::support::{TestApp, spawn_with};
+
+/// Private targets allowed (receivers are on 127.0.0.1) and a retry
+/// schedule of milliseconds, without jitter, so retries come in the order
+/// of the first attempts.
+fn fast(c: &mut Config) {
+    c.webhooks.allow_private = true;
+    c.webhooks.policy = DeliveryPolicy {
+        timeout: Duration::from_secs(5),
+        delays: vec![Duration::from_millis(20), Duration::from_millis(40)],
+        then_every: Duration::from_millis(50),
+        jitter: 0.0,
+        give_up_after: Duration::from_secs(3600),
+        batch: 8,
+    };
+}
+
+async fn app() -> TestApp {
+    spawn_with(fast).await
+}
+
+/// Creates a webhook as the owner; returns its id and secret.
+async fn hook(app: &TestApp, body: Value) -> (Uuid, String) {
+    let created: Value = app.post("/api/v1/webhooks", app.owner(), body).await.expect(201);
+    (created["id"].as_str().unwrap().parse().unwrap(), created["secret"].as_str().unwrap().to_string())
+}
+
+fn verifies(secret: &str, r: &Received) -> bool {
+    standardwebhooks::Webhook::new(secret).unwrap().verify(&r.body, &r.headers).is_ok()
+}
+
+async fn deliveries(app: &TestApp, hook: Uuid) -> Vec<Value> {
+    app.get(&format!("/api/v1/webhooks/{hook}/deliveries?limit=1000"), app.owner()).await.expect(200)
+}
+
+/// Polls the delivery log until `done` holds (the board announces no
+/// attempt outcome); fails the test after a minute.
+async fn wait_log(app: &TestApp, hook: Uuid, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let log = deliveries(app, hook).await;
+        if done(&log) {
+            return log;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the delivery log never got there: {log:#?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn webhooks_are_managed_by_admins_and_show_their_secret_once() {
+    let app = app().await;
+    let (_, agent) = app.create_agent("bot", "member").await;
+    let body = json!({"url": "https://example.com/hook", "events": ["task.*"], "description": "ci"});
+    app.post("/api/v1/webhooks", Some(&agent), &body).await.error(403, "forbidden", "admin");
+    app.get("/api/v1/webhooks", Some(&agent)).await.error(403, "forbidden", "admin");
+
+    let created: Value = app.post("/api/v1/webhooks", app.owner(), &body).await.expect(201);
+    let secret = created["secret"].as_str().unwrap();
+    use base64::Engine;
+    let raw =
+        base64::engine::general_purpose::STANDARD.decode(secret.strip_prefix("whsec_").unwrap()).unwrap();
+    assert_eq!(raw.len(), 32);
+    assert_eq!(created["events"], json!(["task.*"]));
+    assert_eq!(created["active"], true);
+    let id = created["id"].as_str().unwrap();
+
+    let listed: Vec<Value> = app.get("/api/v1/webhooks", app.owner()).await.expect(200);
+    assert_eq!(listed.len(), 1);
+    let got: Value = app.get(&format!("/api/v1/webhooks/{id}"), app.owner()).await.expect(200);
+    for shown in [&listed[0], &got] {
+        assert!(shown.get("secret").is_none(), "{shown}");
+        assert_eq!(shown["url"], "https://example.com/hook");
+    }
+    let patched: Value = app
+        .patch(
+            &format!("/api/v1/webhooks/{id}"),
+            app.owner(),
+            json!({"events": ["message.new"], "active": false}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(
+        (patched["events"].clone(), patched["active"].clone()),
+        (json!(["message.new"]), json!(false))
+    );
+    assert!(patched.get("secret").is_none());
+    let rotated: Value =
+        app.post_empty(&format!("/api/v1/webhooks/{id}/rotate-secret"), app.owner()).await.expect(200);
+    assert!(rotated["secret"].as_str().unwrap().starts_with("whsec_"));
+    assert_ne!(rotated["secret"], created["secret"]);
+
+    for bad in [
+        json!({"url": "https://example.com/", "events": []}),
+        json!({"url": "https://example.com/", "events": ["task.*.x*"]}),
+        json!({"url": "ftp://example.com/"}),
+        json!({"url": "not a url"}),
+    ] {
+        let res = app.post("/api/v1/webhooks", app.owner(), &bad).await;
+        assert_eq!(res.status, 422, "{bad}: {}", res.body);
+    }
+    app.patch(&format!("/api/v1/webhooks/{}", Uuid::now_v7()), app.owner(), json!({})).await.error(
+        404,
+        "not_found",
+        "webhook",
+    );
+
+    // The changes were events for admins only.
+    let events: Value = app.get("/api/v1/events?since=0&limit=1000", app.owner()).await.expect(200);
+    let kinds: Vec<&str> = events["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["type"].as_str())
+        .filter(|k| k.starts_with("webhook."))
+        .collect();
+    assert_eq!(kinds, ["webhook.created", "webhook.updated", "webhook.updated"]);
+    let seen_by_agent: Value = app.get("/api/v1/events?since=0&limit=1000", Some(&agent)).await.expect(200);
+    assert!(!seen_by_agent.to_string().contains("webhook."), "{seen_by_agent}");
+
+    app.delete(&format!("/api/v1/webhooks/{id}"), app.owner()).await.expect::<Value>(200);
+    app.get(&format!("/api/v1/webhooks/{id}"), app.owner()).await.error(404, "not_found", "webhook");
+}
+
+#[tokio::test]
+async fn deliveries_are_signed_frames_in_seq_order() {
+    let app = app().await;
+    let receiver = Receiver::start().await;
+    let (id, secret) = hook(&app, json!({"url": receiver.url, "events": ["task.*"]})).await;
+    let p = app.create_project(app.owner(), "web").await;
+    let mut tasks = Vec::new();
+    for i in 0..20 {
+        tasks.push(app.create_task(app.owner(), p.id, &format!("task {i}")).await);
+    }
+    let got = receiver.wait_delivered(20).await;
+    let seqs: Vec<u64> = got.iter().map(Received::seq).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "not in seq order: {seqs:?}");
+    for (r, t) in got.iter().zip(&tasks) {
+        assert!(verifies(&secret, r), "the signature does not verify");
+        assert_eq!(r.headers["content-type"], "application/json");
+        let frame = r.frame();
+        assert_eq!(frame["type"], "task.created");
+        assert_eq!(frame["data"]["id"], t.id.to_string());
+        assert!(frame["ts"].is_string());
+    }
+    // Nothing but task events, though project.created came first.
+    assert!(receiver.received().iter().all(|r| r.kind().starts_with("task.")));
+    let log =
+        wait_log(&app, id, |log| log.len() == 20 && log.iter().all(|d| d["state"] == "delivered")).await;
+    let newest_first: Vec<u64> = log.iter().map(|d| d["seq"].as_u64().unwrap()).collect();
+    assert!(newest_first.windows(2).all(|w| w[0] > w[1]));
+    assert_eq!((log[0]["attempts"].clone(), log[0]["last_status"].clone()), (json!(1), json!(200)));
+    assert_eq!(log[19]["id"], got[0].id());
+    let page: Vec<Value> =
+        app.get(&format!("/api/v1/webhooks/{id}/deliveries?limit=5&offset=5"), app.owner()).await.expect(200);
+    assert_eq!(page, log[5..10]);
+}
+
+#[tokio::test]
+async fn failed_attempts_are_retried_with_the_same_id_and_body() {
+    let app = app().await;
+    let receiver = Receiver::start().await;
+    receiver.script(&[Answer::Status(500), Answer::Status(502), Answer::Status(302)]);
+    let (id, secret) = hook(&app, json!({"url": receiver.url, "events": ["task.created"]})).await;
+    let p = app.create_project(app.owner(), "web").await;
+    app.create_task(app.owner(), p.id, "retry me").await;
+    let got = receiver.wait_until("a fourth attempt", |r| r.len() >= 4).await;
+    assert_eq!(
+        got.iter().map(|r| r.answer).collect::<Vec<_>>()[..3],
+        [Answer::Status(500), Answer::Status(502), Answer::Status(302)]
+    );
+    assert!(got.iter().all(|r| r.id() == got[0].id() && r.body == got[0].body && verifies(&secret, r)));
+    let log = wait_log(&app, id, |log| log.first().is_some_and(|d| d["state"] == "delivered")).await;
+    assert_eq!(log[0]["attempts"], 4);
+    assert_eq!(log[0]["last_status"], 200);
+    assert!(log[0]["next_attempt_at"].is_null());
+}
+
+#[tokio::test]
+async fn an_attempt_without_an_answer_times_out_and_is_retried() {
+    let app = spawn_with(|c| {
+        fast(c);
+        c.webhooks.policy.timeout = Duration::from_millis(300);
+    })
+    .await;
+    let receiver = Receiver::start().await;
+    receiver.script(&[Answer::Hang]);
+    let (id, _) = hook(&app, json!({"url": receiver.url, "events": ["project.created"]})).await;
+    app.create_project(app.owner(), "web").await;
+    let got = receiver.wait_delivered(1).await;
+    assert_eq!(receiver.received().len(), 2);
+    assert_eq!(receiver.received()[0].id(), got[0].id());
+    let log = wait_log(&app, id, |log| log.first().is_some_and(|d| d["state"] == "delivered")).await;
+    assert_eq!(log[0]["attempts"], 2);
+}
+
+#[tokio::test]
+async fn a_receiver_down_then_up_gets_everything_once_and_holds_back_no_other() {
+    let app = app().await;
+    let (down, up) = (Receiver::start().await, Receiver::start().await);
+    down.answer(Answer::Status(503));
+    hook(&app, json!({"url": down.url, "events": ["task.created"]})).await;
+    hook(&app, json!({"url": up.url, "events": ["task.created"]})).await;
+    let p = app.create_project(app.owner(), "web").await;
+    for i in 0..10 {
+        app.create_task(app.owner(), p.id, &format!("task {i}")).await;
+    }
+    // The other receiver gets everything while this one is still down.
+    let expected: Vec<u64> = up.wait_delivered(10).await.iter().map(Received::seq).collect();
+    down.wait_until("ten failed first attempts", |r| r.len() >= 10).await;
+    assert!(down.delivered().is_empty());
+    down.answer(Answer::Status(200));
+    let got: Vec<u64> = down.wait_delivered(10).await.iter().map(Received::seq).collect();
+    // Retries follow their own schedules, so the receiver orders by seq
+    // (which every frame carries): all of them, each delivered once.
+    let mut sorted = got.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, expected);
+    assert_eq!(down.received().iter().filter(|r| r.delivered()).count(), 10);
+}
+
+#[tokio::test]
+async fn webhooks_filter_by_event_type_and_project() {
+    let app = app().await;
+    let receiver = Receiver::start().await;
+    let (a, b) =
+        (app.create_project(app.owner(), "alpha").await, app.create_project(app.owner(), "beta").await);
+    hook(&app, json!({"url": receiver.url, "events": ["task.created", "message.*"], "project_id": a.id}))
+        .await;
+    let in_a = app.create_task(app.owner(), a.id, "in a").await;
+    app.create_task(app.owner(), b.id, "in b").await;
+    app.patch(&format!("/api/v1/tasks/{}", in_a.id), app.owner(), json!({"title": "renamed"}))
+        .await
+        .expect::<Value>(200);
+    app.post("/api/v1/messages", app.owner(), json!({"chat_id": b.chat_id, "content": "chat in b"}))
+        .await
+        .expect::<Value>(201);
+    app.post("/api/v1/messages", app.owner(), json!({"task_id": in_a.id, "content": "comment in a"}))
+        .await
+        .expect::<Value>(201);
+    app.post("/api/v1/messages", app.owner(), json!({"chat_id": a.chat_id, "content": "chat in a"}))
+        .await
+        .expect::<Value>(201);
+    let last = app.create_task(app.owner(), a.id, "last").await;
+    // First attempts go in seq order, so once the last is in, all are.
+    let got = receiver
+        .wait_until("the last task", |r| r.iter().any(|r| r.frame()["data"]["id"] == last.id.to_string()))
+        .await;
+    let what: Vec<(String, Value)> = got
+        .iter()
+        .filter(|r| r.frame()["data"]["author_type"] != "system")
+        .map(|r| {
+            (r.kind(), r.frame()["data"].get("title").or(r.frame()["data"].get("content")).cloned().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        what,
+        [
+            ("task.created".to_string(), json!("in a")),
+            ("message.new".to_string(), json!("comment in a")),
+            ("message.new".to_string(), json!("chat in a")),
+            ("task.created".to_string(), json!("last")),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_webhook_receives_only_what_its_creator_may_see() {
+    let app = app().await;
+    let receiver = Receiver::start().await;
+    let (_, admin) = app.create_agent("lead", "admin").await;
+    // A project the owner is not a member of.
+    let theirs = app.create_project(Some(&admin), "theirs").await;
+    let ours = app.create_project(app.owner(), "ours").await;
+    hook(&app, json!({"url": receiver.url, "events": ["message.new"]})).await;
+    app.post("/api/v1/messages", Some(&admin), json!({"chat_id": theirs.chat_id, "content": "private"}))
+        .await
+        .expect::<Value>(201);
+    app.post("/api/v1/messages", app.owner(), json!({"chat_id": ours.chat_id, "content": "public"}))
+        .await
+        .expect::<Value>(201);
+    let got = receiver.wait_delivered(1).await;
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].frame()["data"]["content"], "public");
+    assert_eq!(receiver.received().len(), 1);
+}
+
+#[tokio::test]
+async fn private_targets_are_refused_unless_allowed() {
+    let app = crate::support::spawn().await;
+    let receiver = Receiver::start().await;
+    for url in [
+        receiver.url.clone(),
+        format!("http://localhost:{}/hook", receiver.port),
+        "http://10.0.0.1/".to_string(),
+        "http://192.168.1.20:8080/x".to_string(),
+        "http://169.254.169.254/latest/meta-data".to_string(),
+        "http://[::1]/".to_string(),
+        "http://0.0.0.0/".to_string(),
+    ] {
+        let res = app.post("/api/v1/webhooks", app.owner(), json!({"url": url})).await;
+        res.error(422, "validation_error", "url");
+        assert!(res.body["detail"].as_str().unwrap().contains("refused"), "{url}: {}", res.body);
+    }
+    let (id, _) = hook(&app, json!({"url": "https://93.184.216.34/hook"})).await;
+    app.patch(&format!("/api/v1/webhooks/{id}"), app.owner(), json!({"url": receiver.url})).await.error(
+        422,
+        "validation_error",
+        "refused",
+    );
+}
+
+#[tokio::test]
+async fn a_target_refused_when_attempted_is_never_contacted() {
+    let app = app().await;
+    let receiver = Receiver::start().await;
+    let (by_ip, _) = hook(&app, json!({"url": receiver.url, "events": ["task.created"]})).await;
+    let by_name = format!("http://localhost:{}/hook", receiver.port);
+    let (by_name, _) = hook(&app, json!({"url": by_name, "events": ["task.created"]})).await;
+    // The same board, served without --webhook-allow-private: the names
+    // and addresses are checked again at every attempt.
+    let app = app.restart_with(|c| c.webhooks.allow_private = false).await;
+    let p = app.create_project(app.owner(), "web").await;
+    app.create_task(app.owner(), p.id, "t").await;
+    for id in [by_ip, by_name] {
+        let log =
+            wait_log(&app, id, |log| log.first().is_some_and(|d| d["attempts"].as_u64() >= Some(1))).await;
+        assert_eq!(log[0]["state"], "pending");
+        let error = log[0]["last_error"].as_str().unwrap();
+        assert!(error.contains("refused") && error.contains("127.0.0.1"), "{error}");
+    }
+    assert!(receiver.received().is_empty());
+}
+
+#[tokio::test]
+async fn a_rotated_secret_signs_the_next_deliveries() {
+    let app = app().await;
+    let receiver = Receiver::start().await;
+    let (id, old) = hook(&app, json!({"url": receiver.url, "events": ["project.created"]})).await;
+    app.create_project(app.owner(), "one").await;
+    let first = receiver.wait_delivered(1).await;
+    assert!(verifies(&old, &first[0]));
+    let rotated: Value =
+        app.post_empty(&format!("/api/v1/webhooks/{id}/rotate-secret"), app.owner()).await.expect(200);
+    let new = rotated["secret"].as_str().unwrap();
+    app.create_project(app.owner(), "two").await;
+    let second = &receiver.wait_delivered(2).await[1];
+    assert!(verifies(new, second));
+    assert!(!verifies(&old, second));
+}
+
+#[tokio::test]
+async fn an_inactive_webhook_misses_what_happens_meanwhile() {
+    let app = app().await;
+    let receiver = Receiver::start().await;
+    let (id, _) = hook(&app, json!({"url": receiver.url, "events": ["project.created"]})).await;
+    app.patch(&format!("/api/v1/webhooks/{id}"), app.owner(), json!({"active": false}))
+        .await
+        .expect::<Value>(200);
+    app.create_project(app.owner(), "missed").await;
+    app.patch(&format!("/api/v1/webhooks/{id}"), app.owner(), json!({"active": true}))
+        .await
+        .expect::<Value>(200);
+    app.create_project(app.owner(), "seen").await;
+    let got = receiver.wait_delivered(1).await;
+    assert_eq!(got[0].frame()["data"]["slug"], "seen");
+    assert_eq!(receiver.received().len(), 1);
+}
+
+#[tokio::test]
+async fn a_failed_delivery_can_be_queued_again() {
+    let app = spawn_with(|c| {
+        fast(c);
+        c.webhooks.policy.give_up_after = Duration::ZERO;
+    })
+    .await;
+    let receiver = Receiver::start().await;
+    receiver.answer(Answer::Status(500));
+    let (id, _) = hook(&app, json!({"url": receiver.url, "events": ["project.created"]})).await;
+    app.create_project(app.owner(), "web").await;
+    let log = wait_log(&app, id, |log| log.first().is_some_and(|d| d["state"] == "failed")).await;
+    assert_eq!((log[0]["attempts"].clone(), log[0]["last_status"].clone()), (json!(1), json!(500)));
+    receiver.answer(Answer::Status(204));
+    let delivery = log[0]["id"].as_str().unwrap();
+    let queued: Value = app
+        .post_empty(&format!("/api/v1/webhooks/{id}/deliveries/{delivery}/redeliver"), app.owner())
+        .await
+        .expect(200);
+    assert_eq!(queued["state"], "pending");
+    let got = receiver.wait_delivered(1).await;
+    assert_eq!(got[0].id(), delivery);
+    wait_log(&app, id, |log| log[0]["state"] == "delivered" && log[0]["attempts"] == 2).await;
+    app.post_empty(&format!("/api/v1/webhooks/{id}/deliveries/{}/redeliver", Uuid::now_v7()), app.owner())
+        .await
+        .error(404, "not_found", "delivery");
+}
+
+#[tokio::test]
+async fn pending_deliveries_survive_a_restart() {
+    let app = app().await;
+    let receiver = Receiver::start().await;
+    receiver.answer(Answer::Status(503));
+    let (id, secret) = hook(&app, json!({"url": receiver.url, "events": ["task.created"]})).await;
+    let p = app.create_project(app.owner(), "web").await;
+    for i in 0..5 {
+        app.create_task(app.owner(), p.id, &format!("task {i}")).await;
+    }
+    receiver.wait_until("five failed first attempts", |r| r.len() >= 5).await;
+    let mut app = app;
+    app.stop().await;
+    let before = receiver.received().len();
+    receiver.answer(Answer::Status(200));
+    let app = app.restart().await;
+    let got = receiver.wait_delivered(5).await;
+    assert!(receiver.received().len() > before);
+    let seqs: Vec<u64> = got.iter().map(Received::seq).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+    assert!(got.iter().all(|r| verifies(&secret, r)));
+    let log = wait_log(&app, id, |log| log.iter().all(|d| d["state"] == "delivered")).await;
+    assert_eq!(log.len(), 5);
+}
