@@ -7,6 +7,7 @@
 //! its transaction and published once it is durable.
 
 mod auth;
+mod database;
 mod files;
 mod first_run;
 mod follow;

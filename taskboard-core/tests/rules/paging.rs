@@ -75,7 +75,7 @@ impl Probe {
             .unwrap();
         let boot = board.bootstrap_owner(slug("owner"), None).await.unwrap().unwrap();
         let owner = board.actor(boot.owner.id).await.unwrap();
-        Probe { fx: Fx { board, owner, dir: None }, reads, _blobs: blobs }
+        Probe { fx: Fx { board, owner, dir: None, _blobs: None }, reads, _blobs: blobs }
     }
 
     /// Reads made by one list call, and its answer.
