@@ -7,7 +7,7 @@ use super::{Board, BoardOptions};
 use crate::blobs::BlobStore;
 use crate::credentials::JwtKeys;
 use crate::error::{Error, Result};
-use crate::storage::postgres::PgStore;
+use crate::storage::postgres::{PgStore, is_postgres_url};
 use crate::storage::tables::META;
 use crate::storage::{Output, Storage, WriteOp};
 
@@ -16,6 +16,24 @@ use crate::storage::{Output, Storage, WriteOp};
 const JWT_SECRET_KEY: &[u8] = b"jwt_secret";
 
 impl Board {
+    /// Opens the board where `database` says: the embedded store in
+    /// `data_dir` when it is `None`, a PostgreSQL database for a
+    /// `postgres://` URL (see [`Board::open_postgres`]).
+    pub async fn open_database(
+        database: Option<&str>,
+        data_dir: impl AsRef<Path>,
+        options: BoardOptions,
+    ) -> Result<Board> {
+        match database {
+            None => Board::open(data_dir, options).await,
+            Some(url) if is_postgres_url(url) => Board::open_postgres(url, data_dir, options).await,
+            Some(other) => Err(Error::bad_request(format!(
+                "unsupported database {:?}: give a postgres:// URL, or none for the embedded store in the data directory",
+                other.split(['?', '@']).next().unwrap_or_default()
+            ))),
+        }
+    }
+
     /// Opens the board kept in the PostgreSQL database at `url` (the
     /// schema is created or migrated first). `data_dir` holds file
     /// contents: every process serving the same database must see the
