@@ -23,6 +23,7 @@ mod messages;
 mod paging;
 #[path = "../rules/projects.rs"]
 mod projects;
+mod shared;
 #[path = "../rules/support.rs"]
 mod support;
 #[path = "../rules/tasks.rs"]
