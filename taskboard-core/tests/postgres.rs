@@ -184,3 +184,29 @@ fn two_stores_on_one_schema_lose_no_update() {
     let r = stores[1].read().unwrap();
     assert_eq!(r.get(META, b"counter").unwrap(), Some((2 * EACH).to_be_bytes().to_vec()));
 }
+
+/// The database ends the store's connections (a restart, a failover, an
+/// operator): an operation may fail with them, never half-done, and the
+/// store connects again for the next ones.
+#[test]
+fn a_store_connects_again_after_losing_its_connections() {
+    let url = Scratch::shared().fresh_url();
+    let name = schema_of(&url);
+    let store = PgStore::open(&format!("{url}&application_name={name}")).unwrap();
+    write(&store, |w| w.put(LABELS, b"before", b"x")).unwrap();
+    drop(store.read().unwrap());
+    let ended = sql(&format!(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = '{name}'"
+    ));
+    assert_eq!(ended[0].get::<_, i64>(0), 2, "the writer's connection and one snapshot connection");
+    // The first attempt may meet the dead connection; a failed batch
+    // drops it, so the second attempt runs on a new one.
+    let attempt = || write(&store, |w| w.put(LABELS, b"after", b"x"));
+    if let Err(e) = attempt() {
+        assert_eq!(e.kind(), ErrorKind::Internal);
+        attempt().unwrap();
+    }
+    let read = || store.read().and_then(|r| Ok((r.get(LABELS, b"before")?, r.get(LABELS, b"after")?)));
+    let (before, after) = read().or_else(|_| read()).unwrap();
+    assert!(before.is_some() && after.is_some());
+}

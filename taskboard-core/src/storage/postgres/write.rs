@@ -119,10 +119,11 @@ fn run_op(conn: &Conn, schema: &str, run: crate::storage::RunFn) -> (Result<Outp
         .unwrap_or_else(|_| Err(Error::internal("write operation panicked")));
     let writes = overlay.into_writes();
     let result = result.and_then(|out| apply(&reads, writes).map(|()| out));
-    if result.is_err() && reads.opened() {
-        if let Err(e) = block_on(conn.batch(ROLLBACK_TO)) {
-            return (result, Some(e));
-        }
+    if result.is_err()
+        && reads.opened()
+        && let Err(e) = block_on(conn.batch(ROLLBACK_TO))
+    {
+        return (result, Some(e));
     }
     (result, None)
 }
