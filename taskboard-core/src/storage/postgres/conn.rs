@@ -54,9 +54,40 @@ pub(super) fn block_on<F: Future>(fut: F) -> F::Output {
 pub(super) struct Conn {
     pub client: Client,
     statements: Mutex<HashMap<String, Statement>>,
+    /// The runtime of a connection used by one thread only (the writer's):
+    /// its I/O then runs on that thread while it waits, with no hand-over
+    /// to another thread per round trip.
+    local: Option<tokio::runtime::Runtime>,
 }
 
 impl Conn {
+    /// Opens a connection whose I/O runs on the calling thread, within
+    /// [`Conn::wait`]. Only for a thread outside any tokio runtime that
+    /// keeps the connection to itself.
+    pub fn open_local(config: &Config) -> Result<Conn, Error> {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(pg_err)?;
+        let client = rt
+            .block_on(async {
+                let (client, connection) = config.connect(NoTls).await?;
+                tokio::spawn(async move {
+                    if let Err(e) = connection.await {
+                        tracing::warn!(%e, "postgres connection ended");
+                    }
+                });
+                Ok::<_, tokio_postgres::Error>(client)
+            })
+            .map_err(|e| Error::new(ErrorKind::Internal, format!("cannot connect to PostgreSQL: {e}")))?;
+        Ok(Conn { client, statements: Mutex::new(HashMap::new()), local: Some(rt) })
+    }
+
+    /// Waits for a future of this connection's client.
+    pub fn wait<F: Future>(&self, fut: F) -> F::Output {
+        match &self.local {
+            Some(rt) => rt.block_on(fut),
+            None => block_on(fut),
+        }
+    }
+
     /// Opens a connection; its I/O task runs on `rt`.
     pub fn open(rt: &tokio::runtime::Handle, config: &Config) -> Result<Conn, Error> {
         let config = config.clone();
@@ -72,7 +103,7 @@ impl Conn {
         let client = block_on(connecting)
             .map_err(pg_err)?
             .map_err(|e| Error::new(ErrorKind::Internal, format!("cannot connect to PostgreSQL: {e}")))?;
-        Ok(Conn { client, statements: Mutex::new(HashMap::new()) })
+        Ok(Conn { client, statements: Mutex::new(HashMap::new()), local: None })
     }
 
     /// The prepared statement for `sql`, prepared on first use.

@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
-use conn::{Conn, Pool, block_on};
+use conn::{Conn, Pool};
 use read::Reads;
 
 use super::{Direction, KeyRange, ReadTxn, Storage, Table, Visitor, WriteOp};
@@ -101,9 +101,10 @@ impl PgStore {
         let handle = rt.handle().clone();
         let first = Conn::open(&handle, &config)?;
         schema::migrate(&first, &schema)?;
-        let pool = Pool::new(handle.clone(), config.clone(), read_connections);
+        drop(first);
+        let pool = Pool::new(handle, config.clone(), read_connections);
         let (tx, rx) = mpsc::channel::<WriteOp>();
-        let writer = write::Writer { rt: handle, config, schema: schema.clone(), conn: Some(first) };
+        let writer = write::Writer { config, schema: schema.clone(), conn: None };
         let writer = std::thread::Builder::new()
             .name("taskboard-writer".into())
             .spawn(move || writer.run(rx))
@@ -152,7 +153,7 @@ impl Storage for PgStore {
         let conn = self.pool.get()?;
         // The snapshot is taken by the first statement of the transaction,
         // so one runs now: the snapshot is of the moment `read` is called.
-        if let Err(e) = block_on(conn.batch(BEGIN_SNAPSHOT)) {
+        if let Err(e) = conn.wait(conn.batch(BEGIN_SNAPSHOT)) {
             drop(conn);
             self.pool.forget();
             return Err(e);
@@ -216,7 +217,7 @@ impl ReadTxn for PgRead<'_> {
 impl Drop for PgRead<'_> {
     fn drop(&mut self) {
         let Some(conn) = self.conn.take() else { return };
-        if block_on(conn.batch("COMMIT")).is_err() {
+        if conn.wait(conn.batch("COMMIT")).is_err() {
             // A connection whose transaction did not end is not reused.
             drop(conn);
             self.store.pool.forget();

@@ -8,7 +8,7 @@ use std::ops::Bound;
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
-use super::conn::{Conn, block_on};
+use super::conn::Conn;
 use super::schema::{join, qualified};
 use crate::error::Error;
 use crate::storage::{Direction, KeyRange, Scan, Table, Visitor};
@@ -34,7 +34,7 @@ impl Reads<'_> {
     }
 
     fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, Error> {
-        block_on(async {
+        self.conn.wait(async {
             match self.first.take() {
                 Some(opening) => {
                     let (opened, rows) = tokio::join!(self.conn.batch(opening), self.conn.query(sql, params));

@@ -23,7 +23,7 @@
 
 use serde::de::IgnoredAny;
 
-use super::conn::{Conn, block_on, pg_err};
+use super::conn::{Conn, pg_err};
 use crate::error::{Error, ErrorKind};
 use crate::storage::codec::FORMAT_VERSION;
 use crate::storage::tables::{self, Table};
@@ -123,7 +123,7 @@ fn create_table(schema: &str, table: Table) -> String {
 /// Creates the schema, applies the migrations it lacks and creates any
 /// missing table, in one transaction under the migration lock.
 pub(super) fn migrate(conn: &Conn, schema: &str) -> Result<(), Error> {
-    block_on(async {
+    conn.wait(async {
         let encoding = conn.query("SELECT current_setting('server_encoding')", &[]).await?;
         let encoding: String = encoding.first().map(|r| r.get(0)).unwrap_or_default();
         if encoding != "UTF8" {

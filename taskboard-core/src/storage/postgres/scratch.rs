@@ -31,10 +31,10 @@ static SCHEMAS: AtomicUsize = AtomicUsize::new(0);
 
 const SCRIPT: &str = r#"
 set -e
-D="$1"; BIN="$2"
+D="$1"; BIN="$2"; SYNC="$3"
 "$BIN/initdb" -D "$D/data" -U postgres -A trust -E UTF8 --no-sync >"$D/initdb.log" 2>&1
 "$BIN/pg_ctl" -D "$D/data" -l "$D/server.log" -w \
-  -o "-k $D -c listen_addresses= -c fsync=off -c full_page_writes=off -c max_connections=300" start >/dev/null
+  -o "-k $D -c listen_addresses= -c fsync=$SYNC -c full_page_writes=$SYNC -c max_connections=300" start >/dev/null
 echo ready
 cat >/dev/null || true
 "$BIN/pg_ctl" -D "$D/data" -m immediate stop >/dev/null 2>&1 || true
@@ -85,8 +85,16 @@ fn ids_of(user: &str) -> Result<(u32, u32), String> {
 }
 
 impl Scratch {
-    /// Starts a new cluster and waits until it accepts connections.
+    /// Starts a new cluster and waits until it accepts connections. It
+    /// does not sync to disk (tests need no durability across a machine
+    /// crash, and syncs would only slow them).
     pub fn start() -> Result<Scratch, String> {
+        Scratch::start_with(false)
+    }
+
+    /// [`Scratch::start`], with `fsync` on when `durable` (benchmarks
+    /// that compare durable writes).
+    pub fn start_with(durable: bool) -> Result<Scratch, String> {
         let bin = bin_dir()?;
         static STARTED: AtomicUsize = AtomicUsize::new(0);
         let dir = std::env::temp_dir().join(format!(
@@ -111,6 +119,7 @@ impl Scratch {
             .arg("taskboard-pg")
             .arg(&dir)
             .arg(&bin)
+            .arg(if durable { "on" } else { "off" })
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -23,7 +23,7 @@ use std::sync::mpsc;
 
 use futures_util::future::try_join_all;
 
-use super::conn::{Conn, block_on};
+use super::conn::Conn;
 use super::read::Reads;
 use super::schema::{LOCK_CLASS_WRITE, lock_id, qualified, split};
 use crate::error::Error;
@@ -39,7 +39,6 @@ const ROLLBACK_TO: &str = "ROLLBACK TO SAVEPOINT op; RELEASE SAVEPOINT op";
 
 /// The writer thread's state: its connection, opened again after a loss.
 pub(super) struct Writer {
-    pub rt: tokio::runtime::Handle,
     pub config: tokio_postgres::Config,
     pub schema: String,
     pub conn: Option<Conn>,
@@ -64,7 +63,7 @@ impl Writer {
 
     fn connection(&mut self) -> Result<&Conn, Error> {
         if self.conn.as_ref().is_none_or(|c| c.client.is_closed()) {
-            self.conn = Some(Conn::open(&self.rt, &self.config)?);
+            self.conn = Some(Conn::open_local(&self.config)?);
         }
         Ok(self.conn.as_ref().expect("opened above"))
     }
@@ -76,7 +75,7 @@ impl Writer {
             Err(e) => return ops.map(|op| (op.done, Err(e.clone()))).collect(),
         };
         let begin = format!("BEGIN; SELECT pg_advisory_xact_lock({LOCK_CLASS_WRITE}, {})", lock_id(&schema));
-        if let Err(e) = block_on(conn.batch(&begin)) {
+        if let Err(e) = conn.wait(conn.batch(&begin)) {
             return ops.map(|op| (op.done, Err(e.clone()))).collect();
         }
         let mut outcomes: Vec<(DoneFn, Result<Output, Error>)> = Vec::new();
@@ -91,7 +90,7 @@ impl Writer {
             outcomes.push((op.done, outcome));
         }
         let end = if broken.is_some() { "ROLLBACK" } else { "COMMIT" };
-        let failure = match block_on(conn.batch(end)) {
+        let failure = match conn.wait(conn.batch(end)) {
             Ok(()) => broken,
             Err(e) => Some(broken.unwrap_or(e)),
         };
@@ -121,7 +120,7 @@ fn run_op(conn: &Conn, schema: &str, run: crate::storage::RunFn) -> (Result<Outp
     let result = result.and_then(|out| apply(&reads, writes).map(|()| out));
     if result.is_err()
         && reads.opened()
-        && let Err(e) = block_on(conn.batch(ROLLBACK_TO))
+        && let Err(e) = conn.wait(conn.batch(ROLLBACK_TO))
     {
         return (result, Some(e));
     }
@@ -183,7 +182,7 @@ fn apply(reads: &Reads<'_>, writes: Writes) -> Result<(), Error> {
         steps.push(Box::pin(async move { conn.execute(sql, &[keys]).await.map(drop) }));
     }
     steps.push(Box::pin(conn.batch(RELEASE)));
-    block_on(try_join_all(steps)).map(drop)
+    conn.wait(try_join_all(steps)).map(drop)
 }
 
 /// The upserts of one table, as the arrays `unnest` takes.
