@@ -76,6 +76,9 @@ impl Writer {
         };
         let begin = format!("BEGIN; SELECT pg_advisory_xact_lock({LOCK_CLASS_WRITE}, {})", lock_id(&schema));
         if let Err(e) = conn.wait(conn.batch(&begin)) {
+            // Most likely a lost connection, which this thread learns of
+            // only while it waits on it: start afresh next time.
+            self.conn = None;
             return ops.map(|op| (op.done, Err(e.clone()))).collect();
         }
         let mut outcomes: Vec<(DoneFn, Result<Output, Error>)> = Vec::new();
