@@ -36,6 +36,11 @@ pub fn new_agent_token() -> String {
 }
 
 /// A generated password for the bootstrap owner: 24 URL-safe characters.
+/// A fresh secret to sign session tokens with.
+pub fn new_jwt_secret() -> String {
+    URL_SAFE_NO_PAD.encode(random_bytes::<48>())
+}
+
 pub fn new_password() -> String {
     URL_SAFE_NO_PAD.encode(random_bytes::<18>())
 }
@@ -193,7 +198,7 @@ impl JwtKeys {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::internal(e)),
         }
-        let secret = URL_SAFE_NO_PAD.encode(random_bytes::<48>());
+        let secret = new_jwt_secret();
         write_private(&path, secret.as_bytes())?;
         Ok(JwtKeys::new(secret.as_bytes()))
     }

@@ -1,6 +1,7 @@
 //! The storage conformance suite: every backend of the `Storage` trait must
 //! pass it unchanged. Today that is the redb file and redb's in-memory
-//! backend; a later backend (PostgreSQL) adds one `conformance!` line.
+//! backend, and PostgreSQL (a throwaway cluster started by the test
+//! process, one schema per test).
 //!
 //! The suite talks only to the trait: snapshots from `read`, write
 //! operations through `submit`, so it checks what the board relies on.
@@ -9,6 +10,8 @@ use std::ops::Bound;
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier};
 
+use taskboard_core::storage::postgres::PgStore;
+use taskboard_core::storage::postgres::scratch::Scratch;
 use taskboard_core::storage::redb::RedbStore;
 use taskboard_core::storage::tables::{EVENTS, LABELS, META};
 use taskboard_core::storage::{Direction, KeyRange, Output, ReadTxn, Scan, Storage, WriteOp, WriteTxn};
@@ -51,6 +54,28 @@ impl Backend for MemoryBackend {
     }
     fn reopen(&self, _: Arc<dyn Storage>) -> Option<Arc<dyn Storage>> {
         None
+    }
+}
+
+/// A board schema of its own in the process's throwaway PostgreSQL.
+struct PostgresBackend {
+    url: String,
+}
+
+impl PostgresBackend {
+    fn new() -> PostgresBackend {
+        PostgresBackend { url: Scratch::shared().fresh_url() }
+    }
+}
+
+impl Backend for PostgresBackend {
+    fn open(&self) -> Arc<dyn Storage> {
+        Arc::new(PgStore::open(&self.url).unwrap())
+    }
+    fn reopen(&self, store: Arc<dyn Storage>) -> Option<Arc<dyn Storage>> {
+        assert_eq!(Arc::strong_count(&store), 1);
+        drop(store);
+        Some(self.open())
     }
 }
 
@@ -478,3 +503,4 @@ macro_rules! conformance {
 
 conformance!(redb_file, FileBackend::new());
 conformance!(redb_in_memory, MemoryBackend);
+conformance!(postgres, PostgresBackend::new());

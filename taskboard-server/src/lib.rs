@@ -61,6 +61,11 @@ pub const LOCAL_DEV_ORIGIN: &str = "http://localhost:3100";
 pub struct Config {
     pub listen: SocketAddr,
     pub data_dir: PathBuf,
+    /// Where the board is kept: `None` for the embedded store in the data
+    /// directory, or a `postgres://` URL (the data directory then holds
+    /// file contents only, and must be shared by every process serving
+    /// the same database).
+    pub database: Option<String>,
     /// JWT signing secret; generated and kept in the data directory when
     /// not given.
     pub jwt_secret: Option<String>,
@@ -122,6 +127,7 @@ impl Config {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             data_dir: data_dir.into(),
+            database: None,
             jwt_secret: None,
             max_upload_bytes: taskboard_core::board::DEFAULT_MAX_UPLOAD_BYTES,
             dev: false,
@@ -191,7 +197,7 @@ impl Server {
             webhooks: config.webhooks.clone(),
             ..BoardOptions::default()
         };
-        let board = Board::open(&config.data_dir, options).await?;
+        let board = Board::open_database(config.database.as_deref(), &config.data_dir, options).await?;
         let slug = Slug::new(config.owner_login.clone()).map_err(|e| format!("owner login: {e}"))?;
         let password = match &config.owner_password {
             Some(p) => Some(Password::new(p.clone()).map_err(|e| format!("owner password: {e}"))?),

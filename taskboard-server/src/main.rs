@@ -24,7 +24,14 @@ struct Args {
     /// Directory of the board's database and files.
     #[arg(long, env = "TASKBOARD_DATA_DIR", default_value = "./taskboard-data")]
     data_dir: PathBuf,
-    /// JWT signing secret; generated and kept in the data directory when absent.
+    /// Where the board is kept: a `postgres://` URL (`?host=/dir` for a Unix
+    /// socket, `&schema=name` for the schema, default `taskboard`), or none
+    /// for the embedded store in the data directory. With PostgreSQL the
+    /// data directory holds file contents only.
+    #[arg(long, env = "TASKBOARD_DATABASE", hide_env_values = true)]
+    database: Option<String>,
+    /// JWT signing secret; generated and kept in the data directory (in the
+    /// database with PostgreSQL) when absent.
     #[arg(long, env = "TASKBOARD_JWT_SECRET", hide_env_values = true)]
     jwt_secret: Option<String>,
     /// Largest accepted upload in bytes.
@@ -91,6 +98,7 @@ fn main() -> ExitCode {
 async fn run(args: Args) -> Result<(), taskboard_server::StartError> {
     let mut config = Config::new(args.data_dir);
     config.listen = args.listen;
+    config.database = args.database.filter(|d| !d.is_empty());
     config.jwt_secret = args.jwt_secret;
     config.max_upload_bytes = args.max_upload_bytes;
     config.dev = args.dev;

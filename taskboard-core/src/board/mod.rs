@@ -8,6 +8,7 @@
 
 mod auth;
 mod condition;
+mod database;
 mod deliveries;
 pub mod etags;
 mod files;

@@ -19,6 +19,7 @@ use crate::error::Error;
 
 pub mod codec;
 pub mod overlay;
+pub mod postgres;
 pub mod redb;
 pub mod tables;
 

@@ -10,13 +10,18 @@ use super::{Direction, KeyRange, ReadTxn, Scan, Visitor, WriteTxn};
 use crate::error::Error;
 
 /// Buffered writes of one table: `None` is a deletion.
-type TableWrites = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+pub type TableWrites = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
 
 /// The writes of one operation, to apply to the real transaction.
 #[derive(Debug, Default)]
 pub struct Writes(BTreeMap<usize, TableWrites>);
 
 impl Writes {
+    /// The writes table by table, each in key order.
+    pub fn into_tables(self) -> impl Iterator<Item = (Table, TableWrites)> {
+        self.0.into_iter().map(|(index, writes)| (tables::ALL[index], writes))
+    }
+
     /// Applies the writes to `w`, table by table in key order.
     pub fn apply(self, w: &mut dyn WriteTxn) -> Result<(), Error> {
         for (index, writes) in self.0 {

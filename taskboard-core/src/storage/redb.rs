@@ -358,3 +358,21 @@ impl WriteTxn for RedbWrite<'_> {
         Ok(self.table(table)?.borrow_mut().remove(key).map_err(storage_err)?.is_some())
     }
 }
+
+/// Writes a snapshot of any backend into a new redb file at `path`: the
+/// backup of a store that is not redb, and a board moved to the embedded
+/// store.
+pub fn write_snapshot_file(source: &dyn ReadTxn, path: &Path) -> Result<(), Error> {
+    drop(crate::private::open_or_create(path)?);
+    let target = Database::builder().create(path).map_err(storage_err)?;
+    let txn = target.begin_write().map_err(storage_err)?;
+    for &table in tables::ALL {
+        let mut to = txn.open_table(def(table)).map_err(storage_err)?;
+        source.scan(table, KeyRange::all(), Direction::Forward, &mut |k, v| {
+            to.insert(k, v).map_err(storage_err)?;
+            Ok(Scan::Continue)
+        })?;
+    }
+    txn.commit().map_err(storage_err)?;
+    Ok(())
+}

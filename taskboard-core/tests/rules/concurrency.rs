@@ -98,7 +98,7 @@ async fn a_crash_keeps_every_acknowledged_write() {
     let fx = board_on_disk().await;
     let p = fx.project("web").await;
     let seq_before = fx.board.latest_seq();
-    let Fx { board, owner, dir } = fx;
+    let Fx { board, owner, dir, .. } = fx;
     drop(board);
     let dir = dir.unwrap();
 

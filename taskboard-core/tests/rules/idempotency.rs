@@ -144,7 +144,7 @@ async fn after_a_crash_every_acknowledged_key_replays_and_no_write_happens_twice
     }
     let fx = board_on_disk().await;
     fx.project("web").await;
-    let Fx { board, owner, dir } = fx;
+    let Fx { board, owner, dir, .. } = fx;
     drop(board);
     let dir = dir.unwrap();
     let name = format!(
@@ -179,7 +179,7 @@ async fn after_a_crash_every_acknowledged_key_replays_and_no_write_happens_twice
 
     let board = taskboard_core::Board::open(dir.path(), BoardOptions::default()).await.unwrap();
     let owner = board.actor(owner.id()).await.unwrap();
-    let fx = Fx { board, owner, dir: Some(dir) };
+    let fx = Fx { board, owner, dir: Some(dir), _blobs: None };
     let caller = Caller::member(fx.owner.clone());
     for (key, body) in &acked {
         match create(&fx, &caller, key, key).await.unwrap() {
@@ -204,7 +204,7 @@ async fn crash_child(dir: String) {
     use std::io::Write;
     let board = taskboard_core::Board::open(&dir, BoardOptions::default()).await.unwrap();
     let owner: uuid::Uuid = std::env::var(CRASH_OWNER).unwrap().parse().unwrap();
-    let fx = Fx { owner: board.actor(owner).await.unwrap(), board, dir: None };
+    let fx = Fx { owner: board.actor(owner).await.unwrap(), board, dir: None, _blobs: None };
     let fx = std::sync::Arc::new(fx);
     let acks = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut writers = tokio::task::JoinSet::new();

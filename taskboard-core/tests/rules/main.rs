@@ -17,6 +17,7 @@ mod members;
 mod messages;
 mod paging;
 mod projects;
+mod reads;
 mod schema;
 mod tasks;
 mod work;

@@ -91,7 +91,7 @@ async fn a_schema_1_board_gets_its_indexes_on_first_open() {
     assert!(before.iter().all(|a| !a.is_empty()), "{before:?}");
 
     // Make it a board of schema 1: without the added tables' entries.
-    let Fx { board, owner, dir } = fx;
+    let Fx { board, owner, dir, .. } = fx;
     let options = board.options().clone();
     drop(board);
     let path = dir.as_ref().unwrap().path().join("board.redb");
@@ -116,7 +116,7 @@ async fn a_schema_1_board_gets_its_indexes_on_first_open() {
 
     let board = taskboard_core::Board::open(dir.as_ref().unwrap().path(), options).await.unwrap();
     let owner = board.actor(owner.id()).await.unwrap();
-    let fx = Fx { board, owner, dir };
+    let fx = Fx { board, owner, dir, _blobs: None };
     assert_eq!(answers(&fx, p.id, agent.id()).await, before, "the lists answer as before the downgrade");
     drop(fx.board);
     let store = RedbStore::open(&path).unwrap();

@@ -2,6 +2,10 @@
 //! test (redb in memory, or a redb file in a temporary directory when
 //! storage is part of what is tested), its bootstrap owner, and short
 //! constructors for members, projects and tasks.
+//!
+//! The test binary `rules_postgres` runs the same tests with every board
+//! that is not explicitly on disk kept in PostgreSQL instead: a schema of
+//! its own in a throwaway cluster the test process starts.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,6 +23,14 @@ pub struct Fx {
     pub board: Board,
     pub owner: Actor,
     pub dir: Option<tempfile::TempDir>,
+    /// The file contents of a board kept in PostgreSQL, removed with the
+    /// fixture.
+    pub _blobs: Option<tempfile::TempDir>,
+}
+
+/// Whether this test binary keeps its boards in PostgreSQL.
+pub fn on_postgres() -> bool {
+    env!("CARGO_CRATE_NAME") == "rules_postgres"
 }
 
 /// A board in memory: redb's in-memory backend.
@@ -27,9 +39,16 @@ pub async fn board() -> Fx {
 }
 
 pub async fn board_with(options: BoardOptions) -> Fx {
+    if on_postgres() {
+        let blobs = tempfile::tempdir().unwrap();
+        let url = taskboard_core::storage::postgres::scratch::Scratch::shared().fresh_url();
+        let board = Board::open_postgres(&url, blobs.path(), options).await.unwrap();
+        let owner = bootstrap(&board).await;
+        return Fx { board, owner, dir: None, _blobs: Some(blobs) };
+    }
     let board = Board::open_in_memory(options).await.unwrap();
     let owner = bootstrap(&board).await;
-    Fx { board, owner, dir: None }
+    Fx { board, owner, dir: None, _blobs: None }
 }
 
 /// A board kept in a redb file in a temporary directory.
@@ -41,7 +60,7 @@ pub async fn board_on_disk_with(options: BoardOptions) -> Fx {
     let dir = tempfile::tempdir().unwrap();
     let board = Board::open(dir.path(), options).await.unwrap();
     let owner = bootstrap(&board).await;
-    Fx { board, owner, dir: Some(dir) }
+    Fx { board, owner, dir: Some(dir), _blobs: None }
 }
 
 async fn bootstrap(board: &Board) -> Actor {
@@ -64,13 +83,13 @@ impl Fx {
     /// Closes the board and opens the same data directory again. The
     /// test's handle is the last one, so dropping it closes the database.
     pub async fn reopen(self) -> Fx {
-        let Fx { board, owner, dir } = self;
+        let Fx { board, owner, dir, .. } = self;
         let dir = dir.expect("only a board on disk can be reopened");
         let options = board.options().clone();
         drop(board);
         let board = Board::open(dir.path(), options).await.unwrap();
         let owner = board.actor(owner.id()).await.unwrap();
-        Fx { board, owner, dir: Some(dir) }
+        Fx { board, owner, dir: Some(dir), _blobs: None }
     }
 
     /// A human member created by the owner.

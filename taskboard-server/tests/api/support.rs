@@ -1,5 +1,9 @@
 //! The harness: a real server on 127.0.0.1 port 0 over a fresh data
 //! directory per test, and typed helpers around reqwest.
+//!
+//! The test binary `api_postgres` runs the same tests with each server's
+//! board in PostgreSQL: a schema of its own in a throwaway cluster the
+//! test process starts.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -10,6 +14,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use taskboard_core::model::{CreatedMember, Project, Task};
+use taskboard_core::storage::postgres::scratch::Scratch;
 use taskboard_server::{Config, Server, ServerHandle};
 use uuid::Uuid;
 
@@ -61,6 +66,11 @@ impl Res {
     }
 }
 
+/// Whether this test binary keeps its boards in PostgreSQL.
+pub fn on_postgres() -> bool {
+    env!("CARGO_CRATE_NAME") == "api_postgres"
+}
+
 /// Starts a server with the default test configuration.
 pub async fn spawn() -> TestApp {
     spawn_with(|_| {}).await
@@ -73,6 +83,9 @@ pub async fn spawn_with(configure: impl FnOnce(&mut Config)) -> TestApp {
     config.listen = "127.0.0.1:0".parse().unwrap();
     config.owner_password = Some(OWNER_PASSWORD.to_string());
     config.jwt_secret = Some("test-secret".to_string());
+    if on_postgres() {
+        config.database = Some(Scratch::shared().fresh_url());
+    }
     configure(&mut config);
     start(config, dir).await
 }

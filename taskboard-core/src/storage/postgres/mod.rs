@@ -1,0 +1,228 @@
+//! The PostgreSQL backend: the board in a database that several server
+//! processes can share.
+//!
+//! The layout of the tables and the migrations are in [`schema`], the write
+//! path (group commit under the board's write lock, a savepoint per
+//! operation) in [`write`]. Reads are snapshots: a repeatable-read,
+//! read-only transaction on a pooled connection, held for as long as the
+//! [`ReadTxn`] lives.
+//!
+//! The URL is a libpq-style `postgres://` URL (`host=/dir` in the query
+//! names a Unix socket directory); one parameter is the board's own and is
+//! not passed to the driver: `schema` (default `taskboard`), the schema
+//! that holds the board's tables.
+
+use std::cell::Cell;
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+
+use conn::{Conn, Pool};
+use read::Reads;
+
+use super::{Direction, KeyRange, ReadTxn, Storage, Table, Visitor, WriteOp};
+use crate::error::{Error, ErrorKind};
+
+mod conn;
+mod read;
+pub mod schema;
+pub mod scratch;
+mod write;
+
+/// The schema of the board's tables unless the URL names another.
+pub const DEFAULT_SCHEMA: &str = "taskboard";
+/// Connections for snapshot reads, at most.
+pub const DEFAULT_READ_CONNECTIONS: usize = 16;
+
+/// Whether `database` names a PostgreSQL database.
+pub fn is_postgres_url(database: &str) -> bool {
+    database.starts_with("postgres://") || database.starts_with("postgresql://")
+}
+
+/// A board store kept in PostgreSQL.
+pub struct PgStore {
+    /// Runs the connections' I/O; shut down in the background on drop, so
+    /// a store may be dropped anywhere, an async task included.
+    rt: Option<tokio::runtime::Runtime>,
+    schema: String,
+    pool: Pool,
+    queue: Mutex<Option<mpsc::Sender<WriteOp>>>,
+    writer: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// A connection URL split into the driver's configuration and the board's
+/// own parameters.
+fn parse_url(url: &str) -> Result<(tokio_postgres::Config, String), Error> {
+    let bad = |why: String| Error::new(ErrorKind::BadRequest, format!("database URL: {why}"));
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, query),
+        None => (url, ""),
+    };
+    let mut schema = DEFAULT_SCHEMA.to_string();
+    let mut rest = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("schema", value)) => schema = value.to_string(),
+            _ => rest.push(pair),
+        }
+    }
+    if schema.is_empty()
+        || schema.len() > 63
+        || !schema.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        return Err(bad(format!("schema {schema:?} must be 1 to 63 letters, digits or underscores")));
+    }
+    let url = if rest.is_empty() { base.to_string() } else { format!("{base}?{}", rest.join("&")) };
+    let mut config: tokio_postgres::Config = url.parse().map_err(|e| bad(format!("{e}")))?;
+    if config.get_application_name().is_none() {
+        config.application_name("taskboard");
+    }
+    Ok((config, schema))
+}
+
+impl PgStore {
+    /// Connects to the database at `url`, creates or migrates the board's
+    /// schema and starts the writer.
+    pub fn open(url: &str) -> Result<PgStore, Error> {
+        PgStore::open_with(url, DEFAULT_READ_CONNECTIONS)
+    }
+
+    /// [`PgStore::open`] with at most `read_connections` snapshot reads
+    /// at once.
+    pub fn open_with(url: &str, read_connections: usize) -> Result<PgStore, Error> {
+        let (config, schema) = parse_url(url)?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("taskboard-postgres")
+            .enable_all()
+            .build()
+            .map_err(Error::internal)?;
+        let handle = rt.handle().clone();
+        let first = Conn::open(&handle, &config)?;
+        schema::migrate(&first, &schema)?;
+        drop(first);
+        let pool = Pool::new(handle, config.clone(), read_connections);
+        let (tx, rx) = mpsc::channel::<WriteOp>();
+        let writer = write::Writer { config, schema: schema.clone(), conn: None };
+        let writer = std::thread::Builder::new()
+            .name("taskboard-writer".into())
+            .spawn(move || writer.run(rx))
+            .map_err(Error::internal)?;
+        Ok(PgStore {
+            rt: Some(rt),
+            schema,
+            pool,
+            queue: Mutex::new(Some(tx)),
+            writer: Mutex::new(Some(writer)),
+        })
+    }
+
+    /// The schema holding the board's tables.
+    pub fn schema(&self) -> &str {
+        &self.schema
+    }
+
+    /// Stops the writer after the queued operations are committed, and
+    /// closes the connections.
+    pub fn close(&self) {
+        self.queue.lock().unwrap().take();
+        if let Some(handle) = self.writer.lock().unwrap().take() {
+            // The last handle on the store can be dropped by a completion
+            // callback, on the writer thread itself: it then ends on its
+            // own once the queue is closed.
+            if handle.thread().id() != std::thread::current().id() {
+                let _ = handle.join();
+            }
+        }
+        self.pool.clear();
+    }
+}
+
+impl Drop for PgStore {
+    fn drop(&mut self) {
+        self.close();
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+impl Storage for PgStore {
+    fn read(&self) -> Result<Box<dyn ReadTxn + '_>, Error> {
+        let conn = self.pool.get()?;
+        // The snapshot is taken by the first statement of the transaction,
+        // so one runs now: the snapshot is of the moment `read` is called.
+        if let Err(e) = conn.wait(conn.batch(BEGIN_SNAPSHOT)) {
+            drop(conn);
+            self.pool.forget();
+            return Err(e);
+        }
+        Ok(Box::new(PgRead { store: self, conn: Some(conn) }))
+    }
+
+    fn submit(&self, op: WriteOp) {
+        let queue = self.queue.lock().unwrap();
+        match queue.as_ref() {
+            Some(tx) => {
+                if let Err(mpsc::SendError(op)) = tx.send(op) {
+                    (op.done)(Err(Error::internal("storage writer stopped")));
+                }
+            }
+            None => (op.done)(Err(Error::internal("storage is closed"))),
+        }
+    }
+
+    fn backup_to(&self, path: &Path) -> Result<(), Error> {
+        let snapshot = self.read()?;
+        super::redb::write_snapshot_file(&*snapshot, path)
+    }
+}
+
+const BEGIN_SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1";
+
+/// A snapshot: a read-only repeatable-read transaction, ended when
+/// dropped.
+struct PgRead<'s> {
+    store: &'s PgStore,
+    conn: Option<Conn>,
+}
+
+impl PgRead<'_> {
+    fn reads(&self) -> Reads<'_> {
+        Reads {
+            conn: self.conn.as_ref().expect("held until drop"),
+            schema: &self.store.schema,
+            first: Cell::new(None),
+        }
+    }
+}
+
+impl ReadTxn for PgRead<'_> {
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, Error> {
+        self.reads().get(table, key)
+    }
+
+    fn scan(
+        &self,
+        table: Table,
+        range: KeyRange,
+        direction: Direction,
+        visit: &mut Visitor<'_>,
+    ) -> Result<(), Error> {
+        self.reads().scan(table, range, direction, visit)
+    }
+}
+
+impl Drop for PgRead<'_> {
+    fn drop(&mut self) {
+        let Some(conn) = self.conn.take() else { return };
+        if conn.wait(conn.batch("COMMIT")).is_err() {
+            // A connection whose transaction did not end is not reused.
+            drop(conn);
+            self.store.pool.forget();
+            return;
+        }
+        self.store.pool.put(conn);
+    }
+}

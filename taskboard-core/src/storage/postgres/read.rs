@@ -1,0 +1,135 @@
+//! Reads against PostgreSQL: point lookups and scans in key order, paged
+//! so a scan that stops early fetches little and a long one never holds
+//! a whole table in memory.
+
+use std::cell::Cell;
+use std::ops::Bound;
+
+use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
+
+use super::conn::Conn;
+use super::schema::{join, qualified};
+use crate::error::Error;
+use crate::storage::{Direction, KeyRange, Scan, Table, Visitor};
+
+/// Rows fetched by the first page of a scan; each next page doubles, up
+/// to [`MAX_PAGE`].
+const FIRST_PAGE: i64 = 16;
+const MAX_PAGE: i64 = 1024;
+
+/// Where reads go: a connection inside a transaction, and the statement
+/// that must precede the first read (`BEGIN …` of a snapshot, `SAVEPOINT`
+/// of a write operation), sent in the same round trip as that read.
+pub(super) struct Reads<'c> {
+    pub conn: &'c Conn,
+    pub schema: &'c str,
+    pub first: Cell<Option<&'static str>>,
+}
+
+impl Reads<'_> {
+    /// Whether the opening statement has been sent.
+    pub fn opened(&self) -> bool {
+        self.first.get().is_none()
+    }
+
+    fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, Error> {
+        self.conn.wait(async {
+            match self.first.take() {
+                Some(opening) => {
+                    let (opened, rows) = tokio::join!(self.conn.batch(opening), self.conn.query(sql, params));
+                    opened?;
+                    rows
+                }
+                None => self.conn.query(sql, params).await,
+            }
+        })
+    }
+
+    pub fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, Error> {
+        let sql = format!(
+            "SELECT version, record::text, raw FROM {} WHERE key = $1",
+            qualified(self.schema, table)
+        );
+        let rows = self.query(&sql, &[&key])?;
+        match rows.first() {
+            Some(row) => Ok(Some(join(row.get(0), row.get(1), row.get(2))?)),
+            None => Ok(None),
+        }
+    }
+
+    pub fn scan(
+        &self,
+        table: Table,
+        range: KeyRange,
+        direction: Direction,
+        visit: &mut Visitor<'_>,
+    ) -> Result<(), Error> {
+        let KeyRange { mut start, mut end } = range;
+        let mut page = FIRST_PAGE;
+        loop {
+            let (sql, bounds) = scan_sql(self.schema, table, &start, &end, direction);
+            let mut params: Vec<&(dyn ToSql + Sync)> =
+                bounds.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
+            params.push(&page);
+            let rows = self.query(&sql, &params)?;
+            let full = rows.len() as i64 == page;
+            let mut last: Option<Vec<u8>> = None;
+            for row in rows {
+                let key: Vec<u8> = row.get(0);
+                let value = join(row.get(1), row.get(2), row.get(3))?;
+                if visit(&key, &value)? == Scan::Stop {
+                    return Ok(());
+                }
+                last = Some(key);
+            }
+            match (full, last) {
+                (true, Some(last)) => match direction {
+                    Direction::Forward => start = Bound::Excluded(last),
+                    Direction::Reverse => end = Bound::Excluded(last),
+                },
+                _ => return Ok(()),
+            }
+            page = (page * 2).min(MAX_PAGE);
+        }
+    }
+}
+
+/// The SQL of one page of a scan, and the bounds it takes as `$1`, `$2`;
+/// the page size is the parameter after them.
+fn scan_sql(
+    schema: &str,
+    table: Table,
+    start: &Bound<Vec<u8>>,
+    end: &Bound<Vec<u8>>,
+    direction: Direction,
+) -> (String, Vec<Vec<u8>>) {
+    let mut conditions = Vec::new();
+    let mut bounds = Vec::new();
+    for (bound, included, excluded) in [(start, ">=", ">"), (end, "<=", "<")] {
+        let op = match bound {
+            Bound::Included(k) => {
+                bounds.push(k.clone());
+                included
+            }
+            Bound::Excluded(k) => {
+                bounds.push(k.clone());
+                excluded
+            }
+            Bound::Unbounded => continue,
+        };
+        conditions.push(format!("key {op} ${}", bounds.len()));
+    }
+    let filter =
+        if conditions.is_empty() { String::new() } else { format!(" WHERE {}", conditions.join(" AND ")) };
+    let order = match direction {
+        Direction::Forward => "ASC",
+        Direction::Reverse => "DESC",
+    };
+    let sql = format!(
+        "SELECT key, version, record::text, raw FROM {}{filter} ORDER BY key {order} LIMIT ${}",
+        qualified(schema, table),
+        bounds.len() + 1
+    );
+    (sql, bounds)
+}

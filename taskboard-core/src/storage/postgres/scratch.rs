@@ -1,0 +1,168 @@
+//! A throwaway PostgreSQL for tests and benchmarks: `initdb` and `pg_ctl`
+//! into a temporary directory, listening on a Unix socket in it only.
+//!
+//! The cluster lives as long as the process that started it: a small shell
+//! script runs it and waits on a pipe from this process; when the process
+//! ends, however it ends, the pipe closes and the script stops the cluster
+//! and removes its directory. `initdb` refuses to run as root, so under
+//! root the script runs as the `postgres` system user (`runuser`).
+//!
+//! The binaries are found in `TASKBOARD_PG_BIN`, else under
+//! `/usr/lib/postgresql/<version>/bin` (the newest), else on `PATH`.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A running throwaway cluster.
+#[derive(Debug)]
+pub struct Scratch {
+    dir: PathBuf,
+    /// Closing it (when the process ends) stops the cluster.
+    _stdin: ChildStdin,
+    _child: Child,
+}
+
+static SHARED: OnceLock<Result<Scratch, String>> = OnceLock::new();
+static SCHEMAS: AtomicUsize = AtomicUsize::new(0);
+
+const SCRIPT: &str = r#"
+set -e
+D="$1"; BIN="$2"; SYNC="$3"
+"$BIN/initdb" -D "$D/data" -U postgres -A trust -E UTF8 --no-sync >"$D/initdb.log" 2>&1
+"$BIN/pg_ctl" -D "$D/data" -l "$D/server.log" -w \
+  -o "-k $D -c listen_addresses= -c fsync=$SYNC -c full_page_writes=$SYNC -c max_connections=300" start >/dev/null
+echo ready
+cat >/dev/null || true
+"$BIN/pg_ctl" -D "$D/data" -m immediate stop >/dev/null 2>&1 || true
+rm -rf "$D"
+"#;
+
+fn bin_dir() -> Result<PathBuf, String> {
+    if let Some(dir) = std::env::var_os("TASKBOARD_PG_BIN") {
+        return Ok(PathBuf::from(dir));
+    }
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let version = e.file_name().to_str()?.parse::<u32>().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("initdb").exists().then_some((version, bin))
+        })
+        .collect();
+    versions.sort();
+    if let Some((_, bin)) = versions.pop() {
+        return Ok(bin);
+    }
+    let on_path = Command::new("sh")
+        .args(["-c", "command -v initdb"])
+        .output()
+        .map_err(|e| format!("cannot look for initdb: {e}"))?;
+    let found = String::from_utf8_lossy(&on_path.stdout).trim().to_string();
+    match Path::new(&found).parent() {
+        Some(dir) if on_path.status.success() && !found.is_empty() => Ok(dir.to_path_buf()),
+        _ => Err("PostgreSQL is not installed: no initdb under /usr/lib/postgresql/*/bin nor on PATH \
+                  (install the postgresql package, or set TASKBOARD_PG_BIN)"
+            .to_string()),
+    }
+}
+
+/// The uid and gid of a system user.
+fn ids_of(user: &str) -> Result<(u32, u32), String> {
+    let id = |flag: &str| -> Result<u32, String> {
+        let out = Command::new("id").args([flag, user]).output().map_err(|e| e.to_string())?;
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .map_err(|_| format!("no system user {user:?} to run PostgreSQL as (initdb refuses root)"))
+    };
+    Ok((id("-u")?, id("-g")?))
+}
+
+impl Scratch {
+    /// Starts a new cluster and waits until it accepts connections. It
+    /// does not sync to disk (tests need no durability across a machine
+    /// crash, and syncs would only slow them).
+    pub fn start() -> Result<Scratch, String> {
+        Scratch::start_with(false)
+    }
+
+    /// [`Scratch::start`], with `fsync` on when `durable` (benchmarks
+    /// that compare durable writes).
+    pub fn start_with(durable: bool) -> Result<Scratch, String> {
+        let bin = bin_dir()?;
+        static STARTED: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "taskboard-pg-{}-{}",
+            std::process::id(),
+            STARTED.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let root = std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false);
+        let mut command = if root {
+            let (uid, gid) = ids_of("postgres")?;
+            std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).map_err(|e| format!("chown: {e}"))?;
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--", "sh"]);
+            c
+        } else {
+            Command::new("sh")
+        };
+        let mut child = command
+            .arg("-c")
+            .arg(SCRIPT)
+            .arg("taskboard-pg")
+            .arg(&dir)
+            .arg(&bin)
+            .arg(if durable { "on" } else { "off" })
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("cannot start PostgreSQL: {e}"))?;
+        let stdin = child.stdin.take().expect("piped");
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("piped");
+        BufReader::new(stdout).read_line(&mut line).map_err(|e| e.to_string())?;
+        if line.trim() != "ready" {
+            let log = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+            return Err(format!(
+                "PostgreSQL did not start in {}:\n{}\n{}",
+                dir.display(),
+                log("initdb.log"),
+                log("server.log")
+            ));
+        }
+        Ok(Scratch { dir, _stdin: stdin, _child: child })
+    }
+
+    /// One cluster for the whole process, started on first use.
+    pub fn shared() -> &'static Scratch {
+        match SHARED.get_or_init(Scratch::start) {
+            Ok(s) => s,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// The URL of the cluster's `postgres` database, with the board in
+    /// `schema`.
+    pub fn url(&self, schema: &str) -> String {
+        format!("postgres://postgres@localhost/postgres?host={}&schema={schema}", self.dir.display())
+    }
+
+    /// The URL of a board in a schema no one used before.
+    pub fn fresh_url(&self) -> String {
+        let n = SCHEMAS.fetch_add(1, Ordering::Relaxed);
+        self.url(&format!("board_{}_{n}", std::process::id()))
+    }
+
+    /// The directory holding the cluster and its socket.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}

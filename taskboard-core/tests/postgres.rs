@@ -1,0 +1,212 @@
+//! What the PostgreSQL backend adds to the storage conformance suite: the
+//! tables operators read, migrations run by several stores at once, a
+//! write the database refuses inside a batch, and two stores (as two
+//! processes would have) writing the same keys.
+
+use std::sync::{Arc, Barrier, mpsc};
+
+use taskboard_core::storage::postgres::PgStore;
+use taskboard_core::storage::postgres::scratch::Scratch;
+use taskboard_core::storage::tables::{LABELS, META};
+use taskboard_core::storage::{Output, Storage, WriteOp, WriteTxn, codec};
+use taskboard_core::{Error, ErrorKind};
+
+/// Runs SQL against the scratch cluster directly, as an operator would.
+fn sql(query: &str) -> Vec<tokio_postgres::Row> {
+    operator(query, false)
+}
+
+/// Runs several statements, answers unread.
+fn sql_batch(statements: &str) {
+    operator(statements, true);
+}
+
+fn operator(query: &str, batch: bool) -> Vec<tokio_postgres::Row> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let url =
+            format!("postgres://postgres@localhost/postgres?host={}", Scratch::shared().dir().display());
+        let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
+        tokio::spawn(connection);
+        if batch {
+            client.batch_execute(query).await.unwrap();
+            return Vec::new();
+        }
+        client.query(query, &[]).await.unwrap()
+    })
+}
+
+fn schema_of(url: &str) -> String {
+    url.rsplit_once("schema=").unwrap().1.to_string()
+}
+
+fn submit<T: Send + 'static>(
+    store: &dyn Storage,
+    run: impl FnOnce(&mut dyn WriteTxn) -> Result<T, Error> + Send + 'static,
+) -> mpsc::Receiver<Result<T, Error>> {
+    let (tx, rx) = mpsc::channel();
+    store.submit(WriteOp {
+        run: Box::new(move |w| run(w).map(|v| Box::new(v) as Output)),
+        done: Box::new(move |r| {
+            let _ = tx.send(r.map(|out| *out.downcast::<T>().expect("the operation's output type")));
+        }),
+    });
+    rx
+}
+
+fn write<T: Send + 'static>(
+    store: &dyn Storage,
+    run: impl FnOnce(&mut dyn WriteTxn) -> Result<T, Error> + Send + 'static,
+) -> Result<T, Error> {
+    submit(store, run).recv().unwrap()
+}
+
+#[test]
+fn records_are_json_beside_their_key_and_other_values_raw() {
+    let url = Scratch::shared().fresh_url();
+    let schema = schema_of(&url);
+    let store = PgStore::open(&url).unwrap();
+    let record = codec::encode(&serde_json::json!({"name": "urgent", "colour": "#ff0000"}));
+    write(&store, move |w| {
+        w.put(LABELS, b"label-1", &record)?;
+        w.put(META, b"event_seq", &7u64.to_be_bytes())
+    })
+    .unwrap();
+    let rows = sql(&format!(
+        "SELECT version, record->>'name', raw IS NULL FROM {schema}.labelid_label WHERE key = 'label-1'::bytea"
+    ));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].get::<_, Option<i16>>(0), Some(i16::from(codec::FORMAT_VERSION)));
+    assert_eq!(rows[0].get::<_, Option<String>>(1).as_deref(), Some("urgent"));
+    assert!(rows[0].get::<_, bool>(2));
+    let rows = sql(&format!("SELECT version, record, raw FROM {schema}.meta WHERE key = 'event_seq'::bytea"));
+    assert_eq!(rows[0].get::<_, Option<i16>>(0), None);
+    assert_eq!(rows[0].get::<_, Option<Vec<u8>>>(2), Some(7u64.to_be_bytes().to_vec()));
+    // What is read back is exactly what was written.
+    let r = store.read().unwrap();
+    assert_eq!(r.get(META, b"event_seq").unwrap(), Some(7u64.to_be_bytes().to_vec()));
+    let label: serde_json::Value = codec::decode(&r.get(LABELS, b"label-1").unwrap().unwrap()).unwrap();
+    assert_eq!(label["colour"], "#ff0000");
+}
+
+#[test]
+fn stores_opening_at_once_migrate_the_schema_once() {
+    let url = Scratch::shared().fresh_url();
+    let schema = schema_of(&url);
+    let gate = Arc::new(Barrier::new(4));
+    let openers: Vec<_> = (0..4)
+        .map(|_| {
+            let (url, gate) = (url.clone(), gate.clone());
+            std::thread::spawn(move || {
+                gate.wait();
+                PgStore::open(&url).map(drop)
+            })
+        })
+        .collect();
+    for opener in openers {
+        opener.join().unwrap().unwrap();
+    }
+    let rows = sql(&format!("SELECT version FROM {schema}.taskboard_migrations ORDER BY version"));
+    let versions: Vec<i32> = rows.iter().map(|r| r.get(0)).collect();
+    assert_eq!(
+        versions,
+        (1..=taskboard_core::storage::postgres::schema::latest_migration()).collect::<Vec<_>>()
+    );
+    let tables = sql(&format!(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = '{schema}' AND table_name <> 'taskboard_migrations'"
+    ));
+    assert_eq!(tables[0].get::<_, i64>(0), taskboard_core::storage::tables::ALL.len() as i64);
+}
+
+/// The database refuses one operation's write (a trigger stands for any
+/// refusal: a constraint, a full disk on one table): that operation fails
+/// and leaves nothing, the others of its batch commit.
+#[test]
+fn a_write_the_database_refuses_fails_only_its_operation() {
+    let url = Scratch::shared().fresh_url();
+    let schema = schema_of(&url);
+    let store = PgStore::open(&url).unwrap();
+    sql_batch(&format!(
+        "CREATE FUNCTION {schema}.refuse() RETURNS trigger LANGUAGE plpgsql AS \
+         $$ BEGIN IF NEW.key = 'bad'::bytea THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$; \
+         CREATE TRIGGER refuse BEFORE INSERT ON {schema}.labelid_label FOR EACH ROW EXECUTE FUNCTION {schema}.refuse()"
+    ));
+    let gate = Arc::new(Barrier::new(2));
+    let held = {
+        let gate = gate.clone();
+        submit(&store, move |w| {
+            gate.wait();
+            gate.wait();
+            w.put(LABELS, b"first", b"x")
+        })
+    };
+    gate.wait();
+    let bad = submit(&store, |w| {
+        w.put(META, b"bad-side", b"x")?;
+        w.put(LABELS, b"bad", b"x")
+    });
+    let after = submit(&store, |w| {
+        let seen = w.get(META, b"bad-side")?;
+        w.put(LABELS, b"after", b"x")?;
+        Ok(seen)
+    });
+    gate.wait();
+    held.recv().unwrap().unwrap();
+    assert_eq!(bad.recv().unwrap().unwrap_err().kind(), ErrorKind::Internal);
+    assert_eq!(after.recv().unwrap().unwrap(), None, "the refused operation's other write is gone");
+    let r = store.read().unwrap();
+    assert!(r.get(LABELS, b"first").unwrap().is_some());
+    assert!(r.get(LABELS, b"after").unwrap().is_some());
+    assert_eq!(r.get(LABELS, b"bad").unwrap(), None);
+    assert_eq!(r.get(META, b"bad-side").unwrap(), None);
+}
+
+/// Two stores on one schema, as two server processes have: each
+/// read-then-write of a counter sees the other's, so no increment is lost.
+#[test]
+fn two_stores_on_one_schema_lose_no_update() {
+    let url = Scratch::shared().fresh_url();
+    let stores: Vec<Arc<PgStore>> = (0..2).map(|_| Arc::new(PgStore::open(&url).unwrap())).collect();
+    const EACH: u64 = 100;
+    let pending: Vec<_> = (0..EACH)
+        .flat_map(|_| stores.iter())
+        .map(|store| {
+            submit(&**store, |w| {
+                let n = w.get(META, b"counter")?.map_or(0, |v| u64::from_be_bytes(v.try_into().unwrap()));
+                w.put(META, b"counter", &(n + 1).to_be_bytes())?;
+                Ok(n + 1)
+            })
+        })
+        .collect();
+    let mut seen: Vec<u64> = pending.into_iter().map(|rx| rx.recv().unwrap().unwrap()).collect();
+    seen.sort();
+    assert_eq!(seen, (1..=2 * EACH).collect::<Vec<_>>(), "every increment saw every earlier one");
+    let r = stores[1].read().unwrap();
+    assert_eq!(r.get(META, b"counter").unwrap(), Some((2 * EACH).to_be_bytes().to_vec()));
+}
+
+/// The database ends the store's connections (a restart, a failover, an
+/// operator): an operation may fail with them, never half-done, and the
+/// store connects again for the next ones.
+#[test]
+fn a_store_connects_again_after_losing_its_connections() {
+    let url = Scratch::shared().fresh_url();
+    let name = schema_of(&url);
+    let store = PgStore::open(&format!("{url}&application_name={name}")).unwrap();
+    write(&store, |w| w.put(LABELS, b"before", b"x")).unwrap();
+    drop(store.read().unwrap());
+    let ended = sql(&format!(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = '{name}'"
+    ));
+    assert_eq!(ended[0].get::<_, i64>(0), 2, "the writer's connection and one snapshot connection");
+    // The first attempt may meet the dead connection; a failed batch
+    // drops it, so the second attempt runs on a new one.
+    let attempt = || write(&store, |w| w.put(LABELS, b"after", b"x"));
+    if let Err(e) = attempt() {
+        assert_eq!(e.kind(), ErrorKind::Internal);
+        attempt().unwrap();
+    }
+    let read = || store.read().and_then(|r| Ok((r.get(LABELS, b"before")?, r.get(LABELS, b"after")?)));
+    let (before, after) = read().or_else(|_| read()).unwrap();
+    assert!(before.is_some() && after.is_some());
+}

@@ -1,0 +1,111 @@
+//! Two servers on one PostgreSQL board, each with its own process state
+//! (store, caches, event hub), as two processes behind a load balancer:
+//! a take or claim has one winner, task numbers have no gap and no
+//! duplicate, and a session started on one is good on the other.
+
+use std::collections::HashSet;
+
+use serde_json::{Value, json};
+use taskboard_core::model::Task;
+use taskboard_core::storage::postgres::scratch::Scratch;
+
+use crate::support::*;
+
+/// Two servers on the same fresh board, with the session secret left to
+/// the database.
+async fn two_servers() -> (TestApp, TestApp) {
+    let url = Scratch::shared().fresh_url();
+    let configure = |c: &mut taskboard_server::Config| {
+        c.database = Some(url.clone());
+        c.jwt_secret = None;
+    };
+    let a = spawn_with(configure).await;
+    let b = spawn_with(configure).await;
+    (a, b)
+}
+
+#[tokio::test]
+async fn a_session_started_on_one_server_is_good_on_the_other() {
+    let (a, b) = two_servers().await;
+    assert_eq!(a.owner_id, b.owner_id, "one board, one bootstrap owner");
+    let me: Value = b.get("/api/v1/members/me", a.owner()).await.expect(200);
+    assert_eq!(me["id"], a.owner_id.to_string());
+    let p = a.create_project(a.owner(), "web").await;
+    let seen: Value = b.get(&format!("/api/v1/projects/{}", p.id), b.owner()).await.expect(200);
+    assert_eq!(seen["slug"], "web");
+}
+
+#[tokio::test]
+async fn concurrent_claims_through_two_servers_claim_each_task_once() {
+    let (a, b) = two_servers().await;
+    let p = a.create_project(a.owner(), "web").await;
+    const TASKS: usize = 40;
+    for i in 0..TASKS {
+        a.create_task(a.owner(), p.id, &format!("task {i}")).await;
+    }
+    let mut claimers = Vec::new();
+    for i in 0..8 {
+        let (id, token) = a.create_agent(&format!("bot{i}"), "member").await;
+        a.post(&format!("/api/v1/projects/{}/members", p.id), a.owner(), json!({"member_id": id}))
+            .await
+            .expect::<Value>(200);
+        let server = if i % 2 == 0 { &a } else { &b };
+        claimers.push((server.client.clone(), server.url("/api/v1/tasks/claim"), token));
+    }
+    let handles: Vec<_> = claimers
+        .into_iter()
+        .map(|(client, url, token)| {
+            tokio::spawn(async move {
+                let mut got = Vec::new();
+                loop {
+                    let res = client.post(&url).bearer_auth(&token).send().await.unwrap();
+                    match res.status().as_u16() {
+                        200 => got.push(res.json::<Task>().await.unwrap().id),
+                        204 => return got,
+                        other => panic!("unexpected status {other}: {}", res.text().await.unwrap()),
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for h in handles {
+        all.extend(h.await.unwrap());
+    }
+    assert_eq!(all.len(), TASKS, "every task claimed");
+    assert_eq!(all.iter().collect::<HashSet<_>>().len(), TASKS, "no task claimed twice");
+}
+
+#[tokio::test]
+async fn tasks_created_at_once_through_two_servers_are_numbered_without_gap_or_duplicate() {
+    let (a, b) = two_servers().await;
+    let p = a.create_project(a.owner(), "web").await;
+    const TASKS: u64 = 30;
+    let creations: Vec<_> = (0..TASKS)
+        .map(|i| {
+            let server = if i % 2 == 0 { &a } else { &b };
+            let (client, url, token) = (
+                server.client.clone(),
+                server.url(&format!("/api/v1/tasks?project_id={}", p.id)),
+                server.owner_token.clone(),
+            );
+            tokio::spawn(async move {
+                let res = client
+                    .post(&url)
+                    .bearer_auth(&token)
+                    .json(&json!({"title": format!("t{i}")}))
+                    .send()
+                    .await;
+                let res = res.unwrap();
+                assert_eq!(res.status().as_u16(), 201);
+                res.json::<Task>().await.unwrap().number
+            })
+        })
+        .collect();
+    let mut numbers = Vec::new();
+    for c in creations {
+        numbers.push(c.await.unwrap());
+    }
+    numbers.sort();
+    assert_eq!(numbers, (1..=TASKS).collect::<Vec<_>>());
+}
