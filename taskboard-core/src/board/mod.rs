@@ -7,6 +7,7 @@
 //! its transaction and published once it is durable.
 
 mod auth;
+mod cache;
 mod condition;
 mod database;
 mod deliveries;
@@ -49,6 +50,7 @@ use crate::storage::redb::RedbStore;
 use crate::storage::tables::META;
 use crate::storage::{Storage, WriteOp, WriteTxn};
 
+pub(crate) use cache::{AuthCache, RenderedTask, TaskCache};
 pub use condition::Condition;
 pub use first_run::{INITIAL_PASSWORD_FILE, InitialPassword};
 pub use follow::{EventBatch, Follower};
@@ -167,85 +169,6 @@ struct Inner {
     hashers: crate::credentials::HashPool,
     /// Idempotency keys whose first request is still running.
     idempotency_running: Mutex<std::collections::HashSet<(Uuid, String)>>,
-}
-
-/// Tasks as last rendered, so reading a task costs no storage read while
-/// nothing that shows in it changed. Cleared when an event about tasks,
-/// steps, links, labels, projects or members is published (a task shows
-/// its subtasks, parent, labels, project and members); chat and comment
-/// traffic leaves it alone. `generation` keeps a render that raced with
-/// such a change out of the cache.
-#[derive(Default)]
-pub(crate) struct TaskCache {
-    pub generation: u64,
-    pub tasks: HashMap<Uuid, Arc<RenderedTask>>,
-    /// The estimated memory of `tasks` (see [`RenderedTask::weight`]).
-    pub bytes: usize,
-}
-
-/// A rendered task and, once asked for, its JSON.
-pub(crate) struct RenderedTask {
-    pub task: crate::model::Task,
-    json: std::sync::OnceLock<Arc<str>>,
-}
-
-impl RenderedTask {
-    pub fn new(task: crate::model::Task) -> Arc<RenderedTask> {
-        Arc::new(RenderedTask { task, json: std::sync::OnceLock::new() })
-    }
-
-    /// An estimate of the memory a cached task holds: its text, its
-    /// lists, the JSON it may keep, and a fixed part for the rest.
-    pub fn weight(&self) -> usize {
-        let t = &self.task;
-        let text = t.title.len() + t.description.as_ref().map_or(0, |d| d.len());
-        let lists = 64 * (t.labels.len() + t.watcher_ids.len() + t.subtasks.len() + t.depends_on.len())
-            + 256 * t.steps.len();
-        2 * text + lists + 1024
-    }
-
-    pub fn json(&self) -> Arc<str> {
-        self.json.get_or_init(|| serde_json::to_string(&self.task).expect("a task serialises").into()).clone()
-    }
-}
-
-impl TaskCache {
-    /// The memory the cache may hold, estimated: about 10,000 typical
-    /// tasks, whatever their descriptions.
-    pub(crate) const MAX_BYTES: usize = 16 << 20;
-
-    fn invalidated_by(kind: EventKind) -> bool {
-        kind.changes_tasks()
-    }
-}
-
-/// Credentials already resolved, so most requests authenticate without a
-/// storage read. Cleared whenever an event about members is published
-/// (their role, activity, configuration, token or password changed);
-/// `generation` lets a lookup that raced with such a change refrain from
-/// caching what it read.
-#[derive(Default)]
-pub(crate) struct AuthCache {
-    pub generation: u64,
-    /// Agent tokens as presented (memory only; the store keeps hashes).
-    pub tokens: HashMap<String, Uuid>,
-    /// Members with their credential version, which login JWTs must carry.
-    pub members: HashMap<Uuid, (MemberRecord, u64)>,
-    /// The estimated memory of the entries (see [`AuthCache::weight`]).
-    pub bytes: usize,
-}
-
-impl AuthCache {
-    /// The memory the cache may hold, estimated per member and token.
-    pub(crate) const MAX_BYTES: usize = 4 << 20;
-    /// The estimated memory of one cached member (its record and a token).
-    pub(crate) fn weight(m: &MemberRecord) -> usize {
-        512 + m.name.len() + m.slug.len() + m.avatar_url.as_ref().map_or(0, |a| a.len())
-    }
-
-    fn invalidated_by(kind: EventKind) -> bool {
-        kind.changes_members()
-    }
 }
 
 impl Drop for Inner {
@@ -447,35 +370,6 @@ impl Board {
         self.inner.streams.clone()
     }
 
-    /// A task from the cache of rendered tasks.
-    pub(crate) fn cached_task(&self, id: Uuid) -> Option<Arc<RenderedTask>> {
-        self.inner.task_cache.read().unwrap().tasks.get(&id).cloned()
-    }
-
-    pub(crate) fn task_cache_generation(&self) -> u64 {
-        self.inner.task_cache.read().unwrap().generation
-    }
-
-    /// Caches rendered tasks, unless the cache was cleared since
-    /// `generation` was read (they may then be stale).
-    pub(crate) fn cache_tasks(&self, generation: u64, tasks: impl IntoIterator<Item = Arc<RenderedTask>>) {
-        let mut cache = self.inner.task_cache.write().unwrap();
-        if cache.generation != generation {
-            return;
-        }
-        for task in tasks {
-            let weight = task.weight();
-            if cache.bytes + weight > TaskCache::MAX_BYTES {
-                cache.tasks.clear();
-                cache.bytes = 0;
-            }
-            cache.bytes += weight;
-            if let Some(old) = cache.tasks.insert(task.task.id, task) {
-                cache.bytes -= old.weight();
-            }
-        }
-    }
-
     pub(crate) fn blobs(&self) -> &BlobStore {
         &self.inner.blobs
     }
@@ -525,19 +419,7 @@ impl Board {
                     let (value, events, dead_blobs) = *out
                         .downcast::<(T, Vec<Event>, Vec<String>)>()
                         .expect("the output type of this operation");
-                    if events.iter().any(|e| AuthCache::invalidated_by(e.kind)) {
-                        let mut cache = inner.auth_cache.write().unwrap();
-                        cache.generation += 1;
-                        cache.tokens.clear();
-                        cache.members.clear();
-                        cache.bytes = 0;
-                    }
-                    if events.iter().any(|e| TaskCache::invalidated_by(e.kind)) {
-                        let mut cache = inner.task_cache.write().unwrap();
-                        cache.generation += 1;
-                        cache.tasks.clear();
-                        cache.bytes = 0;
-                    }
+                    cache::invalidate(&inner, &events);
                     if !events.is_empty() {
                         inner.hub.publish(events);
                     }
