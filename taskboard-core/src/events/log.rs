@@ -20,7 +20,7 @@ use super::{Audience, Event, EventKind};
 use crate::error::{Error, Result};
 use crate::records::{MessageRecord, RecordWrites, Records, Render};
 use crate::storage::codec::{FORMAT_VERSION, Key, decode};
-use crate::storage::tables::{EVENTS, MESSAGE_EVENTS, WEBHOOK_CURSORS};
+use crate::storage::tables::{EVENTS, MESSAGE_EVENTS, META, WEBHOOK_CURSORS};
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan, WriteTxn};
 
 /// How many events the store keeps (docs/rules.md, events,
@@ -88,8 +88,14 @@ pub(crate) fn append<W: WriteTxn + ?Sized>(w: &mut W, event: &Event, message: Op
     prune(w, event.seq)
 }
 
+/// Where pruning has got to: every event below this seq is gone, so the
+/// next prune starts here instead of at the start of the log (inside one
+/// large operation, the log's start holds the operation's own deletions).
+const PRUNED_BELOW: &[u8] = b"events_pruned_below";
+
 /// Stores a record as it comes from an archive.
 pub(crate) fn import<W: WriteTxn + ?Sized>(w: &mut W, record: &EventRecord) -> Result<()> {
+    w.delete(META, PRUNED_BELOW)?;
     w.put_record(EVENTS, &seq_key(record.seq), record)?;
     if let Some(id) = record.message_id {
         w.put(MESSAGE_EVENTS, &message_key(id, record.seq), &[])?;
@@ -114,8 +120,14 @@ fn prune<W: WriteTxn + ?Sized>(w: &mut W, newest: u64) -> Result<()> {
     if cutoff <= 1 {
         return Ok(());
     }
+    let pruned_below = w.record::<u64>(META, PRUNED_BELOW)?;
+    if pruned_below.is_some_and(|p| p >= cutoff) {
+        return Ok(());
+    }
+    let start = pruned_below.map_or(Bound::Unbounded, |p| Bound::Included(seq_key(p)));
+    w.put_record(META, PRUNED_BELOW, &cutoff)?;
     let mut old = Vec::new();
-    let range = KeyRange { start: Bound::Unbounded, end: Bound::Excluded(seq_key(cutoff)) };
+    let range = KeyRange { start, end: Bound::Excluded(seq_key(cutoff)) };
     w.scan(EVENTS, range, Direction::Forward, &mut |k, v| {
         old.push((k.to_vec(), decode::<Named>(v)?.message_id));
         Ok(Scan::Continue)
