@@ -144,3 +144,17 @@ pub trait Storage: Send + Sync + 'static {
     /// `path` (used by backups).
     fn backup_to(&self, path: &std::path::Path) -> Result<(), Error>;
 }
+
+/// Hands `op` to a backend's writer thread through its queue; fails the
+/// operation at once when the writer has stopped or the store is closed.
+pub(crate) fn queue_write(queue: &std::sync::Mutex<Option<std::sync::mpsc::Sender<WriteOp>>>, op: WriteOp) {
+    let queue = queue.lock().unwrap();
+    match queue.as_ref() {
+        Some(tx) => {
+            if let Err(std::sync::mpsc::SendError(op)) = tx.send(op) {
+                (op.done)(Err(Error::internal("storage writer stopped")));
+            }
+        }
+        None => (op.done)(Err(Error::internal("storage is closed"))),
+    }
+}

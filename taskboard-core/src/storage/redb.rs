@@ -202,15 +202,7 @@ impl Storage for RedbStore {
     }
 
     fn submit(&self, op: WriteOp) {
-        let queue = self.queue.lock().unwrap();
-        match queue.as_ref() {
-            Some(tx) => {
-                if let Err(mpsc::SendError(op)) = tx.send(op) {
-                    (op.done)(Err(Error::internal("storage writer stopped")));
-                }
-            }
-            None => (op.done)(Err(Error::internal("storage is closed"))),
-        }
+        super::queue_write(&self.queue, op)
     }
 
     fn backup_to(&self, path: &Path) -> Result<(), Error> {
