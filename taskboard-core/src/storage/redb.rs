@@ -23,9 +23,13 @@ use crate::error::Error;
 
 /// Most operations committed under one sync.
 pub const MAX_BATCH: usize = 1024;
-/// redb's page cache unless told otherwise: redb's own default (1 GiB)
-/// would let the memory of a server follow the size of its data.
-pub const DEFAULT_CACHE_BYTES: usize = 128 * 1024 * 1024;
+/// redb's page cache unless told otherwise (pages read, and pages
+/// written but not yet on disk). redb's own default (1 GiB) lets the
+/// memory of a server follow the size of its data; pages beyond the
+/// cache are read again through the operating system's page cache,
+/// which is not the process's memory, and the indexes keep the pages one
+/// request touches few.
+pub const DEFAULT_CACHE_BYTES: usize = 32 << 20;
 
 type Def = TableDefinition<'static, &'static [u8], &'static [u8]>;
 
@@ -36,12 +40,6 @@ fn def(table: Table) -> Def {
 fn storage_err(e: impl std::fmt::Display) -> Error {
     Error::internal(format!("redb: {e}"))
 }
-
-/// The memory redb may keep of the file's pages (its default is 1 GiB,
-/// which a large board fills and keeps). Pages beyond it are read again
-/// through the operating system's page cache, which is not the process's
-/// memory; the indexes keep the pages one request touches few.
-pub const CACHE_BYTES: usize = 32 << 20;
 
 /// A board store kept in redb.
 pub struct RedbStore {
