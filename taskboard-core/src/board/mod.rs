@@ -461,6 +461,21 @@ impl Board {
         self.inner.hub.subscribe(since)
     }
 
+    /// Events this process has published since the board was opened.
+    pub fn events_published(&self) -> u64 {
+        self.inner.hub.published()
+    }
+
+    /// The storage backend's name (`redb`, `postgres`).
+    pub fn storage_backend(&self) -> &'static str {
+        self.inner.store.backend()
+    }
+
+    /// What the storage writer records of its batches.
+    pub fn writer_metrics(&self) -> Option<Arc<crate::metrics::WriterMetrics>> {
+        self.inner.store.writer_metrics()
+    }
+
     /// What the event stream holds in memory.
     pub fn event_memory(&self) -> EventMemory {
         self.inner.hub.memory()

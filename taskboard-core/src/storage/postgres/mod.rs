@@ -14,8 +14,8 @@
 
 use std::cell::Cell;
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use conn::{Conn, Pool};
@@ -23,6 +23,7 @@ use read::Reads;
 
 use super::{Direction, KeyRange, ReadTxn, Storage, Table, Visitor, WriteOp};
 use crate::error::{Error, ErrorKind};
+use crate::metrics::WriterMetrics;
 
 mod conn;
 mod read;
@@ -47,6 +48,7 @@ pub struct PgStore {
     rt: Option<tokio::runtime::Runtime>,
     schema: String,
     pool: Pool,
+    metrics: Arc<WriterMetrics>,
     queue: Mutex<Option<mpsc::Sender<WriteOp>>>,
     writer: Mutex<Option<JoinHandle<()>>>,
 }
@@ -104,7 +106,8 @@ impl PgStore {
         drop(first);
         let pool = Pool::new(handle, config.clone(), read_connections);
         let (tx, rx) = mpsc::channel::<WriteOp>();
-        let writer = write::Writer { config, schema: schema.clone(), conn: None };
+        let metrics = Arc::new(WriterMetrics::default());
+        let writer = write::Writer { config, schema: schema.clone(), conn: None, metrics: metrics.clone() };
         let writer = std::thread::Builder::new()
             .name("taskboard-writer".into())
             .spawn(move || writer.run(rx))
@@ -113,6 +116,7 @@ impl PgStore {
             rt: Some(rt),
             schema,
             pool,
+            metrics,
             queue: Mutex::new(Some(tx)),
             writer: Mutex::new(Some(writer)),
         })
@@ -168,6 +172,14 @@ impl Storage for PgStore {
     fn backup_to(&self, path: &Path) -> Result<(), Error> {
         let snapshot = self.read()?;
         super::redb::write_snapshot_file(&*snapshot, path)
+    }
+
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn writer_metrics(&self) -> Option<Arc<WriterMetrics>> {
+        Some(self.metrics.clone())
     }
 }
 

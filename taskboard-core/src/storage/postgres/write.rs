@@ -19,7 +19,9 @@ use std::cell::Cell;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
-use std::sync::mpsc;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, mpsc};
+use std::time::Instant;
 
 use futures_util::future::try_join_all;
 
@@ -27,6 +29,7 @@ use super::conn::Conn;
 use super::read::Reads;
 use super::schema::{LOCK_CLASS_WRITE, lock_id, qualified, split};
 use crate::error::Error;
+use crate::metrics::WriterMetrics;
 use crate::storage::overlay::{Overlay, Writes};
 use crate::storage::{Direction, DoneFn, KeyRange, Output, ReadTxn, Table, Visitor, WriteOp};
 
@@ -42,6 +45,7 @@ pub(super) struct Writer {
     pub config: tokio_postgres::Config,
     pub schema: String,
     pub conn: Option<Conn>,
+    pub metrics: Arc<WriterMetrics>,
 }
 
 impl Writer {
@@ -55,7 +59,11 @@ impl Writer {
                     Err(_) => break,
                 }
             }
-            for (done, outcome) in self.run_batch(batch.drain(..)) {
+            self.metrics.batch_operations.observe(batch.len() as f64);
+            let started = Instant::now();
+            let outcomes = self.run_batch(batch.drain(..));
+            self.metrics.batch_seconds.observe_duration(started.elapsed());
+            for (done, outcome) in outcomes {
                 done(outcome);
             }
         }
@@ -79,6 +87,7 @@ impl Writer {
             // Most likely a lost connection, which this thread learns of
             // only while it waits on it: start afresh next time.
             self.conn = None;
+            self.metrics.failed_batches.fetch_add(1, Ordering::Relaxed);
             return ops.map(|op| (op.done, Err(e.clone()))).collect();
         }
         let mut outcomes: Vec<(DoneFn, Result<Output, Error>)> = Vec::new();
@@ -93,11 +102,17 @@ impl Writer {
             outcomes.push((op.done, outcome));
         }
         let end = if broken.is_some() { "ROLLBACK" } else { "COMMIT" };
-        let failure = match conn.wait(conn.batch(end)) {
+        let committing = Instant::now();
+        let ended = conn.wait(conn.batch(end));
+        if broken.is_none() {
+            self.metrics.commit_seconds.observe_duration(committing.elapsed());
+        }
+        let failure = match ended {
             Ok(()) => broken,
             Err(e) => Some(broken.unwrap_or(e)),
         };
         if let Some(e) = failure {
+            self.metrics.failed_batches.fetch_add(1, Ordering::Relaxed);
             for (_, outcome) in outcomes.iter_mut() {
                 if outcome.is_ok() {
                     *outcome = Err(e.clone());
