@@ -52,6 +52,7 @@ use crate::storage::{Storage, WriteOp, WriteTxn};
 
 pub(crate) use cache::{AuthCache, RenderedTask, TaskCache};
 pub use condition::Condition;
+pub(crate) use database::JWT_SECRET_KEY;
 pub use first_run::{INITIAL_PASSWORD_FILE, InitialPassword};
 pub use follow::{EventBatch, Follower};
 pub use idempotency::{AnswerOf, IDEMPOTENCY_TTL, IdempotencyKey, Idempotent, StoredAnswer};
