@@ -42,7 +42,8 @@ pub struct Cli {
 
 #[derive(Debug, Clone, Args)]
 pub struct Global {
-    /// Data directory of a local board.
+    /// Data directory of a local board (with --database: the directory of
+    /// the board's file contents, the one its servers share).
     #[arg(long, global = true, env = "TASKBOARD_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
     /// Local mode on a board kept in PostgreSQL: a `postgres://` URL
