@@ -120,9 +120,11 @@ fn stores_opening_at_once_migrate_the_schema_once() {
 
 /// The database refuses one operation's write (a trigger stands for any
 /// refusal: a constraint, a full disk on one table): that operation fails
-/// and leaves nothing, the others of its batch commit.
+/// and leaves nothing, and so does a later operation of its batch that
+/// read what it wrote (it decided on a write that never happened); the
+/// others of the batch commit.
 #[test]
-fn a_write_the_database_refuses_fails_only_its_operation() {
+fn a_write_the_database_refuses_fails_its_operation_and_those_that_read_it() {
     let url = Scratch::shared().fresh_url();
     let schema = schema_of(&url);
     let store = PgStore::open(&url).unwrap();
@@ -141,24 +143,88 @@ fn a_write_the_database_refuses_fails_only_its_operation() {
         })
     };
     gate.wait();
+    // These three queue behind the held one, so they run in one batch.
     let bad = submit(&store, |w| {
         w.put(META, b"bad-side", b"x")?;
         w.put(LABELS, b"bad", b"x")
     });
-    let after = submit(&store, |w| {
+    let reader = submit(&store, |w| {
         let seen = w.get(META, b"bad-side")?;
-        w.put(LABELS, b"after", b"x")?;
+        w.put(LABELS, b"reader", b"x")?;
+        Ok(seen)
+    });
+    let independent = submit(&store, |w| {
+        let seen = w.get(META, b"elsewhere")?;
+        w.put(LABELS, b"independent", b"x")?;
         Ok(seen)
     });
     gate.wait();
     held.recv().unwrap().unwrap();
     assert_eq!(bad.recv().unwrap().unwrap_err().kind(), ErrorKind::Internal);
-    assert_eq!(after.recv().unwrap().unwrap(), None, "the refused operation's other write is gone");
+    assert_eq!(reader.recv().unwrap().unwrap_err().kind(), ErrorKind::Internal, "it read the refused write");
+    assert_eq!(independent.recv().unwrap().unwrap(), None);
     let r = store.read().unwrap();
     assert!(r.get(LABELS, b"first").unwrap().is_some());
-    assert!(r.get(LABELS, b"after").unwrap().is_some());
+    assert!(r.get(LABELS, b"independent").unwrap().is_some());
+    assert_eq!(r.get(LABELS, b"reader").unwrap(), None);
     assert_eq!(r.get(LABELS, b"bad").unwrap(), None);
     assert_eq!(r.get(META, b"bad-side").unwrap(), None);
+    // The next batch writes as usual.
+    write(&store, |w| w.put(LABELS, b"later", b"x")).unwrap();
+}
+
+/// Reads inside one batch, which the writer answers from what the batch
+/// read before where it can: each operation sees the rows of the database
+/// and the writes of the operations before it in the batch, in both scan
+/// directions, and nothing more.
+#[test]
+fn operations_of_one_batch_read_the_database_and_each_others_writes() {
+    use taskboard_core::storage::{Direction, KeyRange, Scan};
+    let store = PgStore::open(&Scratch::shared().fresh_url()).unwrap();
+    write(&store, |w| w.put(LABELS, b"k5", b"db")).unwrap();
+    fn keys(w: &dyn WriteTxn, prefix: &[u8], direction: Direction) -> Result<Vec<String>, Error> {
+        let mut out = Vec::new();
+        w.scan(LABELS, KeyRange::prefix(prefix), direction, &mut |k, _| {
+            out.push(String::from_utf8(k.to_vec()).unwrap());
+            Ok(Scan::Continue)
+        })?;
+        Ok(out)
+    }
+    let gate = Arc::new(Barrier::new(2));
+    let held = {
+        let gate = gate.clone();
+        submit(&store, move |_| {
+            gate.wait();
+            gate.wait();
+            Ok(())
+        })
+    };
+    gate.wait();
+    let empty = submit(&store, |w| keys(w, b"k1", Direction::Forward));
+    let put = submit(&store, |w| w.put(LABELS, b"k3", b"batch"));
+    let own = submit(&store, |w| keys(w, b"k3", Direction::Forward));
+    let stored = submit(&store, |w| keys(w, b"k5", Direction::Forward));
+    let after = submit(&store, |w| keys(w, b"k7", Direction::Forward));
+    let all = submit(&store, |w| keys(w, b"k", Direction::Reverse));
+    let gone = submit(&store, |w| w.delete(LABELS, b"k5"));
+    let again = submit(&store, |w| Ok((keys(w, b"k", Direction::Forward)?, w.get(LABELS, b"k5")?)));
+    gate.wait();
+    held.recv().unwrap().unwrap();
+    assert_eq!(empty.recv().unwrap().unwrap(), Vec::<String>::new());
+    put.recv().unwrap().unwrap();
+    assert_eq!(own.recv().unwrap().unwrap(), ["k3"]);
+    assert_eq!(
+        stored.recv().unwrap().unwrap(),
+        ["k5"],
+        "a row of the database beyond an empty range read before"
+    );
+    assert_eq!(after.recv().unwrap().unwrap(), Vec::<String>::new());
+    assert_eq!(all.recv().unwrap().unwrap(), ["k5", "k3"]);
+    assert!(gone.recv().unwrap().unwrap());
+    assert_eq!(again.recv().unwrap().unwrap(), (vec!["k3".to_string()], None));
+    let r = store.read().unwrap();
+    assert_eq!(r.get(LABELS, b"k3").unwrap(), Some(b"batch".to_vec()));
+    assert_eq!(r.get(LABELS, b"k5").unwrap(), None);
 }
 
 /// Two stores on one schema, as two server processes have: each

@@ -57,6 +57,11 @@ struct Args {
     /// jitter (tests).
     #[arg(long, hide = true)]
     webhook_retry_ms: Option<u64>,
+    /// The bearer token `GET /metrics` asks for (`Authorization: Bearer
+    /// <token>`); without it the metrics are open to anyone who reaches
+    /// the server.
+    #[arg(long, env = "TASKBOARD_METRICS_TOKEN", hide_env_values = true)]
+    metrics_token: Option<String>,
     /// Log filter (`info`, `warn`, `taskboard_server=debug` …); RUST_LOG wins when set.
     #[arg(long, env = "TASKBOARD_LOG_LEVEL", default_value = "info")]
     log_level: String,
@@ -105,6 +110,7 @@ async fn run(args: Args) -> Result<(), taskboard_server::StartError> {
     config.web_origin = args.web_origin;
     config.dev_web_origin = args.dev_web_origin;
     config.webhooks.allow_private = args.webhook_allow_private;
+    config.metrics_token = args.metrics_token.filter(|t| !t.is_empty());
     if let Some(ms) = args.webhook_timeout_ms {
         config.webhooks.policy.timeout = std::time::Duration::from_millis(ms);
     }

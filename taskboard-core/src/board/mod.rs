@@ -52,6 +52,7 @@ use crate::storage::{Storage, WriteOp, WriteTxn};
 
 pub(crate) use cache::{AuthCache, RenderedTask, TaskCache};
 pub use condition::Condition;
+pub(crate) use database::JWT_SECRET_KEY;
 pub use first_run::{INITIAL_PASSWORD_FILE, InitialPassword};
 pub use follow::{EventBatch, Follower};
 pub use idempotency::{AnswerOf, IDEMPOTENCY_TTL, IdempotencyKey, Idempotent, StoredAnswer};
@@ -459,6 +460,21 @@ impl Board {
     /// with [`Event::visible_to`].
     pub fn subscribe(&self, since: Option<u64>) -> Subscription {
         self.inner.hub.subscribe(since)
+    }
+
+    /// Events this process has published since the board was opened.
+    pub fn events_published(&self) -> u64 {
+        self.inner.hub.published()
+    }
+
+    /// The storage backend's name (`redb`, `postgres`).
+    pub fn storage_backend(&self) -> &'static str {
+        self.inner.store.backend()
+    }
+
+    /// What the storage writer records of its batches.
+    pub fn writer_metrics(&self) -> Option<Arc<crate::metrics::WriterMetrics>> {
+        self.inner.store.writer_metrics()
     }
 
     /// What the event stream holds in memory.

@@ -43,6 +43,8 @@ struct Shared {
     store: Weak<dyn Storage>,
     buffer: u64,
     memory: usize,
+    /// Events published since the hub started, for monitoring.
+    published: std::sync::atomic::AtomicU64,
 }
 
 /// The newest events, contiguous in seq, ending at `latest`.
@@ -101,6 +103,7 @@ impl Hub {
             store,
             buffer: buffer.max(16) as u64,
             memory,
+            published: Default::default(),
         };
         Hub { shared: Arc::new(shared) }
     }
@@ -119,8 +122,14 @@ impl Hub {
         EventMemory { events: w.events.len(), bytes: w.bytes, peak_bytes: w.peak, bound: self.shared.memory }
     }
 
+    /// Events published since the hub started.
+    pub(crate) fn published(&self) -> u64 {
+        self.shared.published.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Publishes committed events, in seq order.
     pub(crate) fn publish(&self, events: Vec<Event>) {
+        self.shared.published.fetch_add(events.len() as u64, std::sync::atomic::Ordering::Relaxed);
         let mut w = self.shared.window.write().unwrap();
         for event in events {
             if event.seq != w.latest + 1 {

@@ -143,6 +143,14 @@ pub trait Storage: Send + Sync + 'static {
     /// Copies a consistent snapshot of the whole store into a new file at
     /// `path` (used by backups).
     fn backup_to(&self, path: &std::path::Path) -> Result<(), Error>;
+    /// The backend's name, for monitoring (`redb`, `postgres`).
+    fn backend(&self) -> &'static str {
+        "other"
+    }
+    /// What the backend's writer records of its batches, if it records.
+    fn writer_metrics(&self) -> Option<std::sync::Arc<crate::metrics::WriterMetrics>> {
+        None
+    }
 }
 
 /// Hands `op` to a backend's writer thread through its queue; fails the

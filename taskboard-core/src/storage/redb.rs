@@ -13,6 +13,7 @@ use std::rc::Rc;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 use redb::{Database, ReadOnlyTable, ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
 
@@ -20,6 +21,7 @@ use super::overlay::Overlay;
 use super::tables::{self, Table};
 use super::{Direction, DoneFn, KeyRange, Output, ReadTxn, Scan, Storage, Visitor, WriteOp, WriteTxn};
 use crate::error::Error;
+use crate::metrics::WriterMetrics;
 
 /// Most operations committed under one sync.
 pub const MAX_BATCH: usize = 1024;
@@ -44,6 +46,7 @@ fn storage_err(e: impl std::fmt::Display) -> Error {
 /// A board store kept in redb.
 pub struct RedbStore {
     db: Arc<Database>,
+    metrics: Arc<WriterMetrics>,
     queue: Mutex<Option<mpsc::Sender<WriteOp>>>,
     writer: Mutex<Option<JoinHandle<()>>>,
 }
@@ -91,13 +94,15 @@ impl RedbStore {
         txn.commit().map_err(storage_err)?;
 
         let db = Arc::new(db);
+        let metrics = Arc::new(WriterMetrics::default());
         let (tx, rx) = mpsc::channel::<WriteOp>();
         let writer_db = db.clone();
+        let writer_metrics = metrics.clone();
         let writer = std::thread::Builder::new()
             .name("taskboard-writer".into())
-            .spawn(move || write_loop(&writer_db, rx))
+            .spawn(move || write_loop(&writer_db, &writer_metrics, rx))
             .map_err(storage_err)?;
-        Ok(RedbStore { db, queue: Mutex::new(Some(tx)), writer: Mutex::new(Some(writer)) })
+        Ok(RedbStore { db, metrics, queue: Mutex::new(Some(tx)), writer: Mutex::new(Some(writer)) })
     }
 
     /// Stops the writer after the queued operations are committed.
@@ -120,7 +125,7 @@ impl Drop for RedbStore {
     }
 }
 
-fn write_loop(db: &Database, rx: mpsc::Receiver<WriteOp>) {
+fn write_loop(db: &Database, metrics: &WriterMetrics, rx: mpsc::Receiver<WriteOp>) {
     let mut batch: Vec<WriteOp> = Vec::with_capacity(MAX_BATCH);
     while let Ok(first) = rx.recv() {
         batch.push(first);
@@ -130,7 +135,11 @@ fn write_loop(db: &Database, rx: mpsc::Receiver<WriteOp>) {
                 Err(_) => break,
             }
         }
-        for (done, outcome) in run_batch(db, batch.drain(..)) {
+        metrics.batch_operations.observe(batch.len() as f64);
+        let started = Instant::now();
+        let outcomes = run_batch(db, metrics, batch.drain(..));
+        metrics.batch_seconds.observe_duration(started.elapsed());
+        for (done, outcome) in outcomes {
             done(outcome);
         }
     }
@@ -140,12 +149,17 @@ fn write_loop(db: &Database, rx: mpsc::Receiver<WriteOp>) {
 /// writes into its own [`Overlay`]; only the writes of an operation that
 /// succeeds are applied to the transaction, so each stays all-or-nothing
 /// while the batch pays for one commit and one sync.
-fn run_batch(db: &Database, ops: impl Iterator<Item = WriteOp>) -> Vec<(DoneFn, Result<Output, Error>)> {
+fn run_batch(
+    db: &Database,
+    metrics: &WriterMetrics,
+    ops: impl Iterator<Item = WriteOp>,
+) -> Vec<(DoneFn, Result<Output, Error>)> {
     let mut outcomes: Vec<(DoneFn, Result<Output, Error>)> = Vec::new();
     let txn = match db.begin_write() {
         Ok(txn) => txn,
         Err(e) => {
             let e = storage_err(e);
+            metrics.failed_batches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return ops.map(|op| (op.done, Err(e.clone()))).collect();
         }
     };
@@ -181,9 +195,15 @@ fn run_batch(db: &Database, ops: impl Iterator<Item = WriteOp>) -> Vec<(DoneFn, 
             let _ = txn.abort();
             Some(e)
         }
-        None => txn.commit().err().map(storage_err),
+        None => {
+            let committing = Instant::now();
+            let committed = txn.commit();
+            metrics.commit_seconds.observe_duration(committing.elapsed());
+            committed.err().map(storage_err)
+        }
     };
     if let Some(e) = failure {
+        metrics.failed_batches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         for (_, outcome) in outcomes.iter_mut() {
             if outcome.is_ok() {
                 *outcome = Err(e.clone());
@@ -218,6 +238,14 @@ impl Storage for RedbStore {
         }
         txn.commit().map_err(storage_err)?;
         Ok(())
+    }
+
+    fn backend(&self) -> &'static str {
+        "redb"
+    }
+
+    fn writer_metrics(&self) -> Option<Arc<WriterMetrics>> {
+        Some(self.metrics.clone())
     }
 }
 
