@@ -143,6 +143,13 @@ pub trait Storage: Send + Sync + 'static {
     /// Copies a consistent snapshot of the whole store into a new file at
     /// `path` (used by backups).
     fn backup_to(&self, path: &std::path::Path) -> Result<(), Error>;
+    /// For a store that other processes write to as well: a channel that
+    /// changes when they may have committed events (its value is the
+    /// newest seq they told of, a hint only: the events table is the
+    /// truth). `None` for a store that this process alone writes.
+    fn commits_elsewhere(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
 }
 
 /// Hands `op` to a backend's writer thread through its queue; fails the

@@ -25,6 +25,7 @@ use super::{Direction, KeyRange, ReadTxn, Storage, Table, Visitor, WriteOp};
 use crate::error::{Error, ErrorKind};
 
 mod conn;
+pub mod listen;
 mod read;
 pub mod schema;
 pub mod scratch;
@@ -49,6 +50,8 @@ pub struct PgStore {
     pool: Pool,
     queue: Mutex<Option<mpsc::Sender<WriteOp>>>,
     writer: Mutex<Option<JoinHandle<()>>>,
+    /// The newest seq other processes told of (`listen`).
+    commits: tokio::sync::watch::Receiver<u64>,
 }
 
 /// A connection URL split into the driver's configuration and the board's
@@ -102,6 +105,7 @@ impl PgStore {
         let first = Conn::open(&handle, &config)?;
         schema::migrate(&first, &schema)?;
         drop(first);
+        let commits = listen::spawn(&handle, config.clone(), &schema);
         let pool = Pool::new(handle, config.clone(), read_connections);
         let (tx, rx) = mpsc::channel::<WriteOp>();
         let writer = write::Writer { config, schema: schema.clone(), conn: None };
@@ -115,6 +119,7 @@ impl PgStore {
             pool,
             queue: Mutex::new(Some(tx)),
             writer: Mutex::new(Some(writer)),
+            commits,
         })
     }
 
@@ -168,6 +173,10 @@ impl Storage for PgStore {
     fn backup_to(&self, path: &Path) -> Result<(), Error> {
         let snapshot = self.read()?;
         super::redb::write_snapshot_file(&*snapshot, path)
+    }
+
+    fn commits_elsewhere(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        Some(self.commits.clone())
     }
 }
 

@@ -14,6 +14,10 @@
 //! the release of its savepoint. An operation that fails, panics, or whose
 //! writes the database refuses is rolled back to its savepoint and leaves
 //! nothing; the others of the batch commit.
+//!
+//! A batch that stored events ends with `NOTIFY` on the board's channel
+//! (`listen::channel`), the newest seq as payload, delivered at commit:
+//! the wake-up of the other processes' listeners.
 
 use std::cell::Cell;
 use std::future::Future;
@@ -24,10 +28,12 @@ use std::sync::mpsc;
 use futures_util::future::try_join_all;
 
 use super::conn::Conn;
+use super::listen::channel;
 use super::read::Reads;
-use super::schema::{LOCK_CLASS_WRITE, lock_id, qualified, split};
+use super::schema::{LOCK_CLASS_WRITE, ident, lock_id, qualified, split};
 use crate::error::Error;
 use crate::storage::overlay::{Overlay, Writes};
+use crate::storage::tables::EVENTS;
 use crate::storage::{Direction, DoneFn, KeyRange, Output, ReadTxn, Table, Visitor, WriteOp};
 
 /// Most operations committed in one transaction.
@@ -83,17 +89,23 @@ impl Writer {
         }
         let mut outcomes: Vec<(DoneFn, Result<Output, Error>)> = Vec::new();
         let mut broken: Option<Error> = None;
+        let mut newest_event: Option<u64> = None;
         for op in ops {
             if let Some(e) = &broken {
                 outcomes.push((op.done, Err(e.clone())));
                 continue;
             }
-            let (outcome, lost) = run_op(conn, &schema, op.run);
+            let (outcome, lost, newest) = run_op(conn, &schema, op.run);
             broken = lost;
+            newest_event = newest_event.max(newest);
             outcomes.push((op.done, outcome));
         }
-        let end = if broken.is_some() { "ROLLBACK" } else { "COMMIT" };
-        let failure = match conn.wait(conn.batch(end)) {
+        let end = match (&broken, newest_event) {
+            (Some(_), _) => "ROLLBACK".to_string(),
+            (None, Some(seq)) => format!("NOTIFY {}, '{seq}'; COMMIT", ident(&channel(&schema))),
+            (None, None) => "COMMIT".to_string(),
+        };
+        let failure = match conn.wait(conn.batch(&end)) {
             Ok(()) => broken,
             Err(e) => Some(broken.unwrap_or(e)),
         };
@@ -112,30 +124,43 @@ impl Writer {
 
 /// Runs one operation under its savepoint. The second value is set when
 /// the transaction can no longer be used (its savepoint could not be
-/// rolled back to).
-fn run_op(conn: &Conn, schema: &str, run: crate::storage::RunFn) -> (Result<Output, Error>, Option<Error>) {
+/// rolled back to); the third is the newest event seq the operation
+/// stored, if it succeeded.
+fn run_op(
+    conn: &Conn,
+    schema: &str,
+    run: crate::storage::RunFn,
+) -> (Result<Output, Error>, Option<Error>, Option<u64>) {
     let reads = Reads { conn, schema, first: Cell::new(Some(SAVEPOINT)) };
     let base = Base(&reads);
     let mut overlay = Overlay::new(&base);
     let result = catch_unwind(AssertUnwindSafe(|| run(&mut overlay)))
         .unwrap_or_else(|_| Err(Error::internal("write operation panicked")));
     let writes = overlay.into_writes();
-    let result = result.and_then(|out| apply(&reads, writes).map(|()| out));
+    let mut newest = None;
+    let result = result.and_then(|out| {
+        apply(&reads, writes).map(|stored| {
+            newest = stored;
+            out
+        })
+    });
     if result.is_err()
         && reads.opened()
         && let Err(e) = conn.wait(conn.batch(ROLLBACK_TO))
     {
-        return (result, Some(e));
+        return (result, Some(e), None);
     }
-    (result, None)
+    (result, None, newest)
 }
 
 type Step<'a> = Pin<Box<dyn Future<Output = Result<(), Error>> + 'a>>;
 
 /// Writes an operation's buffered writes (one statement per table and
-/// kind) and releases its savepoint, in one round trip.
-fn apply(reads: &Reads<'_>, writes: Writes) -> Result<(), Error> {
+/// kind) and releases its savepoint, in one round trip. Returns the newest
+/// seq stored into the events table (keyed by big-endian seq).
+fn apply(reads: &Reads<'_>, writes: Writes) -> Result<Option<u64>, Error> {
     let conn = reads.conn;
+    let mut newest_event = None;
     let mut upserts: Vec<(String, Upsert)> = Vec::new();
     let mut deletes: Vec<(String, Vec<Vec<u8>>)> = Vec::new();
     for (table, entries) in writes.into_tables() {
@@ -144,6 +169,11 @@ fn apply(reads: &Reads<'_>, writes: Writes) -> Result<(), Error> {
         for (key, value) in entries {
             match value {
                 Some(v) => {
+                    if table == EVENTS
+                        && let Ok(seq) = <[u8; 8]>::try_from(key.as_slice())
+                    {
+                        newest_event = newest_event.max(Some(u64::from_be_bytes(seq)));
+                    }
                     let c = split(&v);
                     up.keys.push(key);
                     up.versions.push(c.version);
@@ -170,7 +200,7 @@ fn apply(reads: &Reads<'_>, writes: Writes) -> Result<(), Error> {
     }
     if upserts.is_empty() && deletes.is_empty() && !reads.opened() {
         // Nothing was read nor written: there is no savepoint to release.
-        return Ok(());
+        return Ok(None);
     }
     let mut steps: Vec<Step<'_>> = Vec::new();
     if let Some(opening) = reads.first.take() {
@@ -185,7 +215,7 @@ fn apply(reads: &Reads<'_>, writes: Writes) -> Result<(), Error> {
         steps.push(Box::pin(async move { conn.execute(sql, &[keys]).await.map(drop) }));
     }
     steps.push(Box::pin(conn.batch(RELEASE)));
-    conn.wait(try_join_all(steps)).map(drop)
+    conn.wait(try_join_all(steps)).map(|_| newest_event)
 }
 
 /// The upserts of one table, as the arrays `unnest` takes.
