@@ -59,6 +59,7 @@ pub use follow::{EventBatch, Follower};
 pub use idempotency::{AnswerOf, IDEMPOTENCY_TTL, IdempotencyKey, Idempotent, StoredAnswer};
 pub use members::Bootstrap;
 pub use pages::{STREAM_CHUNK, STREAM_DEPTH};
+pub use presence::{PRESENCE_RENEWAL, PRESENCE_TTL};
 pub use throttle::{Clock, LoginLimits};
 pub use work::LEASE_SECONDS;
 

@@ -126,3 +126,58 @@ async fn caches_follow_changes_made_through_the_other_board() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// The statuses told by the next `agent.status` events of `sub`, up to
+/// `count`.
+async fn statuses(sub: &mut taskboard_core::Subscription, count: usize) -> Vec<String> {
+    let mut seen = Vec::new();
+    while seen.len() < count {
+        let event =
+            tokio::time::timeout(Duration::from_secs(5), sub.next()).await.expect("an event").unwrap();
+        if event.kind == taskboard_core::events::EventKind::AgentStatus {
+            seen.push(event.data()["status"].as_str().unwrap().to_string());
+        }
+    }
+    seen
+}
+
+/// A member connected to two processes stays online until its last
+/// stream on either closes; one left listed by a process that died goes
+/// offline once that process's entry expires, once.
+#[tokio::test]
+async fn a_member_is_online_while_any_process_lists_it() {
+    use taskboard_core::model::MemberStatus;
+    let clock = Clock::manual();
+    let options = BoardOptions { clock: clock.clone(), ..Default::default() };
+    let url = Scratch::shared().fresh_url();
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = Board::open_postgres(&url, dir_a.path(), options.clone()).await.unwrap();
+    let b = Board::open_postgres(&url, dir_b.path(), options).await.unwrap();
+    let boot = a.bootstrap_owner(slug("owner"), None).await.unwrap().expect("an empty board");
+    let owner = a.actor(boot.owner.id).await.unwrap();
+    let fx = Fx { board: a.clone(), owner, dir: None, _blobs: None };
+    let (bot, _) = fx.agent_with("bot", Default::default()).await;
+    let id = bot.id();
+    let status = |board: Board| async move { board.actor(id).await.unwrap().member.status };
+    let mut sub = b.subscribe(Some(a.latest_seq()));
+
+    a.connected(&bot).await.unwrap();
+    b.connected(&bot).await.unwrap();
+    a.disconnected(&bot).await.unwrap();
+    assert_eq!(status(b.clone()).await, MemberStatus::Online, "B still lists it");
+    b.disconnected(&bot).await.unwrap();
+    assert_eq!(status(a.clone()).await, MemberStatus::Offline);
+    assert_eq!(statuses(&mut sub, 2).await, ["online", "offline"]);
+
+    // A lists it, then ends without closing its stream.
+    a.connected(&bot).await.unwrap();
+    drop(fx);
+    drop(a);
+    assert_eq!(b.renew_presence().await.unwrap(), 0, "A's entry has not expired");
+    assert_eq!(status(b.clone()).await, MemberStatus::Online);
+    clock.advance(taskboard_core::board::PRESENCE_TTL + Duration::from_secs(1));
+    assert_eq!(b.renew_presence().await.unwrap(), 1, "set offline by B");
+    assert_eq!(b.renew_presence().await.unwrap(), 0, "once");
+    assert_eq!(status(b.clone()).await, MemberStatus::Offline);
+    assert_eq!(statuses(&mut sub, 2).await, ["online", "offline"]);
+}
