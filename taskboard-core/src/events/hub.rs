@@ -503,6 +503,25 @@ mod tests {
     }
 
     #[test]
+    fn own_events_wait_for_the_lower_seqs_of_other_processes() {
+        let store: Arc<dyn Storage> = Arc::new(RedbStore::in_memory().unwrap());
+        let hub = Hub::new(Arc::downgrade(&store), 1, None, 64, 1 << 20, true);
+        let mut sub = hub.subscribe(None);
+        // 2 and 3 were committed elsewhere, before this process's 4 and 5.
+        hub.publish(vec![mk(4), mk(5)]);
+        assert_eq!(hub.latest(), 1, "held back");
+        assert_eq!(sub.try_next().unwrap(), None);
+        hub.publish_stored(vec![mk(2)]);
+        assert_eq!(hub.latest(), 2);
+        // Read back from the store with the next one: not published twice.
+        hub.publish_stored(vec![mk(3), mk(4)]);
+        assert_eq!(hub.latest(), 5);
+        hub.publish(vec![mk(6)]);
+        let seqs: Vec<u64> = std::iter::from_fn(|| sub.try_next().unwrap()).map(|e| e.seq).collect();
+        assert_eq!(seqs, [2, 3, 4, 5, 6]);
+    }
+
+    #[test]
     fn a_subscriber_that_falls_a_buffer_behind_is_too_slow() {
         let store: Arc<dyn Storage> = Arc::new(RedbStore::in_memory().unwrap());
         let hub = hub(&store, 1 << 20);

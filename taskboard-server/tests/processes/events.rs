@@ -95,3 +95,30 @@ async fn a_token_revoked_on_one_process_is_refused_by_the_others_within_a_second
         }
     }
 }
+
+/// Long-polling `GET /events`, each request to the next process in turn,
+/// follows one stream: every seq once and in order.
+#[tokio::test]
+async fn long_polls_spread_over_three_processes_follow_one_stream() {
+    let c = Cluster::start().await;
+    let p = c.project("web").await;
+    let (_, hello) = connect(&c.procs[0].ws_url(&c.owner, None)).await;
+    let mut since = hello["seq"].as_u64().unwrap();
+    let ids = spread(&c, &p, 15, true).await;
+    let mut frames: Vec<serde_json::Value> = Vec::new();
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    for i in 0.. {
+        if ids.is_subset(&created(&frames)) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the events never came");
+        let path = format!("/api/v1/events?since={since}&limit=7&wait=5");
+        let page = c.ok(i, Method::GET, &path, None).await;
+        assert_eq!(page.get("resync_required"), None, "{page}");
+        frames.extend(page["events"].as_array().unwrap().iter().cloned());
+        since = page["next"].as_u64().unwrap();
+    }
+    let seqs = seqs(&frames);
+    assert_eq!(seqs[0], hello["seq"].as_u64().unwrap() + 1);
+    assert!(consecutive(&seqs), "every seq once and in order: {seqs:?}");
+}
