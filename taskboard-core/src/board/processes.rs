@@ -35,13 +35,25 @@ impl Board {
         let gap = self.inner.hub.gap();
         let weak = Arc::downgrade(&self.inner);
         tokio::spawn(async move {
+            let mut every_second = tokio::time::interval(FOLLOW_INTERVAL);
+            every_second.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
-                tokio::select! {
-                    changed = commits.changed() => if changed.is_err() { return },
-                    _ = gap.notified() => {}
-                    _ = tokio::time::sleep(FOLLOW_INTERVAL) => {}
-                }
+                let notified = tokio::select! {
+                    changed = commits.changed() => {
+                        if changed.is_err() {
+                            return;
+                        }
+                        true
+                    }
+                    _ = gap.notified() => false,
+                    _ = every_second.tick() => false,
+                };
                 let Some(inner) = weak.upgrade() else { return };
+                // This process's own commits notify it too: nothing to read
+                // when the newest notified seq is published already.
+                if notified && *commits.borrow_and_update() <= inner.hub.latest() {
+                    continue;
+                }
                 match tokio::task::spawn_blocking(move || catch_up(&inner)).await {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => tracing::warn!(%e, "reading events of other processes failed"),
