@@ -122,3 +122,54 @@ async fn long_polls_spread_over_three_processes_follow_one_stream() {
     assert_eq!(seqs[0], hello["seq"].as_u64().unwrap() + 1);
     assert!(consecutive(&seqs), "every seq once and in order: {seqs:?}");
 }
+
+/// Member `id` as process 2 shows it, once `done` holds for it (failing
+/// after the patience).
+async fn member_once(c: &Cluster, id: &str, done: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let m = c.ok(2, Method::GET, &format!("/api/v1/members/{id}"), None).await;
+        if done(&m) {
+            return m;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "member {id} stays {m}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// An agent with a stream open on two processes stays online when one
+/// closes, and goes offline when the last closes; each change is told
+/// once, to every process's clients.
+#[tokio::test]
+async fn a_member_is_online_while_a_stream_of_it_is_open_on_any_process() {
+    let c = Cluster::start().await;
+    let p = c.project("web").await;
+    let (id, token) = c.agent("bot", &p).await;
+    // `last_seen_at` tells when a process has recorded an open or a close.
+    // A process also refreshes it on the member's first request there, in
+    // the background: those are made, and waited for, first.
+    let mut seen = member_once(&c, &id, |_| true).await["last_seen_at"].clone();
+    for i in 0..2 {
+        assert_eq!(c.call(i, Method::GET, "/api/v1/members/me", &token, None).await.0, 200);
+        seen = member_once(&c, &id, |m| m["last_seen_at"] != seen).await["last_seen_at"].clone();
+    }
+    let (mut watcher, _) = connect(&c.procs[2].ws_url(&c.owner, None)).await;
+    // Each open is recorded before the stream's hello.
+    let (on_a, _) = connect(&c.procs[0].ws_url(&token, None)).await;
+    let (on_b, _) = connect(&c.procs[1].ws_url(&token, None)).await;
+    let opened = member_once(&c, &id, |_| true).await;
+    assert_eq!(opened["status"], "online");
+    drop(on_a);
+    let closed_on_a = member_once(&c, &id, |m| m["last_seen_at"] != opened["last_seen_at"]).await;
+    assert_eq!(closed_on_a["status"], "online", "the stream on B is still open");
+    drop(on_b);
+    member_once(&c, &id, |m| m["status"] == "offline").await;
+    let last = c.task(1, &p, "last".into()).await["id"].as_str().unwrap().to_string();
+    let frames = frames_until(&mut watcher, |f| created(f).contains(&last)).await;
+    let statuses: Vec<&str> = frames
+        .iter()
+        .filter(|f| f["type"] == "agent.status" && f["data"]["member_id"] == id.as_str())
+        .map(|f| f["data"]["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["online", "offline"]);
+}
