@@ -7,7 +7,7 @@ use std::sync::{Arc, Barrier, mpsc};
 
 use taskboard_core::storage::postgres::PgStore;
 use taskboard_core::storage::postgres::scratch::Scratch;
-use taskboard_core::storage::tables::{LABELS, META};
+use taskboard_core::storage::tables::{EVENTS, LABELS, META};
 use taskboard_core::storage::{Output, Storage, WriteOp, WriteTxn, codec};
 use taskboard_core::{Error, ErrorKind};
 
@@ -261,10 +261,17 @@ fn a_store_connects_again_after_losing_its_connections() {
     let store = PgStore::open(&format!("{url}&application_name={name}")).unwrap();
     write(&store, |w| w.put(LABELS, b"before", b"x")).unwrap();
     drop(store.read().unwrap());
+    // The listener tells when it listens.
+    let mut commits = store.commits_elsewhere().expect("a store other processes share");
+    wait_for_change(&mut commits);
     let ended = sql(&format!(
         "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = '{name}'"
     ));
-    assert_eq!(ended[0].get::<_, i64>(0), 2, "the writer's connection and one snapshot connection");
+    assert_eq!(
+        ended[0].get::<_, i64>(0),
+        3,
+        "the writer's connection, one snapshot connection and the listener's"
+    );
     // The first attempt may meet the dead connection; a failed batch
     // drops it, so the second attempt runs on a new one.
     let attempt = || write(&store, |w| w.put(LABELS, b"after", b"x"));
@@ -275,4 +282,31 @@ fn a_store_connects_again_after_losing_its_connections() {
     let read = || store.read().and_then(|r| Ok((r.get(LABELS, b"before")?, r.get(LABELS, b"after")?)));
     let (before, after) = read().or_else(|_| read()).unwrap();
     assert!(before.is_some() && after.is_some());
+    // The listener listens again.
+    wait_for_change(&mut commits);
+}
+
+/// Waits (a minute at most) for the listener's channel to change.
+fn wait_for_change(commits: &mut tokio::sync::watch::Receiver<u64>) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !commits.has_changed().unwrap() {
+        assert!(std::time::Instant::now() < deadline, "the listener never listened");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    commits.borrow_and_update();
+}
+
+/// A batch that stores events notifies the board's channel with its
+/// newest seq; one that stores none does not.
+#[test]
+fn a_batch_that_stores_events_notifies_the_listeners() {
+    let url = Scratch::shared().fresh_url();
+    let a = PgStore::open(&url).unwrap();
+    let b = PgStore::open(&url).unwrap();
+    let mut commits = b.commits_elsewhere().unwrap();
+    wait_for_change(&mut commits);
+    write(&a, |w| w.put(LABELS, b"no event", b"x")).unwrap();
+    write(&a, |w| w.put(EVENTS, &7u64.to_be_bytes(), b"\x01{}")).unwrap();
+    wait_for_change(&mut commits);
+    assert_eq!(*commits.borrow(), 7, "the seq of the newest event stored");
 }

@@ -21,6 +21,8 @@ mod links;
 mod members;
 mod messages;
 mod pages;
+mod presence;
+mod processes;
 mod projects;
 mod queries;
 pub(crate) mod search;
@@ -58,6 +60,7 @@ pub use follow::{EventBatch, Follower};
 pub use idempotency::{AnswerOf, IDEMPOTENCY_TTL, IdempotencyKey, Idempotent, StoredAnswer};
 pub use members::Bootstrap;
 pub use pages::{STREAM_CHUNK, STREAM_DEPTH};
+pub use presence::{PRESENCE_RENEWAL, PRESENCE_TTL};
 pub use throttle::{Clock, LoginLimits};
 pub use work::LEASE_SECONDS;
 
@@ -162,7 +165,10 @@ struct Inner {
     /// Blob directory of an in-memory board, removed on drop.
     scratch: Option<PathBuf>,
     last_seen: Mutex<HashMap<Uuid, Instant>>,
-    connections: Mutex<HashMap<Uuid, usize>>,
+    /// This process's open event streams per member (`presence`).
+    connections: Arc<Mutex<HashMap<Uuid, usize>>>,
+    /// This process among those serving the board (`presence`).
+    process: Uuid,
     auth_cache: std::sync::RwLock<AuthCache>,
     task_cache: std::sync::RwLock<TaskCache>,
     streams: Arc<crate::api::StreamGauge>,
@@ -287,6 +293,7 @@ impl Board {
         })
         .await
         .map_err(Error::internal)??;
+        board.follow_other_processes();
         board.upgrade_schema().await?;
         board.start_up().await?;
         Ok(board)
@@ -331,8 +338,15 @@ impl Board {
             }
             (log::oldest(&*r)?, r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0))
         };
-        let hub =
-            Hub::new(Arc::downgrade(&store), latest, oldest, options.event_buffer, options.event_memory);
+        let shared = store.commits_elsewhere().is_some();
+        let hub = Hub::new(
+            Arc::downgrade(&store),
+            latest,
+            oldest,
+            options.event_buffer,
+            options.event_memory,
+            shared,
+        );
         let throttle = throttle::LoginThrottle::new(options.login_limits, options.clock.clone());
         let hashers = crate::credentials::HashPool::new(options.password_hashers);
         let board = Board {
@@ -345,7 +359,8 @@ impl Board {
                 data_dir,
                 scratch,
                 last_seen: Mutex::new(HashMap::new()),
-                connections: Mutex::new(HashMap::new()),
+                connections: Default::default(),
+                process: Uuid::now_v7(),
                 auth_cache: Default::default(),
                 task_cache: Default::default(),
                 streams: Default::default(),
@@ -397,7 +412,7 @@ impl Board {
         T: Send + 'static,
         F: FnOnce(&mut Tx<'_>) -> Result<T> + Send + 'static,
     {
-        let (tx, rx) = tokio::sync::oneshot::channel::<Result<T>>();
+        let (tx, rx) = tokio::sync::oneshot::channel::<Result<(T, u64)>>();
         let inner = self.inner.clone();
         let clock = self.inner.options.clock.clone();
         let pending = idempotency::pending();
@@ -420,6 +435,7 @@ impl Board {
                     let (value, events, dead_blobs) = *out
                         .downcast::<(T, Vec<Event>, Vec<String>)>()
                         .expect("the output type of this operation");
+                    let newest = events.last().map_or(0, |e| e.seq);
                     cache::invalidate(&inner, &events);
                     if !events.is_empty() {
                         inner.hub.publish(events);
@@ -427,7 +443,7 @@ impl Board {
                     if !dead_blobs.is_empty() {
                         inner.blobs.remove(&dead_blobs);
                     }
-                    value
+                    (value, newest)
                 });
                 // Let go of the board before waking the caller: once the
                 // caller has its answer and drops the last `Board`, the
@@ -438,7 +454,11 @@ impl Board {
             }),
         };
         self.inner.store.submit(op);
-        rx.await.map_err(|_| Error::internal("the storage writer stopped"))?
+        let (value, newest) = rx.await.map_err(|_| Error::internal("the storage writer stopped"))??;
+        // With other processes writing too, own events may wait for lower
+        // seqs committed elsewhere (`processes`).
+        self.published(newest).await;
+        Ok(value)
     }
 
     // ---- events ---------------------------------------------------------
@@ -507,16 +527,24 @@ impl Board {
     }
 
     /// Starts the background work of a running board: releasing expired
-    /// leases every second, and reclaiming unbound uploads every hour.
+    /// leases every second, renewing this process's presence entries
+    /// every few seconds, and reclaiming unbound uploads every hour.
     /// Returns the task's handle.
     pub fn spawn_maintenance(&self) -> tokio::task::JoinHandle<()> {
         let board = self.clone();
         tokio::spawn(async move {
             let mut leases = tokio::time::interval(Duration::from_secs(1));
             leases.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut presence = tokio::time::interval(presence::PRESENCE_RENEWAL);
+            presence.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             let mut uploads = tokio::time::interval(Duration::from_secs(3600));
             loop {
                 tokio::select! {
+                    _ = presence.tick() => {
+                        if let Err(e) = board.renew_presence().await {
+                            tracing::warn!(%e, "renewing presence failed");
+                        }
+                    }
                     _ = leases.tick() => {
                         if let Err(e) = board.expire_leases().await {
                             tracing::warn!(%e, "releasing expired leases failed");

@@ -151,6 +151,13 @@ pub trait Storage: Send + Sync + 'static {
     fn writer_metrics(&self) -> Option<std::sync::Arc<crate::metrics::WriterMetrics>> {
         None
     }
+    /// For a store that other processes write to as well: a channel that
+    /// changes when they may have committed events (its value is the
+    /// newest seq they told of, a hint only: the events table is the
+    /// truth). `None` for a store that this process alone writes.
+    fn commits_elsewhere(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
 }
 
 /// Hands `op` to a backend's writer thread through its queue; fails the

@@ -142,4 +142,8 @@ tables! {
     /// when it is next due, or when the claim of the sender attempting it
     /// ends
     DELIVERY_QUEUE = "webhookid_duems_seq_deliveryid";
+    /// member_id process_id → Timestamp: until when a server process
+    /// (an id it takes at start) lists the member as connected; renewed
+    /// while it is (see `board::presence`)
+    PRESENCE = "memberid_processid_until";
 }

@@ -26,6 +26,7 @@ use crate::error::{Error, ErrorKind};
 use crate::metrics::WriterMetrics;
 
 mod conn;
+pub mod listen;
 mod read;
 pub mod schema;
 pub mod scratch;
@@ -52,6 +53,8 @@ pub struct PgStore {
     metrics: Arc<WriterMetrics>,
     queue: Mutex<Option<mpsc::Sender<WriteOp>>>,
     writer: Mutex<Option<JoinHandle<()>>>,
+    /// The newest seq other processes told of (`listen`).
+    commits: tokio::sync::watch::Receiver<u64>,
 }
 
 /// A connection URL split into where and how to connect and the board's
@@ -135,6 +138,7 @@ impl PgStore {
         let first = Conn::open(&handle, &target)?;
         schema::migrate(&first, &schema)?;
         drop(first);
+        let commits = listen::spawn(&handle, target.clone(), &schema);
         let pool = Pool::new(handle, target.clone(), read_connections);
         let (tx, rx) = mpsc::channel::<WriteOp>();
         let metrics = Arc::new(WriterMetrics::default());
@@ -150,6 +154,7 @@ impl PgStore {
             metrics,
             queue: Mutex::new(Some(tx)),
             writer: Mutex::new(Some(writer)),
+            commits,
         })
     }
 
@@ -211,6 +216,10 @@ impl Storage for PgStore {
 
     fn writer_metrics(&self) -> Option<Arc<WriterMetrics>> {
         Some(self.metrics.clone())
+    }
+
+    fn commits_elsewhere(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        Some(self.commits.clone())
     }
 }
 

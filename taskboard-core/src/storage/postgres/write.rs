@@ -27,6 +27,10 @@
 //!   each under a savepoint: the refused one fails, and so does every
 //!   later operation that read something a failed one wrote (what it
 //!   decided on never happened); the others commit.
+//!
+//! A batch that stored events ends with `NOTIFY` on the board's channel
+//! (`listen::channel`), the newest seq as payload, delivered at commit:
+//! the wake-up of the other processes' listeners.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -42,11 +46,13 @@ use std::time::Instant;
 use futures_util::future::try_join_all;
 
 use super::conn::Conn;
+use super::listen::channel;
 use super::read::{Reads, Rows};
-use super::schema::{LOCK_CLASS_WRITE, lock_id, qualified, split};
+use super::schema::{LOCK_CLASS_WRITE, ident, lock_id, qualified, split};
 use crate::error::Error;
 use crate::metrics::WriterMetrics;
 use crate::storage::overlay::{Overlay, Writes};
+use crate::storage::tables::EVENTS;
 use crate::storage::{Direction, DoneFn, KeyRange, Output, ReadTxn, Scan, Table, Visitor, WriteOp};
 
 /// Most operations committed in one transaction.
@@ -194,6 +200,13 @@ fn write_and_commit(
             all.merge(w.clone());
         }
     }
+    // The newest seq stored into the events table (keyed by big-endian
+    // seq), for the wake-up of the other processes.
+    let newest_event = all
+        .table(EVENTS)
+        .and_then(|t| t.iter().rev().find(|(_, v)| v.is_some()))
+        .and_then(|(k, _)| <[u8; 8]>::try_from(k.as_slice()).ok())
+        .map(u64::from_be_bytes);
     let ran = match conn.wait(write(conn, schema, all, None, None)) {
         Ok(()) => ran.into_iter().map(|r| (r.done, r.result)).collect(),
         Err(_) => {
@@ -204,7 +217,11 @@ fn write_and_commit(
         }
     };
     let committing = Instant::now();
-    let committed = conn.wait(conn.batch("COMMIT"));
+    let end = match newest_event {
+        Some(seq) => format!("NOTIFY {}, '{seq}'; COMMIT", ident(&channel(schema))),
+        None => "COMMIT".to_string(),
+    };
+    let committed = conn.wait(conn.batch(&end));
     metrics.commit_seconds.observe_duration(committing.elapsed());
     match committed {
         Ok(()) => Ok(ran),
