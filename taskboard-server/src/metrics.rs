@@ -57,10 +57,16 @@ impl Drop for GaugeGuard {
     }
 }
 
-/// The backlog of each webhook: events not yet delivered, by webhook id.
-/// Nothing until the delivery engine can tell.
-async fn webhook_backlog(_board: &Board) -> Vec<(String, u64)> {
-    Vec::new()
+/// The backlog of each active webhook, by webhook id
+/// (`Board::webhook_backlogs`); nothing when the store cannot be read.
+async fn webhook_backlog(board: &Board) -> Vec<(String, u64)> {
+    match board.webhook_backlogs().await {
+        Ok(backlogs) => backlogs.into_iter().map(|(id, n)| (id.to_string(), n)).collect(),
+        Err(e) => {
+            tracing::warn!(%e, "webhook backlog for the metrics");
+            Vec::new()
+        }
+    }
 }
 
 impl Metrics {

@@ -153,6 +153,27 @@ impl Board {
         .await
     }
 
+    /// The backlog of each active webhook, for monitoring: the events
+    /// after its cursor (not yet considered; some may not match its
+    /// filters) plus the deliveries waiting in its queue (first attempts
+    /// and retries).
+    pub async fn webhook_backlogs(&self) -> Result<Vec<(Uuid, u64)>> {
+        let latest = self.latest_seq();
+        self.read(move |r| {
+            let mut out = Vec::new();
+            for (id, cursor) in cursors(r)? {
+                let mut queued = 0u64;
+                r.scan(DELIVERY_QUEUE, KeyRange::prefix(id.as_bytes()), Direction::Forward, &mut |_, _| {
+                    queued += 1;
+                    Ok(Scan::Continue)
+                })?;
+                out.push((id, latest.saturating_sub(cursor) + queued));
+            }
+            Ok(out)
+        })
+        .await
+    }
+
     /// Each active webhook with the time its next queue entry is due
     /// (`None` when it has none).
     pub async fn webhook_schedule(&self) -> Result<Vec<(Uuid, Option<Timestamp>)>> {

@@ -103,7 +103,7 @@ impl Default for BoardOptions {
             max_upload_bytes: DEFAULT_MAX_UPLOAD_BYTES,
             jwt_secret: None,
             event_buffer: 4096,
-            event_memory: 64 * 1024 * 1024,
+            event_memory: 16 * 1024 * 1024,
             store_cache: crate::storage::redb::DEFAULT_CACHE_BYTES,
             unbound_upload_ttl: Duration::from_secs(24 * 3600),
             login_limits: LoginLimits::default(),

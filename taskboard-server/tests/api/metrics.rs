@@ -201,3 +201,21 @@ async fn a_metrics_token_closes_the_metrics_to_everyone_else() {
     let res = app.client.post(app.url("/metrics")).bearer_auth("scrape-secret").send().await.unwrap();
     assert_eq!(res.status(), 405);
 }
+
+#[tokio::test]
+async fn a_webhook_that_cannot_deliver_shows_its_backlog() {
+    let app = spawn_with(|c| c.webhooks.allow_private = true).await;
+    // Port 1 on loopback refuses connections: nothing is ever delivered.
+    let body = serde_json::json!({"url": "http://127.0.0.1:1/hook"});
+    let created: Value = app.post("/api/v1/webhooks", app.owner(), body).await.expect(201);
+    let id = created["id"].as_str().unwrap().to_string();
+    let (_, text) = scrape(&app, None).await;
+    let before = value(&parse(&text).1, "taskboard_webhook_backlog", &[("webhook", &id)]);
+    assert!(before.is_some(), "an active webhook has a backlog gauge:\n{text}");
+    app.post("/api/v1/projects", app.owner(), serde_json::json!({"name": "Hooked", "slug": "hooked"}))
+        .await
+        .expect::<Value>(201);
+    let (_, text) = scrape(&app, None).await;
+    let after = value(&parse(&text).1, "taskboard_webhook_backlog", &[("webhook", &id)]).unwrap();
+    assert!(after >= 1.0, "the project's event waits for the webhook: {after}");
+}
