@@ -160,6 +160,27 @@ pub trait Storage: Send + Sync + 'static {
     }
 }
 
+/// Calls `step` on the items of `iter` in `direction` until it answers
+/// [`Scan::Stop`] or fails: the walk of every backend's scan.
+pub(crate) fn walk<T>(
+    iter: impl DoubleEndedIterator<Item = T>,
+    direction: Direction,
+    mut step: impl FnMut(T) -> Result<Scan, Error>,
+) -> Result<(), Error> {
+    let mut run = |items: &mut dyn Iterator<Item = T>| {
+        for item in items {
+            if step(item)? == Scan::Stop {
+                break;
+            }
+        }
+        Ok(())
+    };
+    match direction {
+        Direction::Forward => run(&mut iter.into_iter()),
+        Direction::Reverse => run(&mut iter.rev()),
+    }
+}
+
 /// Hands `op` to a backend's writer thread through its queue; fails the
 /// operation at once when the writer has stopped or the store is closed.
 pub(crate) fn queue_write(queue: &std::sync::Mutex<Option<std::sync::mpsc::Sender<WriteOp>>>, op: WriteOp) {

@@ -285,27 +285,10 @@ fn scan_table(
     visit: &mut Visitor<'_>,
 ) -> Result<(), Error> {
     let iter = table.range::<&[u8]>(range.bounds()).map_err(storage_err)?;
-    let mut step = |entry: Entry<'_>| {
+    super::walk(iter, direction, |entry: Entry<'_>| {
         let (k, v) = entry.map_err(storage_err)?;
         visit(k.value(), v.value())
-    };
-    match direction {
-        Direction::Forward => {
-            for entry in iter {
-                if step(entry)? == Scan::Stop {
-                    break;
-                }
-            }
-        }
-        Direction::Reverse => {
-            for entry in iter.rev() {
-                if step(entry)? == Scan::Stop {
-                    break;
-                }
-            }
-        }
-    }
-    Ok(())
+    })
 }
 
 impl ReadTxn for RedbRead {

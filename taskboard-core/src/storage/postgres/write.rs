@@ -432,25 +432,8 @@ fn visit_within(
 ) -> Result<(), Error> {
     use std::ops::RangeBounds;
     let bounds = range.bounds();
-    let mut inside = rows.iter().filter(|(k, _)| RangeBounds::<[u8]>::contains(&bounds, k.as_slice()));
-    let mut each = |(k, v): &(Vec<u8>, Vec<u8>)| visit(k, v);
-    match direction {
-        Direction::Forward => {
-            for row in inside.by_ref() {
-                if each(row)? == Scan::Stop {
-                    break;
-                }
-            }
-        }
-        Direction::Reverse => {
-            for row in inside.rev() {
-                if each(row)? == Scan::Stop {
-                    break;
-                }
-            }
-        }
-    }
-    Ok(())
+    let inside = rows.iter().filter(|(k, _)| RangeBounds::<[u8]>::contains(&bounds, k.as_slice()));
+    crate::storage::walk(inside, direction, |(k, v)| visit(k, v))
 }
 
 /// The database as the batch found it. The batch writes nothing until
