@@ -1,12 +1,26 @@
 #!/usr/bin/env bash
-# Durable task creation and single-task reads through the core, on the
-# embedded store and on PostgreSQL with one and with three boards on one
-# database (each board with its own store, writer and caches, as a server
-# process has), in one run, as a table with ratios to the embedded store.
-# PostgreSQL is a throwaway cluster (initdb into a temporary directory,
-# fsync on) started by the program; see taskboard-core/examples/pg_compare.rs.
+# The board on PostgreSQL against the embedded store, in one run, as
+# tables with ratios to the embedded store:
 #
-#   bench/postgres.sh [CREATIONS] [READS] [CONCURRENCY]    # 4000 20000 64
+# 1. over HTTP (taskboard-server/examples/processes_load.rs): durable task
+#    creation and single-task reads at 64 connections on real release
+#    server processes — one on the embedded store, one on PostgreSQL, and
+#    three on one PostgreSQL database with the requests spread over them;
+#    all served at once and driven round by round, median round;
+# 2. through the core (taskboard-core/examples/pg_compare.rs): the same
+#    work without HTTP, with the store's own read path (every task read
+#    once) beside the cached one; "3 boards" are three boards on one
+#    database in one process.
+#
+# PostgreSQL is a throwaway cluster (initdb into a temporary directory,
+# fsync on, Unix socket) started by each program.
+#
+#   bench/postgres.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec cargo run --release --quiet -p taskboard-core --example pg_compare -- "$@"
+cargo build --release --quiet -p taskboard-server --bin taskboard-server --example processes_load
+cargo build --release --quiet -p taskboard-core --example pg_compare
+TARGET_DIR="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
+"$TARGET_DIR/release/examples/processes_load" --server "$TARGET_DIR/release/taskboard-server"
+echo
+"$TARGET_DIR/release/examples/pg_compare"

@@ -89,6 +89,11 @@ impl Writer {
         let mut batch: Vec<WriteOp> = Vec::with_capacity(MAX_BATCH);
         while let Ok(first) = rx.recv() {
             batch.push(first);
+            let started = Instant::now();
+            let began = self.begin();
+            // Operations queued while the lock was awaited join this
+            // batch: with other processes writing, that wait is most of a
+            // batch's cycle, and taking them now spares them a whole turn.
             while batch.len() < MAX_BATCH {
                 match rx.try_recv() {
                     Ok(op) => batch.push(op),
@@ -96,8 +101,10 @@ impl Writer {
                 }
             }
             self.metrics.batch_operations.observe(batch.len() as f64);
-            let started = Instant::now();
-            let outcomes = self.run_batch(batch.drain(..));
+            let outcomes: Vec<Outcome> = match began {
+                Ok(()) => self.run_batch(batch.drain(..)),
+                Err(e) => batch.drain(..).map(|op| (op.done, Err(e.clone()))).collect(),
+            };
             self.metrics.batch_seconds.observe_duration(started.elapsed());
             for (done, outcome) in outcomes {
                 done(outcome);
@@ -112,27 +119,36 @@ impl Writer {
         Ok(self.conn.as_ref().expect("opened above"))
     }
 
-    fn run_batch(&mut self, ops: impl Iterator<Item = WriteOp>) -> Vec<Outcome> {
-        let schema = self.schema.clone();
-        let metrics = self.metrics.clone();
+    /// Opens the batch's transaction and takes the board's write lock,
+    /// waiting for the writers of other processes.
+    fn begin(&mut self) -> Result<(), Error> {
+        let begin = format!(
+            "BEGIN; SELECT pg_advisory_xact_lock({LOCK_CLASS_WRITE}, {}); SAVEPOINT batch",
+            lock_id(&self.schema)
+        );
         let conn = match self.connection() {
             Ok(conn) => conn,
             Err(e) => {
-                metrics.failed_batches.fetch_add(1, Ordering::Relaxed);
-                return ops.map(|op| (op.done, Err(e.clone()))).collect();
+                self.metrics.failed_batches.fetch_add(1, Ordering::Relaxed);
+                return Err(e);
             }
         };
-        let begin = format!(
-            "BEGIN; SELECT pg_advisory_xact_lock({LOCK_CLASS_WRITE}, {}); SAVEPOINT batch",
-            lock_id(&schema)
-        );
         if let Err(e) = conn.wait(conn.batch(&begin)) {
             // Most likely a lost connection, which this thread learns of
             // only while it waits on it: start afresh next time.
             self.conn = None;
-            metrics.failed_batches.fetch_add(1, Ordering::Relaxed);
-            return ops.map(|op| (op.done, Err(e.clone()))).collect();
+            self.metrics.failed_batches.fetch_add(1, Ordering::Relaxed);
+            return Err(e);
         }
+        Ok(())
+    }
+
+    /// Runs a batch in the transaction [`Writer::begin`] opened, and
+    /// commits it.
+    fn run_batch(&mut self, ops: impl Iterator<Item = WriteOp>) -> Vec<Outcome> {
+        let schema = self.schema.clone();
+        let metrics = self.metrics.clone();
+        let conn = self.conn.as_ref().expect("opened by begin");
         let (ran, broken) = run_ops(conn, &schema, ops);
         let result = match broken {
             Some(e) => Err((e, ran)),
