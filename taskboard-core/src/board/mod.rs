@@ -61,6 +61,7 @@ pub use idempotency::{AnswerOf, IDEMPOTENCY_TTL, IdempotencyKey, Idempotent, Sto
 pub use members::Bootstrap;
 pub use pages::{STREAM_CHUNK, STREAM_DEPTH};
 pub use presence::{PRESENCE_RENEWAL, PRESENCE_TTL};
+pub use search::FOLD_AT as TITLE_FOLD_AT;
 pub use throttle::{Clock, LoginLimits};
 pub use work::LEASE_SECONDS;
 
@@ -312,6 +313,7 @@ impl Board {
             for t in &tasks {
                 tx.w.put_task(None, t)?;
             }
+            search::fold(tx.w)?;
             Board::mark_schema(tx.w)
         })
         .await

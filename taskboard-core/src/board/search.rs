@@ -1,18 +1,103 @@
 //! Title search: a trigram index kept in the store.
 //!
 //! Every distinct three-byte window of a task's lower-cased title (UTF-8)
-//! is an entry `trigram task_id` of [`TITLE_TRIGRAMS`], written in the
-//! task's own transaction. A title containing the query contains every
-//! trigram of the query, so the tasks of the query's rarest trigram that
-//! also hold all its other trigrams are the candidates; their titles are
-//! then checked, so the answer is exact.
+//! is an entry `trigram task_id` of [`TITLE_TRIGRAMS`]. A title
+//! containing the query contains every trigram of the query, so the tasks
+//! of the query's rarest trigram that also hold all its other trigrams
+//! are the candidates; their titles are then checked, so the answer is
+//! exact.
+//!
+//! A task's title is indexed in the task's own transaction, in two
+//! steps. It is first written whole to [`TITLE_RECENT`], which every
+//! search reads through (it holds at most [`FOLD_AT`] titles); the
+//! transaction that brings it to [`FOLD_AT`] folds all of them into the
+//! trigram index at once. Written task by task, the twenty-odd trigrams
+//! of a title each touch their own page of a large index, and on a board
+//! of a million tasks that was most of what a creation wrote; folded a
+//! thousand titles at a time, titles that share trigrams share pages.
 
 use uuid::Uuid;
 
 use crate::error::Result;
-use crate::storage::codec::{Key, uuid_suffix};
-use crate::storage::tables::TITLE_TRIGRAMS;
-use crate::storage::{Direction, KeyRange, ReadTxn, Scan};
+use crate::records::{Records, TaskRecord};
+use crate::storage::codec::{Key, encode, uuid_suffix};
+use crate::storage::tables::{META, TITLE_RECENT, TITLE_TRIGRAMS};
+use crate::storage::{Direction, KeyRange, ReadTxn, Scan, WriteTxn};
+
+/// The titles [`TITLE_RECENT`] holds before they are folded into the
+/// trigram index.
+pub const FOLD_AT: u64 = 1024;
+/// The key in META of the number of entries in [`TITLE_RECENT`].
+const RECENT_KEY: &[u8] = b"title_recent";
+
+/// Keeps the search index in step with a task written (`new`) or deleted
+/// (`new` is `None`) in this transaction.
+pub(crate) fn index_title<W: WriteTxn + ?Sized>(
+    w: &mut W,
+    old: Option<&TaskRecord>,
+    new: Option<&TaskRecord>,
+) -> Result<()> {
+    let Some(id) = new.or(old).map(|t| t.id) else { return Ok(()) };
+    if old.map(|t| &t.title) == new.map(|t| &t.title) {
+        return Ok(());
+    }
+    let mut recent = w.record::<u64>(META, RECENT_KEY)?.unwrap_or(0);
+    if let Some(old) = old {
+        if w.get(TITLE_RECENT, id.as_bytes())?.is_some() {
+            w.delete(TITLE_RECENT, id.as_bytes())?;
+            recent = recent.saturating_sub(1);
+        } else {
+            for g in trigrams(&old.title) {
+                w.delete(TITLE_TRIGRAMS, &Key::new().bytes(&g).uuid(id).build())?;
+            }
+        }
+    }
+    if let Some(new) = new {
+        w.put(TITLE_RECENT, id.as_bytes(), new.title.to_lowercase().as_bytes())?;
+        recent += 1;
+    }
+    if recent >= FOLD_AT {
+        fold(w)?;
+        recent = 0;
+    }
+    w.put(META, RECENT_KEY, &encode(&recent))
+}
+
+/// Moves every title of [`TITLE_RECENT`] into the trigram index, in key
+/// order.
+pub(crate) fn fold<W: WriteTxn + ?Sized>(w: &mut W) -> Result<()> {
+    let mut titles = Vec::new();
+    w.scan(TITLE_RECENT, KeyRange::all(), Direction::Forward, &mut |k, v| {
+        titles.push((uuid_suffix(k)?, String::from_utf8_lossy(v).into_owned()));
+        Ok(Scan::Continue)
+    })?;
+    let mut keys: Vec<Vec<u8>> = titles
+        .iter()
+        .flat_map(|(id, title)| {
+            trigrams(title).into_iter().map(move |g| Key::new().bytes(&g).uuid(*id).build())
+        })
+        .collect();
+    keys.sort_unstable();
+    for k in &keys {
+        w.put(TITLE_TRIGRAMS, k, &[])?;
+    }
+    for (id, _) in &titles {
+        w.delete(TITLE_RECENT, id.as_bytes())?;
+    }
+    w.put(META, RECENT_KEY, &encode(&0u64))
+}
+
+/// The recent tasks whose title contains the lower-cased query.
+fn recent_matches(r: &dyn ReadTxn, q: &str) -> Result<Vec<Uuid>> {
+    let mut out = Vec::new();
+    r.scan(TITLE_RECENT, KeyRange::all(), Direction::Forward, &mut |k, v| {
+        if std::str::from_utf8(v).is_ok_and(|title| title.contains(q)) {
+            out.push(uuid_suffix(k)?);
+        }
+        Ok(Scan::Continue)
+    })?;
+    Ok(out)
+}
 
 /// The distinct trigrams of a title, lower-cased.
 pub(crate) fn trigrams(title: &str) -> Vec<[u8; 3]> {
@@ -63,7 +148,7 @@ pub(crate) fn candidates(r: &dyn ReadTxn, q: &str) -> Result<Candidates> {
         }
     }
     let Some((rarest, ids)) = best else { return Ok(Candidates::Many) };
-    let mut out = Vec::with_capacity(ids.len());
+    let mut out = recent_matches(r, q)?;
     'ids: for id in ids {
         for (i, g) in grams.iter().enumerate() {
             if i != rarest && r.get(TITLE_TRIGRAMS, &Key::new().bytes(g).uuid(id))?.is_none() {

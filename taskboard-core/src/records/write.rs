@@ -72,12 +72,14 @@ pub trait RecordWrites: WriteTxn {
         for (table, key, value) in after.iter().filter(|e| !before.contains(e)) {
             self.put(*table, key, value)?;
         }
+        crate::board::search::index_title(self, old, Some(t))?;
         self.put_record(TASKS, &id_key(t.id), t)?;
         super::ready::sync(self, old, Some(t))
     }
 
     fn delete_task_record(&mut self, t: &TaskRecord) -> Result<()> {
         super::ready::sync(self, Some(t), None)?;
+        crate::board::search::index_title(self, Some(t), None)?;
         for (table, key, _) in task_index_entries(t) {
             self.delete(table, &key)?;
         }
@@ -179,9 +181,10 @@ pub trait RecordWrites: WriteTxn {
 
 impl<T: WriteTxn + ?Sized> RecordWrites for T {}
 
-/// Every index entry of a task: (table, key, value). Ordered indexes end
-/// their keys with the list order (position, number, id), so one cursor
-/// (see [`crate::api::paged`]) positions a scan in any of them.
+/// Every index entry of a task but its title's (`board::search`):
+/// (table, key, value). Ordered indexes end their keys with the list
+/// order (position, number, id), so one cursor (see
+/// [`crate::api::paged`]) positions a scan in any of them.
 pub(crate) fn task_index_entries(t: &TaskRecord) -> Vec<(Table, Vec<u8>, Vec<u8>)> {
     let order = |k: Key| k.f64(t.position).u64(t.number).build();
     let ordered = |k: Key| k.f64(t.position).u64(t.number).uuid(t.id).build();
@@ -209,9 +212,6 @@ pub(crate) fn task_index_entries(t: &TaskRecord) -> Vec<(Table, Vec<u8>, Vec<u8>
     for &l in &t.label_ids {
         out.push((LABEL_TASKS, Key::new().uuid(l).uuid(t.id).build(), Vec::new()));
         out.push((PROJECT_LABEL_ORDER, ordered(Key::new().uuid(p).uuid(l)), Vec::new()));
-    }
-    for tri in crate::board::search::trigrams(&t.title) {
-        out.push((TITLE_TRIGRAMS, Key::new().bytes(&tri).uuid(t.id).build(), Vec::new()));
     }
     out
 }

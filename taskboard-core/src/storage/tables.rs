@@ -28,7 +28,8 @@ macro_rules! tables {
 
 tables! {
     /// text key → value; `schema` (u32), `event_seq` (u64), `ready_index`
-    /// (u32, present once the ready index covers every task).
+    /// (u32, present once the ready index covers every task),
+    /// `title_recent` (u64, the entries of TITLE_RECENT).
     META = "meta";
     /// member_id → MemberRecord
     MEMBERS = "memberid_member";
@@ -75,7 +76,8 @@ tables! {
     /// project_id label_id position number task_id → ()
     PROJECT_LABEL_ORDER = "projectid_labelid_position_number_taskid";
     /// trigram task_id → (): three bytes of the lower-cased title (UTF-8),
-    /// one entry per distinct trigram of the title
+    /// one entry per distinct trigram of the title, for every task whose
+    /// title is not in TITLE_RECENT
     TITLE_TRIGRAMS = "trigram_taskid";
     /// parent_id task_id → ()
     SUBTASKS = "parentid_taskid";
@@ -146,4 +148,8 @@ tables! {
     /// (an id it takes at start) lists the member as connected; renewed
     /// while it is (see `board::presence`)
     PRESENCE = "memberid_processid_until";
+    /// task_id → lower-cased title (UTF-8), for tasks written since the
+    /// titles were last folded into TITLE_TRIGRAMS (see `board::search`);
+    /// their count is `title_recent` (u64) in META
+    TITLE_RECENT = "taskid_recenttitle";
 }

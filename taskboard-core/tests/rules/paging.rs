@@ -149,3 +149,60 @@ async fn a_whole_list_is_streamed_in_bounded_chunks() {
     assert!(body.len() > 4 * bound, "the list ({} bytes) is long enough to tell", body.len());
     assert!(gauge.high_water() <= bound, "{} bytes waited at once", gauge.high_water());
 }
+
+/// Title search answers the same before and after the recent titles are
+/// folded into the trigram index, for tasks created, renamed and deleted
+/// on either side of the fold.
+#[tokio::test]
+async fn title_search_holds_across_the_fold_of_recent_titles() {
+    let fx = board().await;
+    let p = fx.project("web").await;
+    let expect = |fx: &Fx, queries: &'static [&'static str]| {
+        let (board, owner, project) = (fx.board.clone(), fx.owner.clone(), p.id);
+        async move {
+            let all = board
+                .list_tasks(&owner, TaskFilter { project_id: Some(project), ..Default::default() })
+                .await
+                .unwrap();
+            for q in queries {
+                let f =
+                    TaskFilter { q: Some(q.to_string()), project_id: Some(project), ..Default::default() };
+                let mut found: Vec<String> =
+                    board.list_tasks(&owner, f).await.unwrap().into_iter().map(|t| t.title).collect();
+                let mut want: Vec<String> = all
+                    .iter()
+                    .filter(|t| t.title.to_lowercase().contains(&q.to_lowercase()))
+                    .map(|t| t.title.clone())
+                    .collect();
+                found.sort();
+                want.sort();
+                assert_eq!(found, want, "{q}");
+            }
+        }
+    };
+    const QUERIES: &[&str] = &["quartz 7", "QUARTZ 12", "opal", "renamed", "zircon 3"];
+    let first = taskboard_core::board::TITLE_FOLD_AT as usize - 3;
+    let batch = |from: usize, to: usize| -> Vec<NewTask> {
+        (from..to)
+            .map(|i| new_task(&format!("Polish quartz {i}{}", if i % 9 == 0 { " opal" } else { "" })))
+            .collect()
+    };
+    let early = fx.board.create_tasks(&fx.owner, p.id, batch(0, first)).await.unwrap();
+    expect(&fx, QUERIES).await;
+    // Renamed and deleted while their titles wait to be folded.
+    let rename = |to: &str| taskboard_core::api::TaskPatch {
+        title: taskboard_core::api::Patch::Value(title(to)),
+        ..Default::default()
+    };
+    fx.board.update_task(&fx.owner, early[7].id, rename("Cut zircon 3 renamed")).await.unwrap();
+    fx.board.delete_task(&fx.owner, early[12].id).await.unwrap();
+    expect(&fx, QUERIES).await;
+    // These cross the fold: every title so far goes to the index.
+    let late = fx.board.create_tasks(&fx.owner, p.id, batch(first, first + 20)).await.unwrap();
+    expect(&fx, QUERIES).await;
+    // Renamed and deleted after the fold, from the index itself.
+    fx.board.update_task(&fx.owner, early[70].id, rename("Set opal renamed")).await.unwrap();
+    fx.board.delete_task(&fx.owner, early[72].id).await.unwrap();
+    fx.board.update_task(&fx.owner, late[1].id, rename("Cut zircon 3 again")).await.unwrap();
+    expect(&fx, QUERIES).await;
+}

@@ -135,10 +135,14 @@ async fn a_page_of_a_large_project_reads_what_the_page_needs() {
     assert!(reads <= bound, "{reads} reads for a page at depth 15,000");
     assert_eq!(after[0].number, deep[0].number + 1);
 
-    // A task key is one lookup, not a scan.
+    // A task key is one lookup, not a scan: what else the query reads is
+    // the title search's (the rare trigrams of "big-17777", and the
+    // recent titles not yet folded into the index, at most
+    // TITLE_FOLD_AT), bounded whatever the project's size.
     let (reads, found) = probe.count(TaskFilter { q: Some("big-17777".into()), ..Default::default() }).await;
     assert_eq!(found.iter().map(|t| t.key.as_str()).collect::<Vec<_>>(), ["BIG-17777"]);
-    assert!(reads <= 100, "{reads} reads for a key");
+    let recent = taskboard_core::board::TITLE_FOLD_AT as usize;
+    assert!(reads <= 100 + recent, "{reads} reads for a key");
 
     // A rare part of the title is found through the trigram index.
     let (reads, found) =
