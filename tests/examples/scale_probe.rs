@@ -176,11 +176,7 @@ async fn main() -> Result<(), Failure> {
         "title_search",
         "chat_last_50",
     ];
-    let only_create = std::env::var("ONLY_CREATE").is_ok();
     for scenario in scenarios {
-        if only_create {
-            break;
-        }
         let mut samples = vec![Vec::with_capacity(REPEAT); boards.len()];
         for i in 0..REPEAT {
             for (b, s) in boards.iter().zip(&mut samples) {
