@@ -1,60 +1,56 @@
-//! The delivery queue of webhooks (docs/rules.md, webhooks), kept in the
-//! store so it survives restarts and is shared by every process of a
+//! Delivery of webhooks (docs/rules.md, webhooks), with its state kept in
+//! the store so it survives restarts and is shared by every process of a
 //! board.
 //!
-//! Each active webhook has a cursor in the event log. Queuing reads the
-//! events after the cursors, makes a delivery for each event a webhook
-//! takes (its patterns, its project, and its creator's view of the
-//! stream) and moves the cursors, in one transaction; the log keeps every
-//! event some cursor has not passed. A sender claims the due deliveries
-//! of one webhook (the claim moves their queue entries to when it ends,
-//! so no other sender takes them meanwhile), attempts them in seq order
-//! and records the outcomes under its claim; a claim that ended first
-//! (the sender stalled or died) lets the deliveries be claimed again.
-
-use std::collections::HashMap;
-use std::ops::Bound;
+//! Each active webhook has a cursor in the event log (the last event it
+//! is done with) and a small [`WebhookState`]. A sender claims a webhook
+//! (the claim is stored: one sender at a time, each process its own
+//! holder id), reads the events after the cursor straight from the log,
+//! keeps those the webhook takes (its patterns, its project, its
+//! creator's view of the stream), POSTs them in seq order and records its
+//! progress in one write per batch: the cursor moves past what got
+//! through, the first failure becomes the webhook's head, retried on its
+//! schedule while the later events wait. The log keeps every event some
+//! cursor has not passed (`events::log`), so nothing is copied per event
+//! and per webhook; only a delivery that failed or needed retries is
+//! logged with its frame.
 
 use jiff::Timestamp;
 use uuid::Uuid;
 
-use super::webhooks::webhook_required;
-use super::{Actor, Board, SEQ_KEY};
-use crate::api::DeliveryQuery;
+use super::{Board, SEQ_KEY};
 use crate::error::{Error, Result};
-use crate::events::{Viewer, log};
+use crate::events::{Event, Viewer, log};
 use crate::records::{RecordWrites, Records};
 use crate::storage::codec::{Key, decode, uuid_at};
 use crate::storage::tables::*;
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan, WriteTxn};
 use crate::webhooks::{
-    ClaimedDelivery, Delivery, DeliveryRecord, DeliveryState, Outcome, WebhookRecord, event_project,
+    BatchRecord, Claim, DeliveryBatch, DeliveryItem, DeliveryPolicy, DeliveryRecord, DeliveryState, Head,
+    Outcome, WebhookRecord, WebhookState, delivery_id, event_project,
 };
 
-/// Events considered in one queuing transaction, and the bytes of their
+/// Events read from the log for one batch at most, and the bytes of their
 /// records after which no more are read (large messages).
-const QUEUE_BATCH: usize = 1000;
-const QUEUE_BYTES: usize = 8 << 20;
-/// Most deliveries one page of the delivery log shows.
-const DEFAULT_LIMIT: u32 = 50;
+const SCAN_EVENTS: usize = 2000;
+const SCAN_BYTES: usize = 4 << 20;
+/// Batch records kept per webhook (each lists the deliveries of one batch
+/// that got through at their first attempt).
+pub(crate) const BATCHES: u64 = 256;
+/// Deliveries logged one by one (failed, retried, redelivered) kept per
+/// webhook; the oldest finished ones go first.
+pub(crate) const LOGGED: usize = 1000;
 
-fn ms(t: Timestamp) -> u64 {
-    t.as_millisecond().max(0) as u64
+pub(super) fn state_of(r: &(impl Records + ?Sized), webhook: Uuid) -> Result<WebhookState> {
+    Ok(r.record(WEBHOOK_STATE, webhook.as_bytes())?.unwrap_or_default())
 }
 
-fn queue_key(webhook: Uuid, due: Timestamp, seq: u64, id: Uuid) -> Vec<u8> {
-    Key::new().uuid(webhook).u64(ms(due)).u64(seq).uuid(id).build()
+pub(super) fn logged_key(webhook: Uuid, seq: u64) -> Vec<u8> {
+    Key::new().uuid(webhook).u64(seq).build()
 }
 
-fn delivery_key(webhook: Uuid, id: Uuid) -> Vec<u8> {
-    Key::new().uuid(webhook).uuid(id).build()
-}
-
-fn u64_at(key: &[u8], offset: usize) -> Result<u64> {
-    key.get(offset..offset + 8)
-        .and_then(|b| b.try_into().ok())
-        .map(u64::from_be_bytes)
-        .ok_or_else(|| Error::internal("malformed queue key"))
+pub(super) fn batch_key(webhook: Uuid, n: u64) -> Vec<u8> {
+    Key::new().uuid(webhook).u64(n).build()
 }
 
 /// The active webhooks and their cursors.
@@ -67,304 +63,390 @@ fn cursors(r: &(impl ReadTxn + ?Sized)) -> Result<Vec<(Uuid, u64)>> {
     Ok(out)
 }
 
-fn put_queued(w: &mut (impl WriteTxn + ?Sized), d: &mut DeliveryRecord, due: Timestamp) -> Result<()> {
-    if let Some(old) = d.due {
-        w.delete(DELIVERY_QUEUE, &queue_key(d.webhook_id, old, d.seq, d.id))?;
+/// Logs a delivery one by one, dropping the oldest finished ones beyond
+/// [`LOGGED`].
+pub(super) fn put_logged(w: &mut (impl WriteTxn + ?Sized), webhook: Uuid, d: &DeliveryRecord) -> Result<()> {
+    w.put_record(DELIVERIES, &logged_key(webhook, d.seq), d)?;
+    let mut finished = Vec::new();
+    let mut count = 0usize;
+    w.scan(DELIVERIES, KeyRange::prefix(webhook.as_bytes()), Direction::Forward, &mut |k, v| {
+        count += 1;
+        if decode::<DeliveryRecord>(v)?.state != DeliveryState::Pending {
+            finished.push(k.to_vec());
+        }
+        Ok(Scan::Continue)
+    })?;
+    for k in finished.into_iter().take(count.saturating_sub(LOGGED)) {
+        w.delete(DELIVERIES, &k)?;
     }
-    w.put(DELIVERY_QUEUE, &queue_key(d.webhook_id, due, d.seq, d.id), &[])?;
-    d.due = Some(due);
     Ok(())
 }
 
-fn unqueue(w: &mut (impl WriteTxn + ?Sized), d: &mut DeliveryRecord) -> Result<()> {
-    if let Some(old) = d.due.take() {
-        w.delete(DELIVERY_QUEUE, &queue_key(d.webhook_id, old, d.seq, d.id))?;
+/// When the work of a webhook is next due for `holder`: now when events
+/// wait after its cursor, else its retry or its first redelivery; not
+/// before another holder's claim ends. `None` when it has nothing to do.
+fn due(state: &WebhookState, cursor: u64, latest: u64, holder: Uuid, now: Timestamp) -> Option<Timestamp> {
+    let stream = match &state.head {
+        Some(h) => Some(h.due),
+        None => (cursor < latest).then_some(now),
+    };
+    let redelivery = state.redeliveries.iter().map(|(_, d)| *d).min();
+    let due = match (stream, redelivery) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }?;
+    match state.claim {
+        Some(c) if c.holder != holder && c.until > now => Some(due.max(c.until)),
+        _ => Some(due),
     }
-    Ok(())
+}
+
+/// Whether `h` takes `e`: its patterns, its project, its creator's view.
+fn takes(r: &dyn ReadTxn, h: &WebhookRecord, viewer: &Viewer, e: &Event) -> Result<bool> {
+    if !h.wants(e.kind.as_str()) || !e.visible_to(viewer) {
+        return Ok(false);
+    }
+    match h.project_id {
+        Some(p) => Ok(event_project(r, e)? == Some(p)),
+        None => Ok(true),
+    }
 }
 
 impl Board {
-    /// Queues the deliveries of the events the active webhooks have not
-    /// yet considered, up to a batch of events per call. True when more
-    /// events wait.
-    pub async fn queue_webhook_deliveries(&self) -> Result<bool> {
+    /// Each active webhook with when `holder` next has work on it (`None`
+    /// when it has none).
+    pub async fn webhook_schedule(&self, holder: Uuid) -> Result<Vec<(Uuid, Option<Timestamp>)>> {
         let latest = self.latest_seq();
-        let behind = self.read(move |r| Ok(cursors(r)?.iter().any(|(_, c)| *c < latest))).await?;
-        if !behind {
-            return Ok(false);
-        }
-        self.write(|tx| {
-            let latest = tx.w.record::<u64>(META, SEQ_KEY)?.unwrap_or(0);
-            let cursors = cursors(tx.w)?;
-            let Some(from) = cursors.iter().map(|(_, c)| *c).min() else { return Ok(false) };
-            if from >= latest {
-                return Ok(false);
+        self.read(move |r| {
+            let now = Timestamp::now();
+            let mut out = Vec::new();
+            for (id, cursor) in cursors(r)? {
+                let state = state_of(r, id)?;
+                out.push((id, due(&state, cursor, latest.max(cursor), holder, now)));
             }
-            let events = log::load(&*tx.w, from + 1, latest, QUEUE_BATCH, QUEUE_BYTES)?;
-            let last = events.last().map_or(latest, |e| e.seq);
-            let mut projects: HashMap<u64, Option<Uuid>> = HashMap::new();
-            for (id, cursor) in cursors {
-                if cursor >= last {
+            Ok(out)
+        })
+        .await
+    }
+
+    /// Events after each active webhook's cursor: the most it has still
+    /// to consider (its queue depth).
+    pub async fn webhook_backlogs(&self) -> Result<Vec<(Uuid, u64)>> {
+        let latest = self.latest_seq();
+        self.read(move |r| {
+            Ok(cursors(r)?.into_iter().map(|(id, c)| (id, latest.saturating_sub(c))).collect())
+        })
+        .await
+    }
+
+    /// Claims a webhook for `holder` and reads its due work: the
+    /// redeliveries due, then the events after its cursor that it takes
+    /// (from its head, when it has one and the retry is due), at most a
+    /// batch. `None` when nothing is due or another holder has it.
+    pub async fn claim_deliveries(&self, webhook: Uuid, holder: Uuid) -> Result<Option<DeliveryBatch>> {
+        let policy = self.options().webhooks.policy.clone();
+        let latest = self.latest_seq();
+        let now = Timestamp::now();
+        let lease = jiff::SignedDuration::try_from(policy.lease()).map_err(Error::internal)?;
+        // The claim is written only when it is not this holder's already
+        // with at least half its time left, so a sender that keeps up
+        // renews it with its progress and writes nothing here.
+        let renew = self
+            .read(move |r| {
+                let Some(cursor) = r.record::<u64>(WEBHOOK_CURSORS, webhook.as_bytes())? else {
+                    return Ok(None);
+                };
+                let state = state_of(r, webhook)?;
+                if due(&state, cursor, latest.max(cursor), holder, now).is_none_or(|d| d > now) {
+                    return Ok(None);
+                }
+                let half = now.checked_add(lease / 2).map_err(Error::internal)?;
+                Ok(Some(!state.claim.is_some_and(|c| c.holder == holder && c.until > half)))
+            })
+            .await?;
+        match renew {
+            None => return Ok(None),
+            Some(false) => {}
+            Some(true) => {
+                let claimed = self
+                    .write(move |tx| {
+                        if tx.w.record::<u64>(WEBHOOK_CURSORS, webhook.as_bytes())?.is_none() {
+                            return Ok(false);
+                        }
+                        let mut state = state_of(tx.w, webhook)?;
+                        if state.claim.is_some_and(|c| c.holder != holder && c.until > tx.now) {
+                            return Ok(false);
+                        }
+                        let until = tx.now.checked_add(lease).map_err(Error::internal)?;
+                        state.claim = Some(Claim { holder, until });
+                        tx.w.put_record(WEBHOOK_STATE, webhook.as_bytes(), &state)?;
+                        Ok(true)
+                    })
+                    .await?;
+                if !claimed {
+                    return Ok(None);
+                }
+            }
+        }
+        self.read(move |r| read_batch(r, webhook, holder, &policy)).await
+    }
+
+    /// Records what became of a batch, in one write: the cursor moves past
+    /// every event delivered or not taken, up to the first that was not
+    /// delivered, which becomes the head (retried on its schedule) or,
+    /// once its day of retries is over, is logged as failed and passed.
+    /// The claim is renewed. Outcomes follow the batch's items; items
+    /// without one were not attempted. Dropped when the holder lost its
+    /// claim or the cursor moved meanwhile.
+    pub async fn finish_deliveries(&self, batch: DeliveryBatch, outcomes: Vec<Outcome>) -> Result<()> {
+        let policy = self.options().webhooks.policy.clone();
+        self.write(move |tx| {
+            let id = batch.webhook_id;
+            let Some(cursor) = tx.w.record::<u64>(WEBHOOK_CURSORS, id.as_bytes())? else { return Ok(()) };
+            let mut state = state_of(tx.w, id)?;
+            if cursor != batch.from || !state.claim.is_some_and(|c| c.holder == batch.holder) {
+                return Ok(());
+            }
+            let now = tx.now;
+            let mut to = batch.to;
+            let mut delivered = Vec::new();
+            let mut outcomes = outcomes.into_iter();
+            let mut stream_stopped = false;
+            for item in batch.items {
+                let outcome = outcomes.next();
+                if item.redelivery {
+                    if let Some(outcome) = outcome {
+                        finish_redelivery(tx.w, &mut state, id, &item, outcome, &policy, now)?;
+                    }
                     continue;
                 }
-                let h: WebhookRecord = webhook_required(tx.w, id)?;
-                // A webhook whose creator is gone receives nothing more.
-                let viewer = tx.w.member(h.created_by)?.map(|m| Viewer::of(&m));
-                for e in events.iter().filter(|e| e.seq > cursor) {
-                    let Some(viewer) = &viewer else { break };
-                    if !h.wants(e.kind.as_str()) || !e.visible_to(viewer) {
+                if stream_stopped {
+                    continue;
+                }
+                let Some(outcome) = outcome else {
+                    to = item.seq - 1;
+                    stream_stopped = true;
+                    continue;
+                };
+                let attempts = item.attempts + 1;
+                let failure = match outcome {
+                    Outcome::Delivered { status } => {
+                        state.head = None;
+                        if attempts == 1 {
+                            delivered.push((item.seq, item.kind, status));
+                        } else {
+                            let d = record(&item, DeliveryState::Delivered, attempts, Some(status), None);
+                            put_logged(tx.w, id, &d)?;
+                        }
                         continue;
                     }
-                    if let Some(p) = h.project_id {
-                        let of = match projects.get(&e.seq) {
-                            Some(of) => *of,
-                            None => {
-                                let of = event_project(tx.w, e)?;
-                                projects.insert(e.seq, of);
-                                of
-                            }
-                        };
-                        if of != Some(p) {
-                            continue;
-                        }
+                    Outcome::Refused { status } => (Some(status), Some(format!("answered {status}"))),
+                    Outcome::Unreachable { error } => (None, Some(error)),
+                };
+                match policy.next_attempt(attempts, item.retry_from, now) {
+                    Some(due) => {
+                        state.head = Some(Head {
+                            seq: item.seq,
+                            kind: item.kind,
+                            attempts,
+                            last_status: failure.0,
+                            last_error: failure.1,
+                            due,
+                            retry_from: item.retry_from,
+                            created_at: item.created_at,
+                        });
+                        to = item.seq - 1;
+                        stream_stopped = true;
                     }
-                    let mut d = DeliveryRecord {
-                        id: Uuid::now_v7(),
-                        webhook_id: id,
-                        seq: e.seq,
-                        kind: e.kind.to_string(),
-                        frame: e.frame(),
-                        state: DeliveryState::Pending,
-                        attempts: 0,
-                        last_status: None,
-                        last_error: None,
-                        due: None,
-                        claim: None,
-                        retry_from: tx.now,
-                        created_at: tx.now,
-                    };
-                    put_queued(tx.w, &mut d, tx.now)?;
-                    tx.w.put_record(DELIVERIES, &delivery_key(id, d.id), &d)?;
+                    None => {
+                        state.head = None;
+                        let d = record(&item, DeliveryState::Failed, attempts, failure.0, failure.1);
+                        put_logged(tx.w, id, &d)?;
+                        // Passed as failed; whatever follows was not
+                        // attempted and waits for the next batch.
+                        to = item.seq;
+                        stream_stopped = true;
+                    }
                 }
-                tx.w.put_record(WEBHOOK_CURSORS, id.as_bytes(), &last)?;
             }
-            Ok(last < latest)
+            if !delivered.is_empty() {
+                let n = state.batches;
+                tx.w.put_record(DELIVERY_BATCHES, &batch_key(id, n), &BatchRecord { at: now, delivered })?;
+                if n >= BATCHES {
+                    tx.w.delete(DELIVERY_BATCHES, &batch_key(id, n - BATCHES))?;
+                }
+                state.batches = n + 1;
+            }
+            let lease = jiff::SignedDuration::try_from(policy.lease()).map_err(Error::internal)?;
+            state.claim =
+                Some(Claim { holder: batch.holder, until: now.checked_add(lease).map_err(Error::internal)? });
+            if to != cursor {
+                tx.w.put_record(WEBHOOK_CURSORS, id.as_bytes(), &to)?;
+            }
+            tx.w.put_record(WEBHOOK_STATE, id.as_bytes(), &state)
         })
         .await
     }
 
-    /// Each active webhook with the time its next queue entry is due
-    /// (`None` when it has none).
-    pub async fn webhook_schedule(&self) -> Result<Vec<(Uuid, Option<Timestamp>)>> {
-        self.read(|r| {
-            let mut out = Vec::new();
-            for (id, _) in cursors(r)? {
-                let mut due = None;
-                r.scan(DELIVERY_QUEUE, KeyRange::prefix(id.as_bytes()), Direction::Forward, &mut |k, _| {
-                    due = Timestamp::from_millisecond(u64_at(k, 16)? as i64).ok();
-                    Ok(Scan::Stop)
-                })?;
-                out.push((id, due));
-            }
-            Ok(out)
-        })
-        .await
-    }
-
-    /// Claims the due deliveries of a webhook, at most a batch, in seq
-    /// order, for the time the policy gives their attempts.
-    pub async fn claim_deliveries(&self, webhook: Uuid) -> Result<Vec<ClaimedDelivery>> {
-        let policy = self.options().webhooks.policy.clone();
+    /// Ends the claims of `holder` (a sender stopping), so another
+    /// process need not wait for them to run out.
+    pub async fn release_webhook_claims(&self, holder: Uuid) -> Result<()> {
         self.write(move |tx| {
-            let Some(h) = tx.w.record::<WebhookRecord>(WEBHOOKS, webhook.as_bytes())? else {
-                return Ok(Vec::new());
-            };
-            if !h.active {
-                return Ok(Vec::new());
-            }
-            let now = ms(tx.now);
-            let mut due = Vec::new();
-            let range = KeyRange {
-                start: Bound::Included(webhook.as_bytes().to_vec()),
-                end: Bound::Included(Key::new().uuid(webhook).u64(now).u64(u64::MAX).build()),
-            };
-            tx.w.scan(DELIVERY_QUEUE, range, Direction::Forward, &mut |k, _| {
-                due.push((u64_at(k, 24)?, uuid_at(k, 32)?));
-                Ok(if due.len() >= policy.batch { Scan::Stop } else { Scan::Continue })
+            let mut mine = Vec::new();
+            tx.w.scan(WEBHOOK_STATE, KeyRange::all(), Direction::Forward, &mut |k, v| {
+                let state: WebhookState = decode(v)?;
+                if state.claim.is_some_and(|c| c.holder == holder) {
+                    mine.push((k.to_vec(), state));
+                }
+                Ok(Scan::Continue)
             })?;
-            due.sort_unstable();
-            let claim = Uuid::new_v4();
-            let lease = policy.lease(due.len());
-            let until = tx.now.checked_add(lease).map_err(Error::internal)?;
-            let mut out = Vec::with_capacity(due.len());
-            for (_, id) in due {
-                let key = delivery_key(webhook, id);
-                let mut d: DeliveryRecord =
-                    tx.w.record(DELIVERIES, &key)?
-                        .ok_or_else(|| Error::internal("a queued delivery is missing"))?;
-                put_queued(tx.w, &mut d, until)?;
-                d.claim = Some(claim);
-                tx.w.put_record(DELIVERIES, &key, &d)?;
-                out.push(ClaimedDelivery {
-                    id,
-                    webhook_id: webhook,
-                    seq: d.seq,
-                    url: h.url.clone(),
-                    secret: h.secret.clone(),
-                    body: d.frame,
-                    claim,
+            for (k, mut state) in mine {
+                state.claim = None;
+                tx.w.put_record(WEBHOOK_STATE, &k, &state)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+}
+
+fn record(
+    item: &DeliveryItem,
+    state: DeliveryState,
+    attempts: u32,
+    last_status: Option<u16>,
+    last_error: Option<String>,
+) -> DeliveryRecord {
+    DeliveryRecord {
+        seq: item.seq,
+        kind: item.kind.clone(),
+        frame: item.body.clone(),
+        state,
+        attempts,
+        last_status,
+        last_error,
+        due: None,
+        retry_from: item.retry_from,
+        created_at: item.created_at,
+    }
+}
+
+fn finish_redelivery(
+    w: &mut dyn WriteTxn,
+    state: &mut WebhookState,
+    webhook: Uuid,
+    item: &DeliveryItem,
+    outcome: Outcome,
+    policy: &DeliveryPolicy,
+    now: Timestamp,
+) -> Result<()> {
+    let key = logged_key(webhook, item.seq);
+    let Some(mut d) = w.record::<DeliveryRecord>(DELIVERIES, &key)? else { return Ok(()) };
+    if d.state != DeliveryState::Pending {
+        return Ok(());
+    }
+    d.attempts += 1;
+    let failure = match outcome {
+        Outcome::Delivered { status } => {
+            (d.state, d.last_status, d.last_error, d.due) =
+                (DeliveryState::Delivered, Some(status), None, None);
+            None
+        }
+        Outcome::Refused { status } => Some((Some(status), Some(format!("answered {status}")))),
+        Outcome::Unreachable { error } => Some((None, Some(error))),
+    };
+    if let Some((status, error)) = failure {
+        (d.last_status, d.last_error) = (status, error);
+        d.due = policy.next_attempt(d.attempts, d.retry_from, now);
+        if d.due.is_none() {
+            d.state = DeliveryState::Failed;
+        }
+    }
+    state.redeliveries.retain(|(seq, _)| *seq != item.seq);
+    if let Some(due) = d.due {
+        state.redeliveries.push((item.seq, due));
+    }
+    w.put_record(DELIVERIES, &key, &d)
+}
+
+/// The due work of a webhook: its redeliveries due, then up to a batch of
+/// the events after its cursor that it takes.
+fn read_batch(
+    r: &dyn ReadTxn,
+    webhook: Uuid,
+    holder: Uuid,
+    policy: &DeliveryPolicy,
+) -> Result<Option<DeliveryBatch>> {
+    let now = Timestamp::now();
+    let Some(h) = r.record::<WebhookRecord>(WEBHOOKS, webhook.as_bytes())? else { return Ok(None) };
+    let Some(cursor) = r.record::<u64>(WEBHOOK_CURSORS, webhook.as_bytes())? else { return Ok(None) };
+    let state = state_of(r, webhook)?;
+    let Some(claim) = state.claim.filter(|c| c.holder == holder) else { return Ok(None) };
+    let mut items = Vec::new();
+    for (seq, due) in &state.redeliveries {
+        if *due > now {
+            continue;
+        }
+        if let Some(d) = r.record::<DeliveryRecord>(DELIVERIES, &logged_key(webhook, *seq))? {
+            items.push(DeliveryItem {
+                id: delivery_id(webhook, d.seq),
+                seq: d.seq,
+                body: d.frame,
+                redelivery: true,
+                kind: d.kind,
+                attempts: d.attempts,
+                retry_from: d.retry_from,
+                created_at: d.created_at,
+            });
+        }
+    }
+    let latest = r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0);
+    let mut to = cursor;
+    let stream_due = state.head.as_ref().is_none_or(|head| head.due <= now);
+    if stream_due && cursor < latest {
+        // A webhook whose creator is gone takes nothing more.
+        let viewer = r.member(h.created_by)?.map(|m| Viewer::of(&m));
+        let events = log::load(r, cursor + 1, latest, SCAN_EVENTS, SCAN_BYTES)?;
+        to = events.last().map_or(latest, |e| e.seq);
+        let mut taken = 0;
+        for e in events {
+            if taken >= policy.batch {
+                break;
+            }
+            let head = state.head.as_ref().filter(|head| head.seq == e.seq);
+            let take = match &viewer {
+                Some(v) => head.is_some() || takes(r, &h, v, &e)?,
+                None => false,
+            };
+            if take {
+                taken += 1;
+                items.push(DeliveryItem {
+                    id: delivery_id(webhook, e.seq),
+                    seq: e.seq,
+                    kind: e.kind.to_string(),
+                    attempts: head.map_or(0, |head| head.attempts),
+                    retry_from: head.map_or(e.ts, |head| head.retry_from),
+                    created_at: e.ts,
+                    body: e.frame(),
+                    redelivery: false,
                 });
+                to = e.seq;
+            } else {
+                to = e.seq;
             }
-            Ok(out)
-        })
-        .await
-    }
-
-    /// Records the outcomes of claimed attempts: delivered, retried later,
-    /// or failed for good once the policy gives up. An outcome whose claim
-    /// is no longer the delivery's (it ended and another sender took the
-    /// delivery, or it was queued again) is dropped. A retry that got
-    /// through shows the receiver is back: the webhook's other waiting
-    /// deliveries become due at once, in seq order, rather than each at
-    /// the end of its own delay.
-    pub async fn finish_deliveries(&self, outcomes: Vec<(ClaimedDelivery, Outcome)>) -> Result<()> {
-        if outcomes.is_empty() {
-            return Ok(());
         }
-        let policy = self.options().webhooks.policy.clone();
-        self.write(move |tx| {
-            let mut back = Vec::new();
-            for (c, outcome) in outcomes {
-                let key = delivery_key(c.webhook_id, c.id);
-                let Some(mut d) = tx.w.record::<DeliveryRecord>(DELIVERIES, &key)? else { continue };
-                if d.claim != Some(c.claim) || d.state != DeliveryState::Pending {
-                    continue;
-                }
-                d.claim = None;
-                d.attempts += 1;
-                match outcome {
-                    Outcome::Delivered { status } => {
-                        if d.attempts > 1 && !back.contains(&d.webhook_id) {
-                            back.push(d.webhook_id);
-                        }
-                        unqueue(tx.w, &mut d)?;
-                        d.state = DeliveryState::Delivered;
-                        d.last_status = Some(status);
-                        d.last_error = None;
-                    }
-                    failed => {
-                        (d.last_status, d.last_error) = match failed {
-                            Outcome::Refused { status } => (Some(status), Some(format!("answered {status}"))),
-                            Outcome::Unreachable { error } => (None, Some(error)),
-                            Outcome::Delivered { .. } => unreachable!("matched above"),
-                        };
-                        match policy.next_attempt(d.attempts, d.retry_from, tx.now) {
-                            Some(next) => put_queued(tx.w, &mut d, next)?,
-                            None => {
-                                unqueue(tx.w, &mut d)?;
-                                d.state = DeliveryState::Failed;
-                            }
-                        }
-                    }
-                }
-                tx.w.put_record(DELIVERIES, &key, &d)?;
-            }
-            for webhook in back {
-                let mut waiting = Vec::new();
-                tx.w.scan(
-                    DELIVERY_QUEUE,
-                    KeyRange::prefix(webhook.as_bytes()),
-                    Direction::Forward,
-                    &mut |k, _| {
-                        waiting.push(uuid_at(k, 32)?);
-                        Ok(Scan::Continue)
-                    },
-                )?;
-                for id in waiting {
-                    let key = delivery_key(webhook, id);
-                    if let Some(mut d) = tx.w.record::<DeliveryRecord>(DELIVERIES, &key)?
-                        && d.claim.is_none()
-                    {
-                        put_queued(tx.w, &mut d, tx.now)?;
-                        tx.w.put_record(DELIVERIES, &key, &d)?;
-                    }
-                }
-            }
-            Ok(())
-        })
-        .await
     }
-
-    /// Hands claimed deliveries back unattempted (a sender stopping): due
-    /// at once, for any sender.
-    pub async fn release_deliveries(&self, claims: Vec<ClaimedDelivery>) -> Result<()> {
-        if claims.is_empty() {
-            return Ok(());
-        }
-        self.write(move |tx| {
-            for c in claims {
-                let key = delivery_key(c.webhook_id, c.id);
-                let Some(mut d) = tx.w.record::<DeliveryRecord>(DELIVERIES, &key)? else { continue };
-                if d.claim == Some(c.claim) && d.state == DeliveryState::Pending {
-                    d.claim = None;
-                    put_queued(tx.w, &mut d, tx.now)?;
-                    tx.w.put_record(DELIVERIES, &key, &d)?;
-                }
-            }
-            Ok(())
-        })
-        .await
+    if items.is_empty() && to == cursor {
+        return Ok(None);
     }
-
-    /// `GET /webhooks/{id}/deliveries`, newest first.
-    pub async fn list_deliveries(
-        &self,
-        actor: &Actor,
-        webhook: Uuid,
-        q: DeliveryQuery,
-    ) -> Result<Vec<Delivery>> {
-        actor.require_admin("manage webhooks")?;
-        let limit = q.limit.unwrap_or(DEFAULT_LIMIT);
-        if !(1..=crate::api::Page::MAX_LIMIT).contains(&limit) {
-            return Err(Error::invalid(
-                "limit",
-                format!("must be 1-{}, got {limit}", crate::api::Page::MAX_LIMIT),
-            ));
-        }
-        let mut skip = q.offset.unwrap_or(0);
-        self.read(move |r| {
-            webhook_required(r, webhook)?;
-            let mut out = Vec::new();
-            r.scan(DELIVERIES, KeyRange::prefix(webhook.as_bytes()), Direction::Reverse, &mut |_, v| {
-                if skip > 0 {
-                    skip -= 1;
-                    return Ok(Scan::Continue);
-                }
-                out.push(decode::<DeliveryRecord>(v)?.to_wire());
-                Ok(if out.len() >= limit as usize { Scan::Stop } else { Scan::Continue })
-            })?;
-            Ok(out)
-        })
-        .await
-    }
-
-    /// `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`: due now,
-    /// with a new day of retries; a claim in progress no longer counts.
-    pub async fn redeliver(&self, actor: &Actor, webhook: Uuid, delivery: Uuid) -> Result<Delivery> {
-        actor.require_admin("manage webhooks")?;
-        self.write(move |tx| {
-            webhook_required(tx.w, webhook)?;
-            let key = delivery_key(webhook, delivery);
-            let mut d: DeliveryRecord =
-                tx.w.record(DELIVERIES, &key)?
-                    .ok_or_else(|| Error::not_found(format!("delivery {delivery} not found")))?;
-            d.state = DeliveryState::Pending;
-            d.claim = None;
-            d.retry_from = tx.now;
-            put_queued(tx.w, &mut d, tx.now)?;
-            tx.w.put_record(DELIVERIES, &key, &d)?;
-            Ok(d.to_wire())
-        })
-        .await
-    }
+    Ok(Some(DeliveryBatch {
+        webhook_id: webhook,
+        url: h.url.clone(),
+        secrets: h.secrets(now),
+        until: claim.until,
+        items,
+        holder,
+        from: cursor,
+        to,
+    }))
 }

@@ -132,14 +132,18 @@ tables! {
     /// webhook_id → WebhookRecord (its secret included)
     WEBHOOKS = "webhookid_webhook";
     /// webhook_id → u64 for each active webhook: the seq of the last
-    /// event considered for it. The event log keeps every event after the
-    /// smallest of these.
+    /// event it is done with (delivered, failed, or not one it takes).
+    /// The event log keeps every event after the smallest of these.
     WEBHOOK_CURSORS = "webhookid_cursor";
-    /// webhook_id delivery_id → DeliveryRecord (delivery ids are
-    /// time-ordered, so this is also the order they were queued in)
-    DELIVERIES = "webhookid_deliveryid_delivery";
-    /// webhook_id due(ms) seq delivery_id → () for each pending delivery:
-    /// when it is next due, or when the claim of the sender attempting it
-    /// ends
-    DELIVERY_QUEUE = "webhookid_duems_seq_deliveryid";
+    /// webhook_id → WebhookState for each webhook: the event it is
+    /// retrying, the redeliveries asked for, the claim of its sender
+    WEBHOOK_STATE = "webhookid_state";
+    /// webhook_id seq → DeliveryRecord: the deliveries the log keeps one
+    /// by one (failed, delivered after retries, redelivered), with a copy
+    /// of their frame; at most `board::deliveries::LOGGED` per webhook
+    DELIVERIES = "webhookid_seq_delivery";
+    /// webhook_id n → BatchRecord: the n-th batch of deliveries that got
+    /// through at their first attempt; the last `board::deliveries::BATCHES`
+    /// per webhook
+    DELIVERY_BATCHES = "webhookid_n_batch";
 }

@@ -1,0 +1,155 @@
+//! The delivery log of a webhook and redelivery (docs/rules.md,
+//! webhooks).
+//!
+//! The log is put together when it is read, newest seq first: the event
+//! the webhook is retrying, the deliveries logged one by one (failed,
+//! delivered after retries, redelivered; the last 1,000), and the
+//! deliveries that got through at their first attempt, from the last 256
+//! batch records. Events a webhook did not take are not in it.
+
+use std::collections::BTreeMap;
+
+use uuid::Uuid;
+
+use super::deliveries::{logged_key, put_logged, state_of};
+use super::webhooks::webhook_required;
+use super::{Actor, Board};
+use crate::api::DeliveryQuery;
+use crate::error::{Error, Result};
+use crate::events::{Viewer, log};
+use crate::records::{RecordWrites, Records};
+use crate::storage::codec::decode;
+use crate::storage::tables::*;
+use crate::storage::{Direction, KeyRange, Scan};
+use crate::webhooks::{BatchRecord, Delivery, DeliveryRecord, DeliveryState, delivery_seq, event_project};
+
+/// Most deliveries one page of the delivery log shows by default.
+const DEFAULT_LIMIT: u32 = 50;
+
+/// Redeliveries one webhook may have pending at once.
+const MAX_REDELIVERIES: usize = 100;
+
+impl Board {
+    /// `GET /webhooks/{id}/deliveries`, newest first.
+    pub async fn list_deliveries(
+        &self,
+        actor: &Actor,
+        webhook: Uuid,
+        q: DeliveryQuery,
+    ) -> Result<Vec<Delivery>> {
+        actor.require_admin("manage webhooks")?;
+        let limit = q.limit.unwrap_or(DEFAULT_LIMIT);
+        if !(1..=crate::api::Page::MAX_LIMIT).contains(&limit) {
+            return Err(Error::invalid(
+                "limit",
+                format!("must be 1-{}, got {limit}", crate::api::Page::MAX_LIMIT),
+            ));
+        }
+        let want = q.offset.unwrap_or(0) as usize + limit as usize;
+        self.read(move |r| {
+            webhook_required(r, webhook)?;
+            let mut by_seq = BTreeMap::new();
+            r.scan(DELIVERIES, KeyRange::prefix(webhook.as_bytes()), Direction::Reverse, &mut |_, v| {
+                let d = decode::<DeliveryRecord>(v)?;
+                by_seq.insert(d.seq, d.to_wire(webhook));
+                Ok(Scan::Continue)
+            })?;
+            if let Some(head) = state_of(r, webhook)?.head {
+                by_seq.insert(head.seq, head.to_wire(webhook));
+            }
+            // Batches are in seq order: the newest `want` of theirs, less
+            // those logged one by one, hold every one that can be shown.
+            let mut from_batches = 0;
+            let enough = want + by_seq.len();
+            r.scan(
+                DELIVERY_BATCHES,
+                KeyRange::prefix(webhook.as_bytes()),
+                Direction::Reverse,
+                &mut |_, v| {
+                    for d in decode::<BatchRecord>(v)?.to_wire(webhook).rev() {
+                        from_batches += 1;
+                        by_seq.entry(d.seq).or_insert(d);
+                    }
+                    Ok(if from_batches >= enough { Scan::Stop } else { Scan::Continue })
+                },
+            )?;
+            Ok(by_seq.into_values().rev().skip(want - limit as usize).take(limit as usize).collect())
+        })
+        .await
+    }
+
+    /// `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`: the
+    /// delivery is attempted again at once, with a new day of retries, by
+    /// itself (out of the stream's order; a failure holds nothing back).
+    /// The one the webhook is retrying is made due now.
+    pub async fn redeliver(&self, actor: &Actor, webhook: Uuid, delivery: Uuid) -> Result<Delivery> {
+        actor.require_admin("manage webhooks")?;
+        let not_found = move || Error::not_found(format!("delivery {delivery} not found"));
+        let seq = delivery_seq(webhook, delivery).ok_or_else(not_found)?;
+        let done = self
+            .write(move |tx| {
+                let h = webhook_required(tx.w, webhook)?;
+                let mut state = state_of(tx.w, webhook)?;
+                let now = tx.now;
+                if let Some(head) = state.head.as_mut().filter(|head| head.seq == seq) {
+                    (head.due, head.retry_from) = (now, now);
+                    let wire = head.to_wire(webhook);
+                    tx.w.put_record(WEBHOOK_STATE, webhook.as_bytes(), &state)?;
+                    return Ok(wire);
+                }
+                let key = logged_key(webhook, seq);
+                let mut d = match tx.w.record::<DeliveryRecord>(DELIVERIES, &key)? {
+                    Some(d) => d,
+                    None => {
+                        // Delivered at its first attempt: it must still be
+                        // in the event log, passed by the cursor, and one
+                        // the webhook takes.
+                        let cursor = tx.w.record::<u64>(WEBHOOK_CURSORS, webhook.as_bytes())?;
+                        let event =
+                            log::load(&*tx.w, seq, seq, 1, usize::MAX)?.pop().ok_or_else(not_found)?;
+                        let viewer =
+                            tx.w.member(h.created_by)?.map(|m| Viewer::of(&m)).ok_or_else(not_found)?;
+                        let project_ok = match h.project_id {
+                            Some(p) => event_project(&*tx.w, &event)? == Some(p),
+                            None => true,
+                        };
+                        let taken = h.wants(event.kind.as_str()) && event.visible_to(&viewer) && project_ok;
+                        if !taken || cursor.is_none_or(|c| c < seq) {
+                            return Err(not_found());
+                        }
+                        DeliveryRecord {
+                            seq,
+                            kind: event.kind.to_string(),
+                            frame: event.frame(),
+                            state: DeliveryState::Delivered,
+                            attempts: 1,
+                            last_status: None,
+                            last_error: None,
+                            due: None,
+                            retry_from: event.ts,
+                            created_at: event.ts,
+                        }
+                    }
+                };
+                if !state.redeliveries.iter().any(|(s, _)| *s == seq) {
+                    if state.redeliveries.len() >= MAX_REDELIVERIES {
+                        return Err(Error::conflict(format!(
+                            "webhook {webhook} has {MAX_REDELIVERIES} redeliveries pending; wait for them"
+                        )));
+                    }
+                    state.redeliveries.push((seq, now));
+                } else {
+                    for r in state.redeliveries.iter_mut().filter(|(s, _)| *s == seq) {
+                        r.1 = now;
+                    }
+                }
+                (d.state, d.due, d.retry_from) = (DeliveryState::Pending, Some(now), now);
+                put_logged(tx.w, webhook, &d)?;
+                tx.w.put_record(WEBHOOK_STATE, webhook.as_bytes(), &state)?;
+                Ok(d.to_wire(webhook))
+            })
+            .await?;
+        self.wake_webhooks();
+        Ok(done)
+    }
+}

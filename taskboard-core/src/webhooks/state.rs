@@ -1,0 +1,209 @@
+//! What the board stores about deliveries, and what a sender works with.
+//!
+//! A webhook's progress is its cursor (the seq of the last event it is
+//! done with) and a [`WebhookState`]: the event waiting for a retry, the
+//! redeliveries asked for, and the claim of the sender working on it.
+//! Frames are read from the event log when they are sent; only a failed
+//! or retried delivery keeps a copy ([`DeliveryRecord`]), and deliveries
+//! that got through at their first attempt are logged a batch per record
+//! ([`BatchRecord`]).
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::{Delivery, DeliveryState};
+
+/// The delivery state of one webhook, beside its cursor.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct WebhookState {
+    /// The first event after the cursor, when an attempt at it failed:
+    /// it is retried on its schedule, and the later events wait for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<Head>,
+    /// Redeliveries asked for and not done, by seq, with when each is
+    /// next due (their records are in the delivery log).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redeliveries: Vec<(u64, Timestamp)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim: Option<Claim>,
+    /// Batch records written so far: the number of the next one.
+    #[serde(default)]
+    pub batches: u64,
+}
+
+/// The event a webhook is retrying.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Head {
+    pub seq: u64,
+    pub kind: String,
+    pub attempts: u32,
+    pub last_status: Option<u16>,
+    pub last_error: Option<String>,
+    pub due: Timestamp,
+    /// The day of retries counts from here: the event's time, or when it
+    /// was queued again.
+    pub retry_from: Timestamp,
+    pub created_at: Timestamp,
+}
+
+/// A sender working on a webhook until `until`; no other sender takes
+/// the webhook before then.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub(crate) struct Claim {
+    pub holder: Uuid,
+    pub until: Timestamp,
+}
+
+/// A delivery the log keeps one by one: failed, delivered after retries,
+/// or redelivered. It holds a copy of its frame, so it can be sent again
+/// after the event left the log.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct DeliveryRecord {
+    pub seq: u64,
+    pub kind: String,
+    pub frame: String,
+    pub state: DeliveryState,
+    pub attempts: u32,
+    pub last_status: Option<u16>,
+    pub last_error: Option<String>,
+    /// When a pending redelivery is next attempted.
+    pub due: Option<Timestamp>,
+    pub retry_from: Timestamp,
+    pub created_at: Timestamp,
+}
+
+impl DeliveryRecord {
+    pub fn to_wire(&self, webhook: Uuid) -> Delivery {
+        Delivery {
+            id: delivery_id(webhook, self.seq),
+            seq: self.seq,
+            kind: self.kind.clone(),
+            state: self.state,
+            attempts: self.attempts,
+            last_status: self.last_status,
+            last_error: self.last_error.clone(),
+            next_attempt_at: if self.state == DeliveryState::Pending { self.due } else { None },
+            created_at: self.created_at,
+        }
+    }
+}
+
+impl Head {
+    pub fn to_wire(&self, webhook: Uuid) -> Delivery {
+        Delivery {
+            id: delivery_id(webhook, self.seq),
+            seq: self.seq,
+            kind: self.kind.clone(),
+            state: DeliveryState::Pending,
+            attempts: self.attempts,
+            last_status: self.last_status,
+            last_error: self.last_error.clone(),
+            next_attempt_at: Some(self.due),
+            created_at: self.created_at,
+        }
+    }
+}
+
+/// The deliveries of one batch that got through at their first attempt:
+/// seq, event type and status of each.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct BatchRecord {
+    pub at: Timestamp,
+    pub delivered: Vec<(u64, String, u16)>,
+}
+
+impl BatchRecord {
+    pub fn to_wire(&self, webhook: Uuid) -> impl DoubleEndedIterator<Item = Delivery> + '_ {
+        self.delivered.iter().map(move |(seq, kind, status)| Delivery {
+            id: delivery_id(webhook, *seq),
+            seq: *seq,
+            kind: kind.clone(),
+            state: DeliveryState::Delivered,
+            attempts: 1,
+            last_status: Some(*status),
+            last_error: None,
+            next_attempt_at: None,
+            created_at: self.at,
+        })
+    }
+}
+
+/// The id of the delivery of event `seq` to `webhook`, which is also the
+/// `webhook-id` header of its attempts: the same for every attempt, from
+/// any process, without being stored. Eight bytes of the webhook's id,
+/// then the seq (a UUID of version 8).
+pub fn delivery_id(webhook: Uuid, seq: u64) -> Uuid {
+    let mut b = [0u8; 16];
+    b[..8].copy_from_slice(&webhook.as_bytes()[8..]);
+    b[8..].copy_from_slice(&seq.to_be_bytes());
+    uuid::Builder::from_custom_bytes(b).into_uuid()
+}
+
+/// The seq a delivery id of `webhook` names, if it is one.
+pub(crate) fn delivery_seq(webhook: Uuid, id: Uuid) -> Option<u64> {
+    let seq = u64::from_be_bytes(id.as_bytes()[8..].try_into().ok()?) & (u64::MAX >> 2);
+    (delivery_id(webhook, seq) == id).then_some(seq)
+}
+
+/// Work a sender claimed: the redeliveries due, then the events after the
+/// webhook's cursor that it takes, in seq order.
+#[derive(Debug, Clone)]
+pub struct DeliveryBatch {
+    pub webhook_id: Uuid,
+    pub url: String,
+    /// The secrets signing each attempt (two during a rotation's grace).
+    pub secrets: Vec<String>,
+    /// The claim ends then: start no attempt that could outlast it.
+    pub until: Timestamp,
+    pub items: Vec<DeliveryItem>,
+    pub(crate) holder: Uuid,
+    /// The cursor when the batch was read.
+    pub(crate) from: u64,
+    /// The last event the batch considered.
+    pub(crate) to: u64,
+}
+
+/// One event to POST.
+#[derive(Debug, Clone)]
+pub struct DeliveryItem {
+    /// The `webhook-id`.
+    pub id: Uuid,
+    pub seq: u64,
+    pub body: String,
+    /// A redelivery, attempted out of the stream's order: its failure
+    /// holds back nothing.
+    pub redelivery: bool,
+    pub(crate) kind: String,
+    /// Attempts made before this one.
+    pub(crate) attempts: u32,
+    pub(crate) retry_from: Timestamp,
+    pub(crate) created_at: Timestamp,
+}
+
+/// What an attempt came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// A 2xx answer.
+    Delivered { status: u16 },
+    /// Any other answer, a redirect included.
+    Refused { status: u16 },
+    /// No answer: refused address, connection error, timeout.
+    Unreachable { error: String },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_delivery_id_names_its_webhook_and_seq() {
+        let (a, b) = (Uuid::now_v7(), Uuid::now_v7());
+        let id = delivery_id(a, 123_456);
+        assert_eq!(id, delivery_id(a, 123_456));
+        assert_ne!(id, delivery_id(b, 123_456));
+        assert_eq!(delivery_seq(a, id), Some(123_456));
+        assert_eq!(delivery_seq(b, id), None);
+        assert_eq!(delivery_seq(a, Uuid::now_v7()), None);
+    }
+}
