@@ -34,6 +34,14 @@ const ANSWER_BYTES: usize = 64 * 1024;
 /// The longest sleep between two looks at the schedule, in case a
 /// wake-up was missed (a claim that ended, another process's work).
 const IDLE_LOOK: Duration = Duration::from_secs(30);
+/// New events start workers at most this often (each look reads every
+/// webhook's state; a busy board publishes thousands of events a
+/// second, and running workers pick them up by themselves).
+const LOOK_EVERY: Duration = Duration::from_millis(20);
+/// A worker whose batch was not full waits this long before the next, so
+/// a webhook that keeps up records its progress about 50 times a second
+/// at most, not once per event.
+const LINGER: Duration = Duration::from_millis(20);
 
 struct Sender {
     board: Board,
@@ -43,6 +51,7 @@ struct Sender {
     /// This process's claims on webhooks are held under this id.
     holder: Uuid,
     timeout: Duration,
+    batch: usize,
 }
 
 /// Starts the sender; it stops when `shutdown` is cancelled, once every
@@ -69,6 +78,7 @@ pub(crate) fn spawn(
         permits: Semaphore::new(CONCURRENT_ATTEMPTS),
         holder: Uuid::new_v4(),
         timeout: options.policy.timeout,
+        batch: options.policy.batch,
     });
     Ok(tokio::spawn(follow(sender, shutdown)))
 }
@@ -79,7 +89,14 @@ async fn follow(sender: Arc<Sender>, shutdown: CancellationToken) {
     let workers = TaskTracker::new();
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Uuid>();
     let mut running = HashSet::new();
+    let mut paced = false;
     loop {
+        if paced {
+            tokio::select! {
+                _ = shutdown.cancelled() => break,
+                _ = tokio::time::sleep(LOOK_EVERY) => {}
+            }
+        }
         seq.borrow_and_update();
         let mut wake = IDLE_LOOK;
         match board.webhook_schedule(sender.holder).await {
@@ -105,12 +122,14 @@ async fn follow(sender: Arc<Sender>, shutdown: CancellationToken) {
             }
             Err(e) => tracing::warn!(%e, "reading the webhook schedule failed"),
         }
+        paced = false;
         tokio::select! {
             _ = shutdown.cancelled() => break,
             changed = seq.changed() => {
                 if changed.is_err() {
                     break;
                 }
+                paced = true;
             }
             _ = board.webhooks_woken() => {}
             Some(id) = done_rx.recv() => {
@@ -148,15 +167,22 @@ async fn work(sender: &Sender, webhook: Uuid, shutdown: &CancellationToken) {
                 break;
             }
             let outcome = sender.attempt(&batch, item).await;
-            let stop = !item.redelivery && !matches!(outcome, Outcome::Delivered { .. });
+            let stop = !item.redelivery && !item.last_chance && !matches!(outcome, Outcome::Delivered { .. });
             outcomes.push(outcome);
             if stop {
                 break;
             }
         }
+        let full = batch.items.len() >= sender.batch;
         if let Err(e) = board.finish_deliveries(batch, outcomes).await {
             tracing::warn!(%e, %webhook, "recording webhook deliveries failed");
             return;
+        }
+        if !full {
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = tokio::time::sleep(LINGER) => {}
+            }
         }
     }
 }

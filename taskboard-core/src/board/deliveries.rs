@@ -63,15 +63,19 @@ fn cursors(r: &(impl ReadTxn + ?Sized)) -> Result<Vec<(Uuid, u64)>> {
     Ok(out)
 }
 
-/// Logs a delivery one by one, dropping the oldest finished ones beyond
-/// [`LOGGED`].
-pub(super) fn put_logged(w: &mut (impl WriteTxn + ?Sized), webhook: Uuid, d: &DeliveryRecord) -> Result<()> {
-    w.put_record(DELIVERIES, &logged_key(webhook, d.seq), d)?;
+/// Drops the oldest finished deliveries of a webhook's log beyond
+/// [`LOGGED`] (the pending ones are its redeliveries).
+pub(super) fn trim_logged(
+    w: &mut (impl WriteTxn + ?Sized),
+    webhook: Uuid,
+    state: &WebhookState,
+) -> Result<()> {
     let mut finished = Vec::new();
     let mut count = 0usize;
-    w.scan(DELIVERIES, KeyRange::prefix(webhook.as_bytes()), Direction::Forward, &mut |k, v| {
+    w.scan(DELIVERIES, KeyRange::prefix(webhook.as_bytes()), Direction::Forward, &mut |k, _| {
         count += 1;
-        if decode::<DeliveryRecord>(v)?.state != DeliveryState::Pending {
+        let seq = k.get(16..24).and_then(|b| b.try_into().ok()).map(u64::from_be_bytes);
+        if !state.redeliveries.iter().any(|(s, _)| Some(*s) == seq) {
             finished.push(k.to_vec());
         }
         Ok(Scan::Continue)
@@ -212,11 +216,13 @@ impl Board {
             let mut delivered = Vec::new();
             let mut outcomes = outcomes.into_iter();
             let mut stream_stopped = false;
+            let mut logged = false;
             for item in batch.items {
                 let outcome = outcomes.next();
                 if item.redelivery {
                     if let Some(outcome) = outcome {
                         finish_redelivery(tx.w, &mut state, id, &item, outcome, &policy, now)?;
+                        logged = true;
                     }
                     continue;
                 }
@@ -236,7 +242,8 @@ impl Board {
                             delivered.push((item.seq, item.kind, status));
                         } else {
                             let d = record(&item, DeliveryState::Delivered, attempts, Some(status), None);
-                            put_logged(tx.w, id, &d)?;
+                            tx.w.put_record(DELIVERIES, &logged_key(id, d.seq), &d)?;
+                            logged = true;
                         }
                         continue;
                     }
@@ -259,15 +266,17 @@ impl Board {
                         stream_stopped = true;
                     }
                     None => {
+                        // Passed as failed; the sender went on only if
+                        // the item said its day was over.
                         state.head = None;
                         let d = record(&item, DeliveryState::Failed, attempts, failure.0, failure.1);
-                        put_logged(tx.w, id, &d)?;
-                        // Passed as failed; whatever follows was not
-                        // attempted and waits for the next batch.
-                        to = item.seq;
-                        stream_stopped = true;
+                        tx.w.put_record(DELIVERIES, &logged_key(id, d.seq), &d)?;
+                        logged = true;
                     }
                 }
+            }
+            if logged {
+                trim_logged(tx.w, id, &state)?;
             }
             if !delivered.is_empty() {
                 let n = state.batches;
@@ -369,6 +378,12 @@ fn finish_redelivery(
     w.put_record(DELIVERIES, &key, &d)
 }
 
+/// Whether an attempt now is the last an event gets: its day of retries
+/// is over (its failure does not stop the batch).
+fn last_chance(policy: &DeliveryPolicy, retry_from: Timestamp, now: Timestamp) -> bool {
+    policy.next_attempt(1, retry_from, now).is_none()
+}
+
 /// The due work of a webhook: its redeliveries due, then up to a batch of
 /// the events after its cursor that it takes.
 fn read_batch(
@@ -393,6 +408,7 @@ fn read_batch(
                 seq: d.seq,
                 body: d.frame,
                 redelivery: true,
+                last_chance: last_chance(policy, d.retry_from, now),
                 kind: d.kind,
                 attempts: d.attempts,
                 retry_from: d.retry_from,
@@ -426,6 +442,7 @@ fn read_batch(
                     kind: e.kind.to_string(),
                     attempts: head.map_or(0, |head| head.attempts),
                     retry_from: head.map_or(e.ts, |head| head.retry_from),
+                    last_chance: last_chance(policy, head.map_or(e.ts, |head| head.retry_from), now),
                     created_at: e.ts,
                     body: e.frame(),
                     redelivery: false,

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use uuid::Uuid;
 
-use super::deliveries::{logged_key, put_logged, state_of};
+use super::deliveries::{logged_key, state_of, trim_logged};
 use super::webhooks::webhook_required;
 use super::{Actor, Board};
 use crate::api::DeliveryQuery;
@@ -144,7 +144,8 @@ impl Board {
                     }
                 }
                 (d.state, d.due, d.retry_from) = (DeliveryState::Pending, Some(now), now);
-                put_logged(tx.w, webhook, &d)?;
+                tx.w.put_record(DELIVERIES, &key, &d)?;
+                trim_logged(tx.w, webhook, &state)?;
                 tx.w.put_record(WEBHOOK_STATE, webhook.as_bytes(), &state)?;
                 Ok(d.to_wire(webhook))
             })

@@ -174,6 +174,9 @@ pub struct DeliveryItem {
     /// A redelivery, attempted out of the stream's order: its failure
     /// holds back nothing.
     pub redelivery: bool,
+    /// Its day of retries is over: if this attempt fails, the event is
+    /// failed and the sender goes on with the next.
+    pub last_chance: bool,
     pub(crate) kind: String,
     /// Attempts made before this one.
     pub(crate) attempts: u32,

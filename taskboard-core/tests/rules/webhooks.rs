@@ -169,3 +169,21 @@ async fn an_inactive_webhook_has_no_work_and_no_backlog() {
     assert!(fx.board.webhook_backlogs().await.unwrap().is_empty());
     assert_eq!(fx.board.get_webhook(&fx.owner, id).await.unwrap().backlog, Some(0));
 }
+
+#[tokio::test]
+async fn events_past_their_day_of_retries_fail_in_one_batch_without_holding_back() {
+    let fx = board_with(options(Duration::ZERO)).await;
+    let id = hook(&fx, &["task.created"]).await;
+    let p = fx.project("web").await;
+    for i in 0..3 {
+        fx.task(&p, &format!("task {i}")).await;
+    }
+    let batch = claim(&fx.board, id, Uuid::new_v4()).await.unwrap();
+    assert!(batch.items.iter().all(|i| i.last_chance), "the sender goes on past their failures");
+    let failed = vec![Outcome::Refused { status: 503 }; batch.items.len()];
+    fx.board.finish_deliveries(batch, failed).await.unwrap();
+    assert_eq!(backlog(&fx.board, id).await, 0);
+    let logged = log(&fx, id).await;
+    assert_eq!(logged.len(), 3);
+    assert!(logged.iter().all(|(_, state, attempts)| state == "\"failed\"" && *attempts == 1));
+}
