@@ -120,9 +120,11 @@ impl Board {
     /// Each active webhook with when `holder` next has work on it (`None`
     /// when it has none).
     pub async fn webhook_schedule(&self, holder: Uuid) -> Result<Vec<(Uuid, Option<Timestamp>)>> {
-        let latest = self.latest_seq();
+        let published = self.latest_seq();
         self.read(move |r| {
             let now = Timestamp::now();
+            // The store's seq: other processes sharing it write events too.
+            let latest = r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0).max(published);
             let mut out = Vec::new();
             for (id, cursor) in cursors(r)? {
                 let state = state_of(r, id)?;
@@ -136,8 +138,9 @@ impl Board {
     /// Events after each active webhook's cursor: the most it has still
     /// to consider (its queue depth).
     pub async fn webhook_backlogs(&self) -> Result<Vec<(Uuid, u64)>> {
-        let latest = self.latest_seq();
+        let published = self.latest_seq();
         self.read(move |r| {
+            let latest = r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0).max(published);
             Ok(cursors(r)?.into_iter().map(|(id, c)| (id, latest.saturating_sub(c))).collect())
         })
         .await
@@ -149,7 +152,7 @@ impl Board {
     /// batch. `None` when nothing is due or another holder has it.
     pub async fn claim_deliveries(&self, webhook: Uuid, holder: Uuid) -> Result<Option<DeliveryBatch>> {
         let policy = self.options().webhooks.policy.clone();
-        let latest = self.latest_seq();
+        let published = self.latest_seq();
         let now = Timestamp::now();
         let lease = jiff::SignedDuration::try_from(policy.lease()).map_err(Error::internal)?;
         // The claim is written only when it is not this holder's already
@@ -160,6 +163,7 @@ impl Board {
                 let Some(cursor) = r.record::<u64>(WEBHOOK_CURSORS, webhook.as_bytes())? else {
                     return Ok(None);
                 };
+                let latest = r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0).max(published);
                 let state = state_of(r, webhook)?;
                 if due(&state, cursor, latest.max(cursor), holder, now).is_none_or(|d| d > now) {
                     return Ok(None);
@@ -280,7 +284,7 @@ impl Board {
             }
             if !delivered.is_empty() {
                 let n = state.batches;
-                tx.w.put_record(DELIVERY_BATCHES, &batch_key(id, n), &BatchRecord { at: now, delivered })?;
+                tx.w.put_record(DELIVERY_BATCHES, &batch_key(id, n), &BatchRecord::new(now, &delivered))?;
                 if n >= BATCHES {
                     tx.w.delete(DELIVERY_BATCHES, &batch_key(id, n - BATCHES))?;
                 }

@@ -66,7 +66,7 @@ impl Board {
                 KeyRange::prefix(webhook.as_bytes()),
                 Direction::Reverse,
                 &mut |_, v| {
-                    for d in decode::<BatchRecord>(v)?.to_wire(webhook).rev() {
+                    for d in decode::<BatchRecord>(v)?.to_wire(webhook).into_iter().rev() {
                         from_batches += 1;
                         by_seq.entry(d.seq).or_insert(d);
                     }

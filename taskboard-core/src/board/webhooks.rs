@@ -52,6 +52,7 @@ fn check_description(d: &Option<String>) -> Result<()> {
 /// A webhook as `GET` shows it: with the events after its cursor.
 fn with_backlog(r: &(impl Records + ?Sized), h: &WebhookRecord, latest: u64) -> Result<Webhook> {
     let cursor = r.record::<u64>(WEBHOOK_CURSORS, h.id.as_bytes())?;
+    let latest = r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0).max(latest);
     let mut wire = h.to_wire();
     wire.backlog = Some(cursor.map_or(0, |c| latest.saturating_sub(c)));
     Ok(wire)

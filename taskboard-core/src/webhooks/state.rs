@@ -105,27 +105,64 @@ impl Head {
     }
 }
 
-/// The deliveries of one batch that got through at their first attempt:
-/// seq, event type and status of each.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The deliveries of one batch that got through at their first attempt,
+/// written compactly (one is about 6 bytes): each entry is the seq's
+/// distance from the previous one (the first from `start`) and the index
+/// of its event type in `kinds`; `status` is every entry's status but
+/// those listed in `other`, by position.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct BatchRecord {
     pub at: Timestamp,
-    pub delivered: Vec<(u64, String, u16)>,
+    pub start: u64,
+    pub kinds: Vec<String>,
+    pub entries: Vec<(u64, u32)>,
+    pub status: u16,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other: Vec<(u32, u16)>,
 }
 
 impl BatchRecord {
-    pub fn to_wire(&self, webhook: Uuid) -> impl DoubleEndedIterator<Item = Delivery> + '_ {
-        self.delivered.iter().map(move |(seq, kind, status)| Delivery {
-            id: delivery_id(webhook, *seq),
-            seq: *seq,
-            kind: kind.clone(),
-            state: DeliveryState::Delivered,
-            attempts: 1,
-            last_status: Some(*status),
-            last_error: None,
-            next_attempt_at: None,
-            created_at: self.at,
-        })
+    /// A record of `delivered` (seq, type, status), in seq order.
+    pub fn new(at: Timestamp, delivered: &[(u64, String, u16)]) -> BatchRecord {
+        let mut r = BatchRecord { at, status: delivered.first().map_or(200, |d| d.2), ..Default::default() };
+        r.start = delivered.first().map_or(0, |d| d.0);
+        let mut previous = r.start;
+        for (i, (seq, kind, status)) in delivered.iter().enumerate() {
+            let k = match r.kinds.iter().position(|x| x == kind) {
+                Some(k) => k,
+                None => {
+                    r.kinds.push(kind.clone());
+                    r.kinds.len() - 1
+                }
+            };
+            r.entries.push((seq - previous, k as u32));
+            previous = *seq;
+            if *status != r.status {
+                r.other.push((i as u32, *status));
+            }
+        }
+        r
+    }
+
+    pub fn to_wire(&self, webhook: Uuid) -> Vec<Delivery> {
+        let mut seq = self.start;
+        let mut out = Vec::with_capacity(self.entries.len());
+        for (i, (delta, kind)) in self.entries.iter().enumerate() {
+            seq += delta;
+            let status = self.other.iter().find(|(at, _)| *at as usize == i).map_or(self.status, |o| o.1);
+            out.push(Delivery {
+                id: delivery_id(webhook, seq),
+                seq,
+                kind: self.kinds.get(*kind as usize).cloned().unwrap_or_default(),
+                state: DeliveryState::Delivered,
+                attempts: 1,
+                last_status: Some(status),
+                last_error: None,
+                next_attempt_at: None,
+                created_at: self.at,
+            });
+        }
+        out
     }
 }
 
@@ -198,6 +235,21 @@ pub enum Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_batch_record_reads_back_its_deliveries() {
+        let hook = Uuid::now_v7();
+        let delivered = vec![
+            (7, "task.created".to_string(), 200),
+            (9, "message.new".to_string(), 204),
+            (30, "task.created".to_string(), 200),
+        ];
+        let r = BatchRecord::new(Timestamp::now(), &delivered);
+        assert_eq!(r.kinds.len(), 2);
+        let back: Vec<(u64, String, u16)> =
+            r.to_wire(hook).into_iter().map(|d| (d.seq, d.kind, d.last_status.unwrap())).collect();
+        assert_eq!(back, delivered);
+    }
 
     #[test]
     fn a_delivery_id_names_its_webhook_and_seq() {

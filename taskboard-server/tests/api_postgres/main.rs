@@ -24,6 +24,8 @@ mod openapi;
 mod parsing;
 #[path = "../api/projects.rs"]
 mod projects;
+#[path = "../api/receiver.rs"]
+mod receiver;
 mod shared_database;
 #[path = "../api/start.rs"]
 mod start;
@@ -33,6 +35,8 @@ pub mod support;
 mod tasks;
 #[path = "../api/typos.rs"]
 mod typos;
+#[path = "../api/webhooks.rs"]
+mod webhooks;
 #[path = "../api/work.rs"]
 mod work;
 #[path = "../api/ws.rs"]
