@@ -212,7 +212,7 @@ impl Board {
             let id = batch.webhook_id;
             let Some(cursor) = tx.w.record::<u64>(WEBHOOK_CURSORS, id.as_bytes())? else { return Ok(()) };
             let mut state = state_of(tx.w, id)?;
-            if cursor != batch.from || !state.claim.is_some_and(|c| c.holder == batch.holder) {
+            if cursor != batch.from || state.claim.is_none_or(|c| c.holder != batch.holder) {
                 return Ok(());
             }
             let now = tx.now;
