@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Durable task creation and single-task reads through the core, on the
-# embedded store and on PostgreSQL with one and with two boards on one
-# database, in one run, as a table with ratios to the embedded store.
+# embedded store and on PostgreSQL with one and with three boards on one
+# database (each board with its own store, writer and caches, as a server
+# process has), in one run, as a table with ratios to the embedded store.
 # PostgreSQL is a throwaway cluster (initdb into a temporary directory,
 # fsync on) started by the program; see taskboard-core/examples/pg_compare.rs.
 #

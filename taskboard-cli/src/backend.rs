@@ -5,7 +5,7 @@
 //! return the same wire types, so a command prints the same JSON in
 //! either mode.
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use taskboard_core::api::{
     self, Caller, Endpoint, GetMember, GetProject, GetTask, ListMembers, ListProjects, ListTasks,
@@ -77,35 +77,64 @@ pub struct LocalBackend {
     pub caller: Caller,
 }
 
-/// Opens the board of `data_dir`. The directory must hold a board already
-/// (see `taskboard init`); a database held by a running server is a
-/// conflict whose message points at `--server`.
-pub async fn open_board(data_dir: &Path) -> Result<Board> {
-    if !data_dir.join("board.redb").exists() {
+/// Where a local board is kept: the embedded store in a data directory,
+/// or a PostgreSQL database (`--database`), whose file contents are in
+/// the data directory.
+#[derive(Debug, Clone)]
+pub struct Place {
+    pub data_dir: PathBuf,
+    pub database: Option<String>,
+}
+
+impl Place {
+    /// How `init` is told to create this board.
+    fn init_hint(&self) -> String {
+        match &self.database {
+            None => format!("taskboard init --data-dir {}", self.data_dir.display()),
+            Some(_) => format!("taskboard init --database URL --data-dir {}", self.data_dir.display()),
+        }
+    }
+
+    /// What to call the board in messages.
+    pub fn describe(&self) -> String {
+        match &self.database {
+            None => self.data_dir.display().to_string(),
+            Some(_) => "the database".to_string(),
+        }
+    }
+}
+
+/// Opens the board at `place`. It must hold a board already (see
+/// `taskboard init`); a database held by a running server is a conflict
+/// whose message points at `--server`.
+pub async fn open_board(place: &Place) -> Result<Board> {
+    if !Board::database_holds_board(place.database.as_deref(), &place.data_dir).await? {
         return Err(Error::not_found(format!(
-            "no board in {}; create one with `taskboard init --data-dir {}`",
-            data_dir.display(),
-            data_dir.display()
+            "no board in {}; create one with `{}`",
+            place.describe(),
+            place.init_hint()
         )));
     }
-    Board::open(data_dir, BoardOptions::default()).await.map_err(|e| {
-        if e.kind() == ErrorKind::Conflict {
-            Error::conflict(format!(
-                "{}. While a server holds the board, talk to it instead: \
-                 taskboard --server http://HOST:PORT … (or `taskboard login`)",
-                e.detail()
-            ))
-        } else {
-            e
-        }
-    })
+    Board::open_database(place.database.as_deref(), &place.data_dir, BoardOptions::default()).await.map_err(
+        |e| {
+            if e.kind() == ErrorKind::Conflict {
+                Error::conflict(format!(
+                    "{}. While a server holds the board, talk to it instead: \
+                     taskboard --server http://HOST:PORT … (or `taskboard login`)",
+                    e.detail()
+                ))
+            } else {
+                e
+            }
+        },
+    )
 }
 
 impl LocalBackend {
     /// Acts as the member `acting_as` (slug or id), or as the first active
     /// owner when `None`.
-    pub async fn open(data_dir: &Path, acting_as: Option<&str>) -> Result<LocalBackend> {
-        let board = open_board(data_dir).await?;
+    pub async fn open(place: &Place, acting_as: Option<&str>) -> Result<LocalBackend> {
+        let board = open_board(place).await?;
         let actor = board.local_actor(acting_as).await?;
         Ok(LocalBackend { board, caller: Caller::member(actor) })
     }

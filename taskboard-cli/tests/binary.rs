@@ -6,7 +6,7 @@ use assert_cmd::Command;
 
 fn taskboard() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_taskboard"));
-    for var in ["TASKBOARD_DATA_DIR", "TASKBOARD_SERVER", "TASKBOARD_TOKEN"] {
+    for var in ["TASKBOARD_DATA_DIR", "TASKBOARD_DATABASE", "TASKBOARD_SERVER", "TASKBOARD_TOKEN"] {
         cmd.env_remove(var);
     }
     cmd.env("TASKBOARD_CREDENTIALS", "/nonexistent/taskboard-credentials.json");

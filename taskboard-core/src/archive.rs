@@ -255,6 +255,12 @@ fn write_records(
     let mut blobs = Vec::new();
     for &table in RECORD_TABLES {
         r.scan(table, KeyRange::all(), Direction::Forward, &mut |k, v| {
+            if table == tables::META && k == crate::board::JWT_SECRET_KEY {
+                // The session secret of a board in PostgreSQL belongs to
+                // its database, as a data directory's secret file does to
+                // the directory: neither moves with the board.
+                return Ok(Scan::Continue);
+            }
             let line = line_of(table, k, v)?;
             match &line {
                 Line::Upload(u) => blobs.push(u.storage_name.clone()),
@@ -353,10 +359,35 @@ impl Board {
         data_dir: PathBuf,
         progress: Option<ProgressFn>,
     ) -> Result<ArchiveSummary> {
+        Board::import_archive_into(archive, None, data_dir, progress).await
+    }
+
+    /// [`Board::import_archive`] into the board `database` names (see
+    /// [`Board::open_database`]): with PostgreSQL the database must hold
+    /// no board yet, `data_dir` (the file contents) must be absent or
+    /// empty, and a failed import deletes what it wrote to both.
+    pub async fn import_archive_into(
+        archive: PathBuf,
+        database: Option<String>,
+        data_dir: PathBuf,
+        progress: Option<ProgressFn>,
+    ) -> Result<ArchiveSummary> {
+        if database.is_some() && Board::database_holds_board(database.as_deref(), &data_dir).await? {
+            return Err(Error::conflict("the database already holds a board; import into an empty one"));
+        }
         let target = data_dir.clone();
         tokio::task::spawn_blocking(move || fresh_dir(&target)).await.map_err(Error::internal)??;
-        let result = Board::import_into(archive, data_dir.clone(), progress).await;
+        let mut opened = None;
+        let result =
+            Board::import_into(archive, database.as_deref(), data_dir.clone(), progress, &mut opened).await;
         if result.is_err() {
+            if let (Some(board), Some(_)) = (opened, &database) {
+                // The embedded store goes with its directory; a database
+                // is emptied.
+                if let Err(e) = board.write(|tx| clear(tx.w)).await {
+                    tracing::warn!(%e, "emptying the database after a failed import failed");
+                }
+            }
             let _ = std::fs::remove_dir_all(&data_dir);
         }
         result
@@ -364,8 +395,10 @@ impl Board {
 
     async fn import_into(
         archive: PathBuf,
+        database: Option<&str>,
         data_dir: PathBuf,
         progress: Option<ProgressFn>,
+        opened: &mut Option<Board>,
     ) -> Result<ArchiveSummary> {
         use tokio::io::AsyncBufReadExt;
         let path = archive.join("board.jsonl");
@@ -383,7 +416,8 @@ impl Board {
             Line::Header { format, version } if format == ARCHIVE_FORMAT && version == ARCHIVE_VERSION => {}
             _ => return Err(Error::bad_request("not a taskboard archive of a version this build reads")),
         }
-        let board = Board::open(&data_dir, BoardOptions::default()).await?;
+        let board = Board::open_database(database, &data_dir, BoardOptions::default()).await?;
+        *opened = Some(board.clone());
         let mut summary = ArchiveSummary::default();
         let mut read_bytes = 0u64;
         let mut line_no = 1usize;
@@ -441,6 +475,21 @@ impl Board {
         summary.blob_bytes = copied.blob_bytes;
         Ok(summary)
     }
+}
+
+/// Deletes every entry of every table, in one transaction.
+fn clear(w: &mut dyn crate::storage::WriteTxn) -> Result<()> {
+    for &table in tables::ALL {
+        let mut keys = Vec::new();
+        w.scan(table, KeyRange::all(), Direction::Forward, &mut |k, _| {
+            keys.push(k.to_vec());
+            Ok(Scan::Continue)
+        })?;
+        for k in keys {
+            w.delete(table, &k)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -42,6 +42,7 @@ pub mod board;
 pub mod credentials;
 pub mod error;
 pub mod events;
+pub mod metrics;
 pub mod model;
 pub mod private;
 pub mod records;

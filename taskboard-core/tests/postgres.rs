@@ -7,7 +7,7 @@ use std::sync::{Arc, Barrier, mpsc};
 
 use taskboard_core::storage::postgres::PgStore;
 use taskboard_core::storage::postgres::scratch::Scratch;
-use taskboard_core::storage::tables::{LABELS, META};
+use taskboard_core::storage::tables::{EVENTS, LABELS, META};
 use taskboard_core::storage::{Output, Storage, WriteOp, WriteTxn, codec};
 use taskboard_core::{Error, ErrorKind};
 
@@ -120,9 +120,11 @@ fn stores_opening_at_once_migrate_the_schema_once() {
 
 /// The database refuses one operation's write (a trigger stands for any
 /// refusal: a constraint, a full disk on one table): that operation fails
-/// and leaves nothing, the others of its batch commit.
+/// and leaves nothing, and so does a later operation of its batch that
+/// read what it wrote (it decided on a write that never happened); the
+/// others of the batch commit.
 #[test]
-fn a_write_the_database_refuses_fails_only_its_operation() {
+fn a_write_the_database_refuses_fails_its_operation_and_those_that_read_it() {
     let url = Scratch::shared().fresh_url();
     let schema = schema_of(&url);
     let store = PgStore::open(&url).unwrap();
@@ -141,24 +143,88 @@ fn a_write_the_database_refuses_fails_only_its_operation() {
         })
     };
     gate.wait();
+    // These three queue behind the held one, so they run in one batch.
     let bad = submit(&store, |w| {
         w.put(META, b"bad-side", b"x")?;
         w.put(LABELS, b"bad", b"x")
     });
-    let after = submit(&store, |w| {
+    let reader = submit(&store, |w| {
         let seen = w.get(META, b"bad-side")?;
-        w.put(LABELS, b"after", b"x")?;
+        w.put(LABELS, b"reader", b"x")?;
+        Ok(seen)
+    });
+    let independent = submit(&store, |w| {
+        let seen = w.get(META, b"elsewhere")?;
+        w.put(LABELS, b"independent", b"x")?;
         Ok(seen)
     });
     gate.wait();
     held.recv().unwrap().unwrap();
     assert_eq!(bad.recv().unwrap().unwrap_err().kind(), ErrorKind::Internal);
-    assert_eq!(after.recv().unwrap().unwrap(), None, "the refused operation's other write is gone");
+    assert_eq!(reader.recv().unwrap().unwrap_err().kind(), ErrorKind::Internal, "it read the refused write");
+    assert_eq!(independent.recv().unwrap().unwrap(), None);
     let r = store.read().unwrap();
     assert!(r.get(LABELS, b"first").unwrap().is_some());
-    assert!(r.get(LABELS, b"after").unwrap().is_some());
+    assert!(r.get(LABELS, b"independent").unwrap().is_some());
+    assert_eq!(r.get(LABELS, b"reader").unwrap(), None);
     assert_eq!(r.get(LABELS, b"bad").unwrap(), None);
     assert_eq!(r.get(META, b"bad-side").unwrap(), None);
+    // The next batch writes as usual.
+    write(&store, |w| w.put(LABELS, b"later", b"x")).unwrap();
+}
+
+/// Reads inside one batch, which the writer answers from what the batch
+/// read before where it can: each operation sees the rows of the database
+/// and the writes of the operations before it in the batch, in both scan
+/// directions, and nothing more.
+#[test]
+fn operations_of_one_batch_read_the_database_and_each_others_writes() {
+    use taskboard_core::storage::{Direction, KeyRange, Scan};
+    let store = PgStore::open(&Scratch::shared().fresh_url()).unwrap();
+    write(&store, |w| w.put(LABELS, b"k5", b"db")).unwrap();
+    fn keys(w: &dyn WriteTxn, prefix: &[u8], direction: Direction) -> Result<Vec<String>, Error> {
+        let mut out = Vec::new();
+        w.scan(LABELS, KeyRange::prefix(prefix), direction, &mut |k, _| {
+            out.push(String::from_utf8(k.to_vec()).unwrap());
+            Ok(Scan::Continue)
+        })?;
+        Ok(out)
+    }
+    let gate = Arc::new(Barrier::new(2));
+    let held = {
+        let gate = gate.clone();
+        submit(&store, move |_| {
+            gate.wait();
+            gate.wait();
+            Ok(())
+        })
+    };
+    gate.wait();
+    let empty = submit(&store, |w| keys(w, b"k1", Direction::Forward));
+    let put = submit(&store, |w| w.put(LABELS, b"k3", b"batch"));
+    let own = submit(&store, |w| keys(w, b"k3", Direction::Forward));
+    let stored = submit(&store, |w| keys(w, b"k5", Direction::Forward));
+    let after = submit(&store, |w| keys(w, b"k7", Direction::Forward));
+    let all = submit(&store, |w| keys(w, b"k", Direction::Reverse));
+    let gone = submit(&store, |w| w.delete(LABELS, b"k5"));
+    let again = submit(&store, |w| Ok((keys(w, b"k", Direction::Forward)?, w.get(LABELS, b"k5")?)));
+    gate.wait();
+    held.recv().unwrap().unwrap();
+    assert_eq!(empty.recv().unwrap().unwrap(), Vec::<String>::new());
+    put.recv().unwrap().unwrap();
+    assert_eq!(own.recv().unwrap().unwrap(), ["k3"]);
+    assert_eq!(
+        stored.recv().unwrap().unwrap(),
+        ["k5"],
+        "a row of the database beyond an empty range read before"
+    );
+    assert_eq!(after.recv().unwrap().unwrap(), Vec::<String>::new());
+    assert_eq!(all.recv().unwrap().unwrap(), ["k5", "k3"]);
+    assert!(gone.recv().unwrap().unwrap());
+    assert_eq!(again.recv().unwrap().unwrap(), (vec!["k3".to_string()], None));
+    let r = store.read().unwrap();
+    assert_eq!(r.get(LABELS, b"k3").unwrap(), Some(b"batch".to_vec()));
+    assert_eq!(r.get(LABELS, b"k5").unwrap(), None);
 }
 
 /// Two stores on one schema, as two server processes have: each
@@ -195,10 +261,17 @@ fn a_store_connects_again_after_losing_its_connections() {
     let store = PgStore::open(&format!("{url}&application_name={name}")).unwrap();
     write(&store, |w| w.put(LABELS, b"before", b"x")).unwrap();
     drop(store.read().unwrap());
+    // The listener tells when it listens.
+    let mut commits = store.commits_elsewhere().expect("a store other processes share");
+    wait_for_change(&mut commits);
     let ended = sql(&format!(
         "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = '{name}'"
     ));
-    assert_eq!(ended[0].get::<_, i64>(0), 2, "the writer's connection and one snapshot connection");
+    assert_eq!(
+        ended[0].get::<_, i64>(0),
+        3,
+        "the writer's connection, one snapshot connection and the listener's"
+    );
     // The first attempt may meet the dead connection; a failed batch
     // drops it, so the second attempt runs on a new one.
     let attempt = || write(&store, |w| w.put(LABELS, b"after", b"x"));
@@ -209,4 +282,31 @@ fn a_store_connects_again_after_losing_its_connections() {
     let read = || store.read().and_then(|r| Ok((r.get(LABELS, b"before")?, r.get(LABELS, b"after")?)));
     let (before, after) = read().or_else(|_| read()).unwrap();
     assert!(before.is_some() && after.is_some());
+    // The listener listens again.
+    wait_for_change(&mut commits);
+}
+
+/// Waits (a minute at most) for the listener's channel to change.
+fn wait_for_change(commits: &mut tokio::sync::watch::Receiver<u64>) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !commits.has_changed().unwrap() {
+        assert!(std::time::Instant::now() < deadline, "the listener never listened");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    commits.borrow_and_update();
+}
+
+/// A batch that stores events notifies the board's channel with its
+/// newest seq; one that stores none does not.
+#[test]
+fn a_batch_that_stores_events_notifies_the_listeners() {
+    let url = Scratch::shared().fresh_url();
+    let a = PgStore::open(&url).unwrap();
+    let b = PgStore::open(&url).unwrap();
+    let mut commits = b.commits_elsewhere().unwrap();
+    wait_for_change(&mut commits);
+    write(&a, |w| w.put(LABELS, b"no event", b"x")).unwrap();
+    write(&a, |w| w.put(EVENTS, &7u64.to_be_bytes(), b"\x01{}")).unwrap();
+    wait_for_change(&mut commits);
+    assert_eq!(*commits.borrow(), 7, "the seq of the newest event stored");
 }

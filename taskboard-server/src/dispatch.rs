@@ -118,7 +118,8 @@ async fn serve<E: Endpoint>(
                 Idempotent::Replayed { status, body } => return Ok(replayed(status, body)),
             };
             if let Encoded::Events(follower) = encoded {
-                return Ok(crate::sse::serve(follower, state.ws.shutdown.clone()));
+                let open = state.metrics.sse.hold();
+                return Ok(crate::sse::serve(follower, state.ws.shutdown.clone(), open));
             }
             if let Encoded::Upgrade(upgrade) = encoded {
                 let mut req = req;

@@ -123,6 +123,17 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<
             state.cors.preflight(res.headers_mut(), origin, req.headers());
         }
         log(&req, "preflight", res.status(), started);
+        state.metrics.record("preflight", res.status(), started);
+        return Ok(res);
+    }
+
+    if req.uri().path() == crate::metrics::PATH {
+        let mut res = crate::metrics::serve(&state, &req).await;
+        log(&req, "metrics", res.status(), started);
+        state.metrics.record("metrics", res.status(), started);
+        if let Some(origin) = origin {
+            state.cors.simple(res.headers_mut(), origin);
+        }
         return Ok(res);
     }
 
@@ -131,6 +142,7 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<
         let line = LogLine::of(&req);
         let mut res = crate::mcp::serve(&state, req).await;
         line.emit(endpoint, &method, res.status(), started);
+        state.metrics.record(endpoint, res.status(), started);
         if let Some(origin) = origin {
             state.cors.simple(res.headers_mut(), origin);
         }
@@ -139,6 +151,7 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<
 
     if let Some(res) = crate::web::serve(&req) {
         log(&req, "web", res.status(), started);
+        state.metrics.record("web", res.status(), started);
         return Ok(res);
     }
 
@@ -170,6 +183,7 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<
             if let Some(line) = path_and_query {
                 line.emit(target.name(), &method, res.status(), started);
             }
+            state.metrics.record(target.name(), res.status(), started);
             if let Some(origin) = origin {
                 state.cors.simple(res.headers_mut(), origin);
             } else if has_origin {
@@ -189,6 +203,7 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<
         Routed::BadParam(e) => (None, error(&e)),
     };
     log(&req, target.as_ref().map_or("-", Target::name), res.status(), started);
+    state.metrics.record(target.as_ref().map_or("unmatched", Target::name), res.status(), started);
     if let Some(origin) = origin {
         state.cors.simple(res.headers_mut(), origin);
     }

@@ -23,6 +23,7 @@ mod dispatch;
 mod files;
 mod http;
 mod mcp;
+mod metrics;
 mod openapi;
 mod parse;
 pub mod reference;
@@ -85,6 +86,8 @@ pub struct Config {
     /// Which targets webhooks may have (`--webhook-allow-private`), and
     /// the timeout and retry schedule of deliveries.
     pub webhooks: taskboard_core::webhooks::WebhookOptions,
+    /// The bearer token `GET /metrics` asks for; open when `None`.
+    pub metrics_token: Option<String>,
     /// Adds `GET /__panic`, a handler that panics, so tests can prove a
     /// panic becomes a 500 and the server keeps serving.
     #[doc(hidden)]
@@ -138,6 +141,7 @@ impl Config {
             limits: Limits::default(),
             event_buffer: BoardOptions::default().event_buffer,
             webhooks: Default::default(),
+            metrics_token: None,
             panic_route: false,
         }
     }
@@ -157,6 +161,7 @@ pub(crate) struct State {
     pub limits: Limits,
     pub ws: ws::WsContext,
     pub mcp: mcp::Service,
+    pub metrics: Arc<metrics::Metrics>,
 }
 
 /// A bound server that is not yet serving: the listener already accepts
@@ -209,6 +214,7 @@ impl Server {
             None => board.initial_password().await?,
         };
         let shutdown = CancellationToken::new();
+        let metrics = Arc::new(metrics::Metrics::new(config.metrics_token.as_deref()));
         let state = Arc::new(State {
             router: router::Router::new(config.dev, config.panic_route),
             cors: cors::Cors::new(&config),
@@ -218,7 +224,9 @@ impl Server {
                 board: board.clone(),
                 shutdown: shutdown.clone(),
                 tracker: TaskTracker::new(),
+                metrics: metrics.clone(),
             },
+            metrics,
             board,
         });
         let maintenance = state.board.spawn_maintenance();

@@ -57,12 +57,31 @@ struct Args {
     /// jitter (tests).
     #[arg(long, hide = true)]
     webhook_retry_ms: Option<u64>,
+    /// The bearer token `GET /metrics` asks for (`Authorization: Bearer
+    /// <token>`); without it the metrics are open to anyone who reaches
+    /// the server.
+    #[arg(long, env = "TASKBOARD_METRICS_TOKEN", hide_env_values = true)]
+    metrics_token: Option<String>,
     /// Log filter (`info`, `warn`, `taskboard_server=debug` …); RUST_LOG wins when set.
     #[arg(long, env = "TASKBOARD_LOG_LEVEL", default_value = "info")]
     log_level: String,
 }
 
+/// Transparent huge pages off for this process. Where the kernel gives
+/// them to every mapping (`always`), each 2 MiB region of mimalloc's
+/// arenas that one small allocation touches becomes resident whole, so a
+/// server held about 110 MB after a mixed workload instead of about 90
+/// (`bench/scale.sh`, at 10,000 and 1,000,000 tasks alike) for no
+/// measured gain in speed (docs/decisions.md, S.14).
+fn without_transparent_huge_pages() {
+    #[cfg(target_os = "linux")]
+    if let Err(e) = rustix::thread::disable_transparent_huge_pages(true) {
+        eprintln!("warning: transparent huge pages stay on: {e}");
+    }
+}
+
 fn main() -> ExitCode {
+    without_transparent_huge_pages();
     let args = Args::parse();
     let filter =
         std::env::var("RUST_LOG").ok().filter(|v| !v.is_empty()).unwrap_or_else(|| args.log_level.clone());
@@ -105,6 +124,7 @@ async fn run(args: Args) -> Result<(), taskboard_server::StartError> {
     config.web_origin = args.web_origin;
     config.dev_web_origin = args.dev_web_origin;
     config.webhooks.allow_private = args.webhook_allow_private;
+    config.metrics_token = args.metrics_token.filter(|t| !t.is_empty());
     if let Some(ms) = args.webhook_timeout_ms {
         config.webhooks.policy.timeout = std::time::Duration::from_millis(ms);
     }

@@ -37,17 +37,22 @@ fn block(events: &[Arc<Event>], resync: bool, next: u64) -> Bytes {
 }
 
 /// The answer streaming `follower`'s events until `shutdown`.
-pub(crate) fn serve(follower: Follower, shutdown: CancellationToken) -> Response<ResBody> {
-    let stream = futures_util::stream::unfold(Some(follower), move |state| {
+/// `open` counts the stream as open for as long as its body lives.
+pub(crate) fn serve(
+    follower: Follower,
+    shutdown: CancellationToken,
+    open: crate::metrics::GaugeGuard,
+) -> Response<ResBody> {
+    let stream = futures_util::stream::unfold(Some((follower, open)), move |state| {
         let shutdown = shutdown.clone();
         async move {
-            let mut follower = state?;
+            let (mut follower, open) = state?;
             let batch = tokio::select! {
                 b = follower.next_batch(100, KEEP_ALIVE) => b,
                 _ = shutdown.cancelled() => return None,
             };
             let bytes = block(&batch.events, batch.resync_required, batch.next);
-            let next = if batch.ended { None } else { Some(follower) };
+            let next = if batch.ended { None } else { Some((follower, open)) };
             Some((Ok::<_, std::io::Error>(Frame::data(bytes)), next))
         }
     });

@@ -87,6 +87,8 @@ pub struct WsContext {
     pub shutdown: CancellationToken,
     /// Every session runs on it, so shutdown can wait for them.
     pub tracker: TaskTracker,
+    /// Counts the open sessions.
+    pub(crate) metrics: std::sync::Arc<crate::metrics::Metrics>,
 }
 
 /// Validates the upgrade request (GET, `Upgrade: websocket`,
@@ -103,6 +105,7 @@ pub fn upgrade(
     // event committed after the caller was authenticated reaches it.
     let subscription = ctx.board.subscribe(since);
     let on_upgrade = hyper::upgrade::on(req);
+    let open = ctx.metrics.websockets.hold();
     let session = Session {
         board: ctx.board.clone(),
         viewer: ctx.board.viewer(&actor),
@@ -113,7 +116,10 @@ pub fn upgrade(
         batch_bytes: 0,
         flushed_at: tokio::time::Instant::now(),
     };
-    ctx.tracker.spawn(session.run(on_upgrade, subscription));
+    ctx.tracker.spawn(async move {
+        session.run(on_upgrade, subscription).await;
+        drop(open);
+    });
     Response::builder()
         .status(StatusCode::SWITCHING_PROTOCOLS)
         .header(header::UPGRADE, "websocket")

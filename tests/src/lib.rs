@@ -68,6 +68,9 @@ pub struct Env {
     /// The data directory (local mode; the server's in remote mode).
     pub data_dir: PathBuf,
     pub server: Option<RunningServer>,
+    /// Local mode on PostgreSQL: the board's database (`--database`); the
+    /// data directory then holds its file contents.
+    pub database: Option<String>,
     /// Where `login` stores credentials for this test.
     pub credentials: PathBuf,
 }
@@ -125,6 +128,15 @@ impl Env {
         env
     }
 
+    /// A new local board in a fresh schema of the tests' throwaway
+    /// PostgreSQL, made with `taskboard init`.
+    pub fn local_postgres() -> Env {
+        let mut env = Env::empty();
+        env.database = Some(taskboard_core::storage::postgres::scratch::Scratch::shared().fresh_url());
+        env.run(&["init", "--password", OWNER_PASSWORD]).success();
+        env
+    }
+
     /// A new board held by a running server.
     pub fn remote() -> Env {
         let mut env = Env::empty();
@@ -136,7 +148,7 @@ impl Env {
         let dir = tempfile::tempdir().expect("a temp dir");
         let data_dir = dir.path().join("data");
         let credentials = dir.path().join("config").join("credentials.json");
-        Env { dir, data_dir, server: None, credentials }
+        Env { dir, data_dir, server: None, database: None, credentials }
     }
 
     pub fn is_remote(&self) -> bool {
@@ -146,7 +158,13 @@ impl Env {
     /// `taskboard` with no board chosen and a clean environment.
     pub fn bare(&self) -> assert_cmd::Command {
         let mut cmd = assert_cmd::Command::new(taskboard_bin());
-        for var in ["TASKBOARD_DATA_DIR", "TASKBOARD_SERVER", "TASKBOARD_TOKEN", "TASKBOARD_PASSWORD"] {
+        for var in [
+            "TASKBOARD_DATA_DIR",
+            "TASKBOARD_DATABASE",
+            "TASKBOARD_SERVER",
+            "TASKBOARD_TOKEN",
+            "TASKBOARD_PASSWORD",
+        ] {
             cmd.env_remove(var);
         }
         cmd.env("TASKBOARD_CREDENTIALS", &self.credentials).current_dir(self.dir.path());
@@ -163,7 +181,13 @@ impl Env {
     /// test drives itself (pipes, signals).
     pub fn std_cmd(&self) -> std::process::Command {
         let mut cmd = std::process::Command::new(taskboard_bin());
-        for var in ["TASKBOARD_DATA_DIR", "TASKBOARD_SERVER", "TASKBOARD_TOKEN", "TASKBOARD_PASSWORD"] {
+        for var in [
+            "TASKBOARD_DATA_DIR",
+            "TASKBOARD_DATABASE",
+            "TASKBOARD_SERVER",
+            "TASKBOARD_TOKEN",
+            "TASKBOARD_PASSWORD",
+        ] {
             cmd.env_remove(var);
         }
         cmd.env("TASKBOARD_CREDENTIALS", &self.credentials).current_dir(self.dir.path());
@@ -171,6 +195,9 @@ impl Env {
             Some(s) => cmd.env("TASKBOARD_SERVER", &s.url).env("TASKBOARD_TOKEN", &s.token),
             None => cmd.env("TASKBOARD_DATA_DIR", &self.data_dir),
         };
+        if let Some(database) = &self.database {
+            cmd.env("TASKBOARD_DATABASE", database);
+        }
         cmd
     }
 

@@ -23,7 +23,8 @@ pub use webhooks::*;
     about = "Taskboard from the command line: every operation, on a local board or against a server",
     long_about = "Taskboard from the command line: every operation of the API, on a local board or \
 against a server.\n\n\
-Local mode (--data-dir / TASKBOARD_DATA_DIR) opens the board in this process, acting as the member \
+Local mode (--data-dir / TASKBOARD_DATA_DIR, with --database / TASKBOARD_DATABASE for a board in \
+PostgreSQL) opens the board in this process, acting as the member \
 given by --as (slug or id), or as the first active owner. It cannot open a board that a running \
 server holds: use --server then.\n\n\
 Remote mode (--server / TASKBOARD_SERVER) talks to a server with --token / TASKBOARD_TOKEN, or \
@@ -41,9 +42,15 @@ pub struct Cli {
 
 #[derive(Debug, Clone, Args)]
 pub struct Global {
-    /// Data directory of a local board.
+    /// Data directory of a local board (with --database: the directory of
+    /// the board's file contents, the one its servers share).
     #[arg(long, global = true, env = "TASKBOARD_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+    /// Local mode on a board kept in PostgreSQL: a `postgres://` URL
+    /// (`?host=/dir` for a Unix socket, `&schema=name`, `&sslmode=…`).
+    /// --data-dir then names the directory of its file contents.
+    #[arg(long, global = true, env = "TASKBOARD_DATABASE", value_name = "URL", hide_env_values = true)]
+    pub database: Option<String>,
     /// Address of a Taskboard server (http://host:port); wins over --data-dir.
     #[arg(long, global = true, env = "TASKBOARD_SERVER", value_name = "URL")]
     pub server: Option<String>,

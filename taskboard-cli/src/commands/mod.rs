@@ -2,13 +2,13 @@
 //! of the board: it turns arguments into requests, resolves the references
 //! a person types (slugs, keys, names) and prints the answers.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use taskboard_core::api::*;
 use taskboard_core::validate::*;
 use taskboard_core::{Board, BoardOptions, Error, ErrorKind};
 
-use crate::backend::{Backend, LocalBackend, open_board};
+use crate::backend::{Backend, LocalBackend, Place, open_board};
 use crate::cli::*;
 use crate::client::{Client, save_download};
 use crate::exit::Failure;
@@ -26,7 +26,7 @@ use helpers::*;
 
 /// Where the commands go.
 enum Mode {
-    Local(PathBuf),
+    Local(Place),
     Remote(Client),
 }
 
@@ -45,13 +45,13 @@ fn choose_mode(g: &Global) -> std::result::Result<Mode, Failure> {
         };
         return Ok(Mode::Remote(Client::new(server, token)?.with_idempotency_key(g.idempotency_key.clone())));
     }
-    if let Some(dir) = &g.data_dir {
+    if g.data_dir.is_some() || g.database.is_some() {
         if g.idempotency_key.is_some() {
             return Err(Failure::Usage(
                 "--idempotency-key applies to a server; a local board has no network to retry over".into(),
             ));
         }
-        return Ok(Mode::Local(dir.clone()));
+        return Ok(Mode::Local(need_place(g, "a local board")?));
     }
     match login::load()? {
         Some(stored) => Ok(Mode::Remote(
@@ -65,10 +65,19 @@ fn choose_mode(g: &Global) -> std::result::Result<Mode, Failure> {
     }
 }
 
-fn need_data_dir(g: &Global, command: &str) -> std::result::Result<PathBuf, Failure> {
-    g.data_dir
-        .clone()
-        .ok_or_else(|| Failure::Usage(format!("`{command}` needs --data-dir DIR (or TASKBOARD_DATA_DIR)")))
+/// The local board of the global options: a data directory, with a
+/// database when `--database` is given (the directory then holds the
+/// board's file contents).
+fn need_place(g: &Global, command: &str) -> std::result::Result<Place, Failure> {
+    let database = g.database.clone().filter(|d| !d.is_empty());
+    match &g.data_dir {
+        Some(dir) => Ok(Place { data_dir: dir.clone(), database }),
+        None if database.is_some() => Err(Failure::Usage(format!(
+            "{command} in a database needs --data-dir DIR too: the directory of the board's file contents, \
+             the one its servers share"
+        ))),
+        None => Err(Failure::Usage(format!("`{command}` needs --data-dir DIR (or TASKBOARD_DATA_DIR)"))),
+    }
 }
 
 /// Runs one parsed command line.
@@ -85,17 +94,18 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
             let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), &script);
             Ok(())
         }
-        Command::Init { owner, password } => init(&need_data_dir(&g, "init")?, &owner, password, out).await,
+        Command::Init { owner, password } => init(&need_place(&g, "init")?, &owner, password, out).await,
         Command::Import { dir } => {
-            let data_dir = need_data_dir(&g, "import")?;
+            let place = need_place(&g, "import")?;
             let bar = bar("import", "records");
-            let summary = Board::import_archive(dir, data_dir, archive_progress(&bar)).await;
+            let summary =
+                Board::import_archive_into(dir, place.database, place.data_dir, archive_progress(&bar)).await;
             finish(bar);
             out.summary("imported", &summary?);
             Ok(())
         }
         Command::Export { dir } => {
-            let board = open_board(&need_data_dir(&g, "export")?).await.map_err(|e| {
+            let board = open_board(&need_place(&g, "export")?).await.map_err(|e| {
                 if e.kind() == ErrorKind::Conflict {
                     Error::conflict(format!("{} Or, with a server, `taskboard backup DIR`.", e.detail()))
                 } else {
@@ -136,8 +146,8 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
             Ok(())
         }
         command => match choose_mode(&g)? {
-            Mode::Local(dir) => {
-                let backend = LocalBackend::open(&dir, g.acting_as.as_deref()).await?;
+            Mode::Local(place) => {
+                let backend = LocalBackend::open(&place, g.acting_as.as_deref()).await?;
                 if let Command::Mcp = command {
                     return crate::mcp::serve_stdio(crate::mcp::Local(std::sync::Arc::new(backend))).await;
                 }
@@ -168,21 +178,22 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
 }
 
 async fn init(
-    dir: &Path,
+    place: &Place,
     owner: &str,
     password: Option<String>,
     out: Out,
 ) -> std::result::Result<(), Failure> {
     let slug = Slug::new(owner).map_err(|e| e.at("owner"))?;
     let password = password.map(Password::new).transpose().map_err(|e| e.at("password"))?;
-    let board = Board::open(dir, BoardOptions::default()).await?;
+    let board =
+        Board::open_database(place.database.as_deref(), &place.data_dir, BoardOptions::default()).await?;
     let boot = board
         .bootstrap_owner(slug, password)
         .await?
-        .ok_or_else(|| Error::conflict(format!("{} already holds a board with members", dir.display())))?;
+        .ok_or_else(|| Error::conflict(format!("{} already holds a board with members", place.describe())))?;
     board.flush().await?;
     let json = serde_json::json!({"owner": boot.owner, "password": boot.generated_password});
-    let mut text = format!("created a board in {} with owner {}", dir.display(), boot.owner.slug);
+    let mut text = format!("created a board in {} with owner {}", place.describe(), boot.owner.slug);
     if let Some(p) = &boot.generated_password {
         text.push_str(&format!("\npassword (shown once): {p}"));
     }

@@ -53,9 +53,9 @@ impl RenderedTask {
 }
 
 impl TaskCache {
-    /// The memory the cache may hold, estimated: about 10,000 typical
+    /// The memory the cache may hold, estimated: about 5,000 typical
     /// tasks, whatever their descriptions.
-    pub(crate) const MAX_BYTES: usize = 16 << 20;
+    pub(crate) const MAX_BYTES: usize = 8 << 20;
 
     fn invalidated_by(kind: EventKind) -> bool {
         kind.changes_tasks()

@@ -13,9 +13,20 @@ use crate::storage::{Output, Storage, WriteOp};
 
 /// The key in META of the secret that signs session tokens, for a board
 /// whose processes share a database (each must accept the others' tokens).
-const JWT_SECRET_KEY: &[u8] = b"jwt_secret";
+pub(crate) const JWT_SECRET_KEY: &[u8] = b"jwt_secret";
 
 impl Board {
+    /// Whether `database` already holds a board (a member exists): the
+    /// data directory's `board.redb` for the embedded store, the board's
+    /// schema in PostgreSQL. Looks without creating anything.
+    pub async fn database_holds_board(database: Option<&str>, data_dir: impl AsRef<Path>) -> Result<bool> {
+        match database {
+            None => Ok(data_dir.as_ref().join("board.redb").exists()),
+            Some(url) if is_postgres_url(url) => crate::storage::postgres::holds_board(url).await,
+            Some(other) => Err(unsupported(other)),
+        }
+    }
+
     /// Opens the board where `database` says: the embedded store in
     /// `data_dir` when it is `None`, a PostgreSQL database for a
     /// `postgres://` URL (see [`Board::open_postgres`]).
@@ -27,10 +38,7 @@ impl Board {
         match database {
             None => Board::open(data_dir, options).await,
             Some(url) if is_postgres_url(url) => Board::open_postgres(url, data_dir, options).await,
-            Some(other) => Err(Error::bad_request(format!(
-                "unsupported database {:?}: give a postgres:// URL, or none for the embedded store in the data directory",
-                other.split(['?', '@']).next().unwrap_or_default()
-            ))),
+            Some(other) => Err(unsupported(other)),
         }
     }
 
@@ -58,10 +66,18 @@ impl Board {
         })
         .await
         .map_err(Error::internal)??;
+        board.follow_other_processes();
         board.upgrade_schema().await?;
         board.start_up().await?;
         Ok(board)
     }
+}
+
+fn unsupported(database: &str) -> Error {
+    Error::bad_request(format!(
+        "unsupported database {:?}: give a postgres:// URL, or none for the embedded store in the data directory",
+        database.split(['?', '@']).next().unwrap_or_default()
+    ))
 }
 
 /// The secret kept in the store, written by whichever process asks first

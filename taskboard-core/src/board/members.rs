@@ -328,55 +328,6 @@ impl Board {
         .await
     }
 
-    /// Marks a WebSocket connection of `actor` opened: the first one sets
-    /// `online` (unless busy) and refreshes `last_seen_at` (docs/rules.md, members).
-    pub async fn connected(&self, actor: &Actor) -> Result<()> {
-        let first = {
-            let mut conns = self.inner.connections.lock().unwrap();
-            let n = conns.entry(actor.id()).or_insert(0);
-            *n += 1;
-            *n == 1
-        };
-        self.presence(actor.id(), first.then_some(MemberStatus::Online)).await
-    }
-
-    /// Marks a connection closed: the last one sets `offline` unless the
-    /// member set `busy` itself.
-    pub async fn disconnected(&self, actor: &Actor) -> Result<()> {
-        let last = {
-            let mut conns = self.inner.connections.lock().unwrap();
-            match conns.get_mut(&actor.id()) {
-                Some(n) if *n > 1 => {
-                    *n -= 1;
-                    false
-                }
-                Some(_) => {
-                    conns.remove(&actor.id());
-                    true
-                }
-                None => false,
-            }
-        };
-        self.presence(actor.id(), last.then_some(MemberStatus::Offline)).await
-    }
-
-    async fn presence(&self, id: Uuid, status: Option<MemberStatus>) -> Result<()> {
-        self.write(move |tx| {
-            let Some(mut m) = tx.w.member(id)? else { return Ok(()) };
-            m.last_seen_at = tx.now;
-            let change = status.filter(|s| m.status != MemberStatus::Busy && m.status != *s);
-            if let Some(s) = change {
-                m.status = s;
-            }
-            tx.w.put_member_record(&m)?;
-            if let Some(s) = change {
-                tx.emit_all(EventKind::AgentStatus, json!({"member_id": id, "status": s}))?;
-            }
-            Ok(())
-        })
-        .await
-    }
-
     /// Whether the board has any member with a password (used by the CLI
     /// and the server to decide on bootstrap).
     pub async fn is_empty(&self) -> Result<bool> {

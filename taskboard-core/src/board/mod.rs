@@ -22,6 +22,8 @@ mod links;
 mod members;
 mod messages;
 mod pages;
+mod presence;
+mod processes;
 mod projects;
 mod queries;
 pub(crate) mod search;
@@ -53,11 +55,13 @@ use crate::storage::{Storage, WriteOp, WriteTxn};
 
 pub(crate) use cache::{AuthCache, RenderedTask, TaskCache};
 pub use condition::Condition;
+pub(crate) use database::JWT_SECRET_KEY;
 pub use first_run::{INITIAL_PASSWORD_FILE, InitialPassword};
 pub use follow::{EventBatch, Follower};
 pub use idempotency::{AnswerOf, IDEMPOTENCY_TTL, IdempotencyKey, Idempotent, StoredAnswer};
 pub use members::Bootstrap;
 pub use pages::{STREAM_CHUNK, STREAM_DEPTH};
+pub use presence::{PRESENCE_RENEWAL, PRESENCE_TTL};
 pub use throttle::{Clock, LoginLimits};
 pub use work::LEASE_SECONDS;
 
@@ -100,7 +104,7 @@ impl Default for BoardOptions {
             max_upload_bytes: DEFAULT_MAX_UPLOAD_BYTES,
             jwt_secret: None,
             event_buffer: 4096,
-            event_memory: 64 * 1024 * 1024,
+            event_memory: 16 * 1024 * 1024,
             store_cache: crate::storage::redb::DEFAULT_CACHE_BYTES,
             unbound_upload_ttl: Duration::from_secs(24 * 3600),
             login_limits: LoginLimits::default(),
@@ -162,7 +166,10 @@ struct Inner {
     /// Blob directory of an in-memory board, removed on drop.
     scratch: Option<PathBuf>,
     last_seen: Mutex<HashMap<Uuid, Instant>>,
-    connections: Mutex<HashMap<Uuid, usize>>,
+    /// This process's open event streams per member (`presence`).
+    connections: Arc<Mutex<HashMap<Uuid, usize>>>,
+    /// This process among those serving the board (`presence`).
+    process: Uuid,
     auth_cache: std::sync::RwLock<AuthCache>,
     task_cache: std::sync::RwLock<TaskCache>,
     streams: Arc<crate::api::StreamGauge>,
@@ -290,6 +297,7 @@ impl Board {
         })
         .await
         .map_err(Error::internal)??;
+        board.follow_other_processes();
         board.upgrade_schema().await?;
         board.start_up().await?;
         Ok(board)
@@ -334,8 +342,15 @@ impl Board {
             }
             (log::oldest(&*r)?, r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0))
         };
-        let hub =
-            Hub::new(Arc::downgrade(&store), latest, oldest, options.event_buffer, options.event_memory);
+        let shared = store.commits_elsewhere().is_some();
+        let hub = Hub::new(
+            Arc::downgrade(&store),
+            latest,
+            oldest,
+            options.event_buffer,
+            options.event_memory,
+            shared,
+        );
         let throttle = throttle::LoginThrottle::new(options.login_limits, options.clock.clone());
         let hashers = crate::credentials::HashPool::new(options.password_hashers);
         let board = Board {
@@ -348,7 +363,8 @@ impl Board {
                 data_dir,
                 scratch,
                 last_seen: Mutex::new(HashMap::new()),
-                connections: Mutex::new(HashMap::new()),
+                connections: Default::default(),
+                process: Uuid::now_v7(),
                 auth_cache: Default::default(),
                 task_cache: Default::default(),
                 streams: Default::default(),
@@ -401,7 +417,7 @@ impl Board {
         T: Send + 'static,
         F: FnOnce(&mut Tx<'_>) -> Result<T> + Send + 'static,
     {
-        let (tx, rx) = tokio::sync::oneshot::channel::<Result<T>>();
+        let (tx, rx) = tokio::sync::oneshot::channel::<Result<(T, u64)>>();
         let inner = self.inner.clone();
         let clock = self.inner.options.clock.clone();
         let pending = idempotency::pending();
@@ -424,6 +440,7 @@ impl Board {
                     let (value, events, dead_blobs) = *out
                         .downcast::<(T, Vec<Event>, Vec<String>)>()
                         .expect("the output type of this operation");
+                    let newest = events.last().map_or(0, |e| e.seq);
                     cache::invalidate(&inner, &events);
                     if !events.is_empty() {
                         inner.hub.publish(events);
@@ -431,7 +448,7 @@ impl Board {
                     if !dead_blobs.is_empty() {
                         inner.blobs.remove(&dead_blobs);
                     }
-                    value
+                    (value, newest)
                 });
                 // Let go of the board before waking the caller: once the
                 // caller has its answer and drops the last `Board`, the
@@ -442,7 +459,11 @@ impl Board {
             }),
         };
         self.inner.store.submit(op);
-        rx.await.map_err(|_| Error::internal("the storage writer stopped"))?
+        let (value, newest) = rx.await.map_err(|_| Error::internal("the storage writer stopped"))??;
+        // With other processes writing too, own events may wait for lower
+        // seqs committed elsewhere (`processes`).
+        self.published(newest).await;
+        Ok(value)
     }
 
     // ---- events ---------------------------------------------------------
@@ -477,6 +498,21 @@ impl Board {
         self.inner.hub.subscribe(since)
     }
 
+    /// Events this process has published since the board was opened.
+    pub fn events_published(&self) -> u64 {
+        self.inner.hub.published()
+    }
+
+    /// The storage backend's name (`redb`, `postgres`).
+    pub fn storage_backend(&self) -> &'static str {
+        self.inner.store.backend()
+    }
+
+    /// What the storage writer records of its batches.
+    pub fn writer_metrics(&self) -> Option<Arc<crate::metrics::WriterMetrics>> {
+        self.inner.store.writer_metrics()
+    }
+
     /// What the event stream holds in memory.
     pub fn event_memory(&self) -> EventMemory {
         self.inner.hub.memory()
@@ -507,16 +543,24 @@ impl Board {
     }
 
     /// Starts the background work of a running board: releasing expired
-    /// leases every second, and reclaiming unbound uploads every hour.
+    /// leases every second, renewing this process's presence entries
+    /// every few seconds, and reclaiming unbound uploads every hour.
     /// Returns the task's handle.
     pub fn spawn_maintenance(&self) -> tokio::task::JoinHandle<()> {
         let board = self.clone();
         tokio::spawn(async move {
             let mut leases = tokio::time::interval(Duration::from_secs(1));
             leases.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut presence = tokio::time::interval(presence::PRESENCE_RENEWAL);
+            presence.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             let mut uploads = tokio::time::interval(Duration::from_secs(3600));
             loop {
                 tokio::select! {
+                    _ = presence.tick() => {
+                        if let Err(e) = board.renew_presence().await {
+                            tracing::warn!(%e, "renewing presence failed");
+                        }
+                    }
                     _ = leases.tick() => {
                         if let Err(e) = board.expire_leases().await {
                             tracing::warn!(%e, "releasing expired leases failed");

@@ -14,11 +14,19 @@
 //! events): it gets [`StreamError::TooSlow`] and resumes with `since`. What
 //! it is behind by is read from the store, so a slow subscriber costs no
 //! memory.
+//!
+//! A board whose store other processes write too (PostgreSQL) publishes
+//! both its own commits and events read from the store, committed by the
+//! others (`board::processes`). Seqs are assigned in commit order across
+//! processes, so this process's next commit may skip seqs that another
+//! one committed just before: those events are held back (`pending`)
+//! until the missing ones are read from the store, and no event is ever
+//! published before every lower seq.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, RwLock, Weak};
 
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
 use super::Event;
@@ -43,6 +51,13 @@ struct Shared {
     store: Weak<dyn Storage>,
     buffer: u64,
     memory: usize,
+    /// Events published since the hub started, for monitoring.
+    published: std::sync::atomic::AtomicU64,
+    /// Other processes write the store too: seqs may arrive with gaps.
+    shared: bool,
+    /// Told when this process's own events wait for lower seqs that
+    /// another process committed.
+    gap: Arc<Notify>,
 }
 
 /// The newest events, contiguous in seq, ending at `latest`.
@@ -53,6 +68,9 @@ struct Window {
     latest: u64,
     /// The oldest seq the store still holds (`latest + 1` when none).
     oldest_stored: u64,
+    /// Own events above `latest + 1`, waiting for the lower seqs (shared
+    /// stores only).
+    pending: BTreeMap<u64, Event>,
 }
 
 /// What the hub holds in memory.
@@ -87,6 +105,7 @@ impl Hub {
         oldest_stored: Option<u64>,
         buffer: usize,
         memory: usize,
+        shared: bool,
     ) -> Hub {
         let window = Window {
             events: VecDeque::new(),
@@ -94,6 +113,7 @@ impl Hub {
             peak: 0,
             latest,
             oldest_stored: oldest_stored.unwrap_or(latest + 1),
+            pending: BTreeMap::new(),
         };
         let shared = Shared {
             window: RwLock::new(window),
@@ -101,6 +121,9 @@ impl Hub {
             store,
             buffer: buffer.max(16) as u64,
             memory,
+            published: Default::default(),
+            shared,
+            gap: Arc::new(Notify::new()),
         };
         Hub { shared: Arc::new(shared) }
     }
@@ -119,30 +142,92 @@ impl Hub {
         EventMemory { events: w.events.len(), bytes: w.bytes, peak_bytes: w.peak, bound: self.shared.memory }
     }
 
-    /// Publishes committed events, in seq order.
+    /// Events published since the hub started.
+    pub(crate) fn published(&self) -> u64 {
+        self.shared.published.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Told when own events wait for lower seqs committed elsewhere, and
+    /// when a subscriber asks for a seq not published here yet: the
+    /// follower of the other processes reads the store then.
+    pub(crate) fn gap(&self) -> Arc<Notify> {
+        self.shared.gap.clone()
+    }
+
+    /// Publishes this process's committed events, in seq order. With a
+    /// shared store they wait for any lower seq not yet published.
     pub(crate) fn publish(&self, events: Vec<Event>) {
         let mut w = self.shared.window.write().unwrap();
-        for event in events {
-            if event.seq != w.latest + 1 {
-                // Numbering has no gap; should it ever, memory no longer
-                // mirrors the store's tail, and the store is the truth.
-                w.events.clear();
-                w.bytes = 0;
+        if !self.shared.shared {
+            for event in events {
+                self.push(&mut w, event);
             }
-            w.latest = event.seq;
-            // The store keeps the last RETAINED_EVENTS (`log::append`).
-            w.oldest_stored = w.oldest_stored.max((event.seq + 1).saturating_sub(RETAINED_EVENTS as u64));
-            w.bytes += event.memory_size();
-            w.events.push_back(Arc::new(event));
-            while w.bytes > self.shared.memory {
-                let Some(old) = w.events.pop_front() else { break };
-                w.bytes -= old.memory_size();
+        } else {
+            for event in events {
+                if event.seq > w.latest {
+                    w.pending.insert(event.seq, event);
+                }
             }
-            w.peak = w.peak.max(w.bytes);
+            self.drain(&mut w);
         }
+        let waiting = !w.pending.is_empty();
         let latest = w.latest;
         drop(w);
         self.shared.changes.send_replace(latest);
+        if waiting {
+            self.shared.gap.notify_one();
+        }
+    }
+
+    /// Publishes events read from the store, in seq order: those not
+    /// published yet, then the own events they were holding back.
+    pub(crate) fn publish_stored(&self, events: Vec<Event>) {
+        let mut w = self.shared.window.write().unwrap();
+        for event in events {
+            if event.seq > w.latest {
+                w.pending.remove(&event.seq);
+                self.push(&mut w, event);
+            }
+        }
+        self.drain(&mut w);
+        let latest = w.latest;
+        drop(w);
+        self.shared.changes.send_replace(latest);
+    }
+
+    /// Publishes the held-back events that now follow `latest`.
+    fn drain(&self, w: &mut Window) {
+        while let Some(entry) = w.pending.first_entry() {
+            if *entry.key() <= w.latest {
+                entry.remove();
+            } else if *entry.key() == w.latest + 1 {
+                let event = entry.remove();
+                self.push(w, event);
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn push(&self, w: &mut Window, event: Event) {
+        self.shared.published.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if event.seq != w.latest + 1 {
+            // Numbering has no gap; should it ever (events pruned before
+            // this process read them), memory no longer mirrors the
+            // store's tail, and the store is the truth.
+            w.events.clear();
+            w.bytes = 0;
+        }
+        w.latest = event.seq;
+        // The store keeps the last RETAINED_EVENTS (`log::append`).
+        w.oldest_stored = w.oldest_stored.max((event.seq + 1).saturating_sub(RETAINED_EVENTS as u64));
+        w.bytes += event.memory_size();
+        w.events.push_back(Arc::new(event));
+        while w.bytes > self.shared.memory {
+            let Some(old) = w.events.pop_front() else { break };
+            w.bytes -= old.memory_size();
+        }
+        w.peak = w.peak.max(w.bytes);
     }
 
     /// Subscribes from `since` (or from now).
@@ -156,13 +241,23 @@ impl Hub {
         // cannot be trusted either (docs/decisions.md 7.c).
         let (resync_required, from) = match since {
             None => (false, latest),
+            Some(s) if s > latest && self.shared.shared => {
+                // Another process may have committed it already: the
+                // store tells, and the stream starts there once this
+                // process has caught up.
+                drop(w);
+                self.shared.gap.notify_one();
+                match self.shared.newest_stored() {
+                    Some(newest) if s <= newest => (false, s),
+                    _ => (true, latest),
+                }
+            }
             Some(s) if s > latest || (s < latest && s + 1 < w.oldest_stored) => (true, latest),
             Some(s) => (false, s),
         };
-        drop(w);
         Subscription {
             resync_required,
-            latest,
+            latest: latest.max(from),
             handed: from,
             next: from + 1,
             ready: VecDeque::new(),
@@ -174,6 +269,13 @@ impl Hub {
 }
 
 impl Shared {
+    /// The newest stored seq (blocking), `None` when it cannot be read.
+    fn newest_stored(&self) -> Option<u64> {
+        let store = self.store.upgrade()?;
+        let newest = store.read().and_then(|r| log::newest(&*r));
+        newest.inspect_err(|e| tracing::warn!(%e, "reading the newest event failed")).ok().flatten()
+    }
+
     /// Stored events from `from` to `to`, at most a batch. Blocking.
     fn load(&self, from: u64, to: u64) -> Result<Vec<Arc<Event>>, StreamError> {
         let store = self.store.upgrade().ok_or(StreamError::Closed)?;
@@ -377,7 +479,7 @@ mod tests {
     }
 
     fn hub(store: &Arc<dyn Storage>, memory: usize) -> Hub {
-        Hub::new(Arc::downgrade(store), 0, None, 64, memory)
+        Hub::new(Arc::downgrade(store), 0, None, 64, memory, false)
     }
 
     #[test]
@@ -399,7 +501,7 @@ mod tests {
     #[test]
     fn resync_when_since_is_older_than_the_store_or_newer_than_the_newest() {
         let store: Arc<dyn Storage> = Arc::new(RedbStore::in_memory().unwrap());
-        let hub = Hub::new(Arc::downgrade(&store), 9, Some(5), 64, 1 << 20);
+        let hub = Hub::new(Arc::downgrade(&store), 9, Some(5), 64, 1 << 20, false);
         assert!(hub.subscribe(Some(2)).resync_required);
         assert!(!hub.subscribe(Some(4)).resync_required);
         assert!(!hub.subscribe(Some(9)).resync_required);
@@ -407,6 +509,25 @@ mod tests {
         let sub = hub.subscribe(Some(4));
         assert!(sub.replaying());
         assert_eq!(sub.position(), 4);
+    }
+
+    #[test]
+    fn own_events_wait_for_the_lower_seqs_of_other_processes() {
+        let store: Arc<dyn Storage> = Arc::new(RedbStore::in_memory().unwrap());
+        let hub = Hub::new(Arc::downgrade(&store), 1, None, 64, 1 << 20, true);
+        let mut sub = hub.subscribe(None);
+        // 2 and 3 were committed elsewhere, before this process's 4 and 5.
+        hub.publish(vec![mk(4), mk(5)]);
+        assert_eq!(hub.latest(), 1, "held back");
+        assert_eq!(sub.try_next().unwrap(), None);
+        hub.publish_stored(vec![mk(2)]);
+        assert_eq!(hub.latest(), 2);
+        // Read back from the store with the next one: not published twice.
+        hub.publish_stored(vec![mk(3), mk(4)]);
+        assert_eq!(hub.latest(), 5);
+        hub.publish(vec![mk(6)]);
+        let seqs: Vec<u64> = std::iter::from_fn(|| sub.try_next().unwrap()).map(|e| e.seq).collect();
+        assert_eq!(seqs, [2, 3, 4, 5, 6]);
     }
 
     #[test]

@@ -180,6 +180,16 @@ pub(crate) fn oldest(r: &dyn ReadTxn) -> Result<Option<u64>> {
     Ok(oldest)
 }
 
+/// The seq of the newest stored event.
+pub(crate) fn newest(r: &dyn ReadTxn) -> Result<Option<u64>> {
+    let mut newest = None;
+    r.scan(EVENTS, KeyRange::all(), Direction::Reverse, &mut |k, _| {
+        newest = k.try_into().ok().map(u64::from_be_bytes);
+        Ok(Scan::Stop)
+    })?;
+    Ok(newest)
+}
+
 /// Stored events from `from` to `to` (both included), in order: at most
 /// `max_events`, and no more once `max_bytes` of records were read.
 pub(crate) fn load(

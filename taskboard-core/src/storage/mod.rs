@@ -143,6 +143,42 @@ pub trait Storage: Send + Sync + 'static {
     /// Copies a consistent snapshot of the whole store into a new file at
     /// `path` (used by backups).
     fn backup_to(&self, path: &std::path::Path) -> Result<(), Error>;
+    /// The backend's name, for monitoring (`redb`, `postgres`).
+    fn backend(&self) -> &'static str {
+        "other"
+    }
+    /// What the backend's writer records of its batches, if it records.
+    fn writer_metrics(&self) -> Option<std::sync::Arc<crate::metrics::WriterMetrics>> {
+        None
+    }
+    /// For a store that other processes write to as well: a channel that
+    /// changes when they may have committed events (its value is the
+    /// newest seq they told of, a hint only: the events table is the
+    /// truth). `None` for a store that this process alone writes.
+    fn commits_elsewhere(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
+}
+
+/// Calls `step` on the items of `iter` in `direction` until it answers
+/// [`Scan::Stop`] or fails: the walk of every backend's scan.
+pub(crate) fn walk<T>(
+    iter: impl DoubleEndedIterator<Item = T>,
+    direction: Direction,
+    mut step: impl FnMut(T) -> Result<Scan, Error>,
+) -> Result<(), Error> {
+    let mut run = |items: &mut dyn Iterator<Item = T>| {
+        for item in items {
+            if step(item)? == Scan::Stop {
+                break;
+            }
+        }
+        Ok(())
+    };
+    match direction {
+        Direction::Forward => run(&mut iter.into_iter()),
+        Direction::Reverse => run(&mut iter.rev()),
+    }
 }
 
 /// Hands `op` to a backend's writer thread through its queue; fails the

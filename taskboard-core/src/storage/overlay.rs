@@ -13,10 +13,22 @@ use crate::error::Error;
 pub type TableWrites = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
 
 /// The writes of one operation, to apply to the real transaction.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Writes(BTreeMap<usize, TableWrites>);
 
 impl Writes {
+    /// The writes of one table, if any.
+    pub fn table(&self, table: Table) -> Option<&TableWrites> {
+        self.0.get(&table.index)
+    }
+
+    /// Adds `later`'s writes over these (a key both wrote takes `later`'s).
+    pub fn merge(&mut self, later: Writes) {
+        for (index, writes) in later.0 {
+            self.0.entry(index).or_default().extend(writes);
+        }
+    }
+
     /// The writes table by table, each in key order.
     pub fn into_tables(self) -> impl Iterator<Item = (Table, TableWrites)> {
         self.0.into_iter().map(|(index, writes)| (tables::ALL[index], writes))
@@ -53,6 +65,12 @@ impl<'a> Overlay<'a> {
     /// The buffered writes, ending the overlay's borrow of the base.
     pub fn into_writes(self) -> Writes {
         self.writes
+    }
+
+    /// Buffers `writes` as if they were made here, without reading the
+    /// base (the writes of an operation that ran over this overlay).
+    pub fn absorb(&mut self, writes: Writes) {
+        self.writes.merge(writes);
     }
 }
 

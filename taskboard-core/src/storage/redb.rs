@@ -13,6 +13,7 @@ use std::rc::Rc;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 use redb::{Database, ReadOnlyTable, ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
 
@@ -20,12 +21,17 @@ use super::overlay::Overlay;
 use super::tables::{self, Table};
 use super::{Direction, DoneFn, KeyRange, Output, ReadTxn, Scan, Storage, Visitor, WriteOp, WriteTxn};
 use crate::error::Error;
+use crate::metrics::WriterMetrics;
 
 /// Most operations committed under one sync.
 pub const MAX_BATCH: usize = 1024;
-/// redb's page cache unless told otherwise: redb's own default (1 GiB)
-/// would let the memory of a server follow the size of its data.
-pub const DEFAULT_CACHE_BYTES: usize = 128 * 1024 * 1024;
+/// redb's page cache unless told otherwise (pages read, and pages
+/// written but not yet on disk). redb's own default (1 GiB) lets the
+/// memory of a server follow the size of its data; pages beyond the
+/// cache are read again through the operating system's page cache,
+/// which is not the process's memory, and the indexes keep the pages one
+/// request touches few.
+pub const DEFAULT_CACHE_BYTES: usize = 32 << 20;
 
 type Def = TableDefinition<'static, &'static [u8], &'static [u8]>;
 
@@ -37,15 +43,10 @@ fn storage_err(e: impl std::fmt::Display) -> Error {
     Error::internal(format!("redb: {e}"))
 }
 
-/// The memory redb may keep of the file's pages (its default is 1 GiB,
-/// which a large board fills and keeps). Pages beyond it are read again
-/// through the operating system's page cache, which is not the process's
-/// memory; the indexes keep the pages one request touches few.
-pub const CACHE_BYTES: usize = 32 << 20;
-
 /// A board store kept in redb.
 pub struct RedbStore {
     db: Arc<Database>,
+    metrics: Arc<WriterMetrics>,
     queue: Mutex<Option<mpsc::Sender<WriteOp>>>,
     writer: Mutex<Option<JoinHandle<()>>>,
 }
@@ -93,13 +94,15 @@ impl RedbStore {
         txn.commit().map_err(storage_err)?;
 
         let db = Arc::new(db);
+        let metrics = Arc::new(WriterMetrics::default());
         let (tx, rx) = mpsc::channel::<WriteOp>();
         let writer_db = db.clone();
+        let writer_metrics = metrics.clone();
         let writer = std::thread::Builder::new()
             .name("taskboard-writer".into())
-            .spawn(move || write_loop(&writer_db, rx))
+            .spawn(move || write_loop(&writer_db, &writer_metrics, rx))
             .map_err(storage_err)?;
-        Ok(RedbStore { db, queue: Mutex::new(Some(tx)), writer: Mutex::new(Some(writer)) })
+        Ok(RedbStore { db, metrics, queue: Mutex::new(Some(tx)), writer: Mutex::new(Some(writer)) })
     }
 
     /// Stops the writer after the queued operations are committed.
@@ -122,7 +125,7 @@ impl Drop for RedbStore {
     }
 }
 
-fn write_loop(db: &Database, rx: mpsc::Receiver<WriteOp>) {
+fn write_loop(db: &Database, metrics: &WriterMetrics, rx: mpsc::Receiver<WriteOp>) {
     let mut batch: Vec<WriteOp> = Vec::with_capacity(MAX_BATCH);
     while let Ok(first) = rx.recv() {
         batch.push(first);
@@ -132,7 +135,11 @@ fn write_loop(db: &Database, rx: mpsc::Receiver<WriteOp>) {
                 Err(_) => break,
             }
         }
-        for (done, outcome) in run_batch(db, batch.drain(..)) {
+        metrics.batch_operations.observe(batch.len() as f64);
+        let started = Instant::now();
+        let outcomes = run_batch(db, metrics, batch.drain(..));
+        metrics.batch_seconds.observe_duration(started.elapsed());
+        for (done, outcome) in outcomes {
             done(outcome);
         }
     }
@@ -142,12 +149,17 @@ fn write_loop(db: &Database, rx: mpsc::Receiver<WriteOp>) {
 /// writes into its own [`Overlay`]; only the writes of an operation that
 /// succeeds are applied to the transaction, so each stays all-or-nothing
 /// while the batch pays for one commit and one sync.
-fn run_batch(db: &Database, ops: impl Iterator<Item = WriteOp>) -> Vec<(DoneFn, Result<Output, Error>)> {
+fn run_batch(
+    db: &Database,
+    metrics: &WriterMetrics,
+    ops: impl Iterator<Item = WriteOp>,
+) -> Vec<(DoneFn, Result<Output, Error>)> {
     let mut outcomes: Vec<(DoneFn, Result<Output, Error>)> = Vec::new();
     let txn = match db.begin_write() {
         Ok(txn) => txn,
         Err(e) => {
             let e = storage_err(e);
+            metrics.failed_batches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return ops.map(|op| (op.done, Err(e.clone()))).collect();
         }
     };
@@ -183,9 +195,15 @@ fn run_batch(db: &Database, ops: impl Iterator<Item = WriteOp>) -> Vec<(DoneFn, 
             let _ = txn.abort();
             Some(e)
         }
-        None => txn.commit().err().map(storage_err),
+        None => {
+            let committing = Instant::now();
+            let committed = txn.commit();
+            metrics.commit_seconds.observe_duration(committing.elapsed());
+            committed.err().map(storage_err)
+        }
     };
     if let Some(e) = failure {
+        metrics.failed_batches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         for (_, outcome) in outcomes.iter_mut() {
             if outcome.is_ok() {
                 *outcome = Err(e.clone());
@@ -220,6 +238,14 @@ impl Storage for RedbStore {
         }
         txn.commit().map_err(storage_err)?;
         Ok(())
+    }
+
+    fn backend(&self) -> &'static str {
+        "redb"
+    }
+
+    fn writer_metrics(&self) -> Option<Arc<WriterMetrics>> {
+        Some(self.metrics.clone())
     }
 }
 
@@ -259,27 +285,10 @@ fn scan_table(
     visit: &mut Visitor<'_>,
 ) -> Result<(), Error> {
     let iter = table.range::<&[u8]>(range.bounds()).map_err(storage_err)?;
-    let mut step = |entry: Entry<'_>| {
+    super::walk(iter, direction, |entry: Entry<'_>| {
         let (k, v) = entry.map_err(storage_err)?;
         visit(k.value(), v.value())
-    };
-    match direction {
-        Direction::Forward => {
-            for entry in iter {
-                if step(entry)? == Scan::Stop {
-                    break;
-                }
-            }
-        }
-        Direction::Reverse => {
-            for entry in iter.rev() {
-                if step(entry)? == Scan::Stop {
-                    break;
-                }
-            }
-        }
-    }
-    Ok(())
+    })
 }
 
 impl ReadTxn for RedbRead {

@@ -146,4 +146,8 @@ tables! {
     /// through at their first attempt; the last `board::deliveries::BATCHES`
     /// per webhook
     DELIVERY_BATCHES = "webhookid_n_batch";
+    /// member_id process_id → Timestamp: until when a server process
+    /// (an id it takes at start) lists the member as connected; renewed
+    /// while it is (see `board::presence`)
+    PRESENCE = "memberid_processid_until";
 }

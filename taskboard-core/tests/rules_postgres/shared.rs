@@ -3,9 +3,10 @@
 
 use std::time::Duration;
 
+use taskboard_core::api::{Patch, TaskPatch};
 use taskboard_core::board::Clock;
 use taskboard_core::storage::postgres::scratch::Scratch;
-use taskboard_core::{Board, BoardOptions};
+use taskboard_core::{Actor, Board, BoardOptions};
 
 use crate::support::*;
 
@@ -44,4 +45,139 @@ async fn a_lease_expires_once_when_two_boards_look_at_once() {
             .count();
         assert_eq!(expired, 1);
     }
+}
+
+/// Two boards on a fresh database, with the owner acting on each.
+async fn two_boards() -> (Fx, Board, Actor, tempfile::TempDir) {
+    let url = Scratch::shared().fresh_url();
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = Board::open_postgres(&url, dir_a.path(), BoardOptions::default()).await.unwrap();
+    let b = Board::open_postgres(&url, dir_b.path(), BoardOptions::default()).await.unwrap();
+    let boot = a.bootstrap_owner(slug("owner"), None).await.unwrap().expect("an empty board");
+    let owner = a.actor(boot.owner.id).await.unwrap();
+    let owner_b = b.actor(boot.owner.id).await.unwrap();
+    (Fx { board: a, owner, dir: None, _blobs: Some(dir_a) }, b, owner_b, dir_b)
+}
+
+/// The seqs of the next events of `sub` up to seq `last`, waiting for
+/// each at most `DEADLINE` (the wake-up is one notification, or the
+/// once-a-second read of the events table).
+async fn take_to(sub: &mut taskboard_core::Subscription, last: u64) -> Vec<u64> {
+    const DEADLINE: Duration = Duration::from_secs(5);
+    let mut seqs = Vec::new();
+    while seqs.last().is_none_or(|s| *s < last) {
+        let event = tokio::time::timeout(DEADLINE, sub.next()).await.expect("the next event").unwrap();
+        seqs.push(event.seq);
+    }
+    seqs
+}
+
+/// Events committed through either board reach the subscribers of both,
+/// every seq once and in order, own and other events interleaved.
+#[tokio::test]
+async fn each_board_publishes_the_events_of_both_in_seq_order() {
+    let (fx, b, owner_b, _dir) = two_boards().await;
+    let p = fx.project("web").await;
+    fx.board.flush().await.unwrap();
+    let since = fx.board.latest_seq();
+    let mut on_a = fx.board.subscribe(Some(since));
+    // B may not have read A's latest events yet: it still takes `since`.
+    let mut on_b = b.subscribe(Some(since));
+    assert!(!on_b.resync_required);
+    const EACH: usize = 15;
+    let creations = (0..2 * EACH).map(|i| {
+        let (board, owner) = if i % 2 == 0 { (&fx.board, &fx.owner) } else { (&b, &owner_b) };
+        board.create_task(owner, p.id, new_task(&format!("t{i}")))
+    });
+    for created in futures_util::future::join_all(creations).await {
+        created.unwrap();
+    }
+    // Each write answers once its events are published where it was made.
+    let last = fx.board.latest_seq().max(b.latest_seq());
+    assert!(last >= since + 2 * EACH as u64);
+    let expected: Vec<u64> = (since + 1..=last).collect();
+    assert_eq!(take_to(&mut on_a, last).await, expected);
+    assert_eq!(take_to(&mut on_b, last).await, expected);
+}
+
+/// What one board caches follows the changes made through the other:
+/// a token revoked there is refused here, a task changed there is not
+/// served stale here.
+#[tokio::test]
+async fn caches_follow_changes_made_through_the_other_board() {
+    let (fx, b, owner_b, _dir) = two_boards().await;
+    let (bot, token) = fx.agent_with("bot", Default::default()).await;
+    let p = fx.project("web").await;
+    let t = fx.task(&p, "before").await;
+    // Both cached on B.
+    assert_eq!(b.authenticate(&token).await.unwrap().id(), bot.id());
+    assert_eq!(b.get_task(&owner_b, t.id).await.unwrap().title.as_str(), "before");
+
+    fx.board.revoke_token(&fx.owner, bot.id()).await.unwrap();
+    let patch = TaskPatch { title: Patch::Value(title("after")), ..Default::default() };
+    fx.board.update_task(&fx.owner, t.id, patch).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+    while b.authenticate(&token).await.is_ok() {
+        assert!(tokio::time::Instant::now() < deadline, "the revoked token is still good on B");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    while b.get_task(&owner_b, t.id).await.unwrap().title.as_str() != "after" {
+        assert!(tokio::time::Instant::now() < deadline, "B serves the task as it was");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The statuses told by the next `agent.status` events of `sub`, up to
+/// `count`.
+async fn statuses(sub: &mut taskboard_core::Subscription, count: usize) -> Vec<String> {
+    let mut seen = Vec::new();
+    while seen.len() < count {
+        let event =
+            tokio::time::timeout(Duration::from_secs(5), sub.next()).await.expect("an event").unwrap();
+        if event.kind == taskboard_core::events::EventKind::AgentStatus {
+            seen.push(event.data()["status"].as_str().unwrap().to_string());
+        }
+    }
+    seen
+}
+
+/// A member connected to two processes stays online until its last
+/// stream on either closes; one left listed by a process that died goes
+/// offline once that process's entry expires, once.
+#[tokio::test]
+async fn a_member_is_online_while_any_process_lists_it() {
+    use taskboard_core::model::MemberStatus;
+    let clock = Clock::manual();
+    let options = BoardOptions { clock: clock.clone(), ..Default::default() };
+    let url = Scratch::shared().fresh_url();
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = Board::open_postgres(&url, dir_a.path(), options.clone()).await.unwrap();
+    let b = Board::open_postgres(&url, dir_b.path(), options).await.unwrap();
+    let boot = a.bootstrap_owner(slug("owner"), None).await.unwrap().expect("an empty board");
+    let owner = a.actor(boot.owner.id).await.unwrap();
+    let fx = Fx { board: a.clone(), owner, dir: None, _blobs: None };
+    let (bot, _) = fx.agent_with("bot", Default::default()).await;
+    let id = bot.id();
+    let status = |board: Board| async move { board.actor(id).await.unwrap().member.status };
+    let mut sub = b.subscribe(Some(a.latest_seq()));
+
+    a.connected(&bot).await.unwrap();
+    b.connected(&bot).await.unwrap();
+    a.disconnected(&bot).await.unwrap();
+    assert_eq!(status(b.clone()).await, MemberStatus::Online, "B still lists it");
+    b.disconnected(&bot).await.unwrap();
+    assert_eq!(status(a.clone()).await, MemberStatus::Offline);
+    assert_eq!(statuses(&mut sub, 2).await, ["online", "offline"]);
+
+    // A lists it, then ends without closing its stream.
+    a.connected(&bot).await.unwrap();
+    drop(fx);
+    drop(a);
+    assert_eq!(b.renew_presence().await.unwrap(), 0, "A's entry has not expired");
+    assert_eq!(status(b.clone()).await, MemberStatus::Online);
+    clock.advance(taskboard_core::board::PRESENCE_TTL + Duration::from_secs(1));
+    assert_eq!(b.renew_presence().await.unwrap(), 1, "set offline by B");
+    assert_eq!(b.renew_presence().await.unwrap(), 0, "once");
+    assert_eq!(status(b.clone()).await, MemberStatus::Offline);
+    assert_eq!(statuses(&mut sub, 2).await, ["online", "offline"]);
 }

@@ -10,6 +10,7 @@ mod lease_crash;
 mod lists;
 mod members;
 mod messages;
+mod metrics;
 mod openapi;
 mod parsing;
 mod projects;

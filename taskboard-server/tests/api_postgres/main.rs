@@ -18,6 +18,8 @@ mod lists;
 mod members;
 #[path = "../api/messages.rs"]
 mod messages;
+#[path = "../api/metrics.rs"]
+mod metrics;
 #[path = "../api/openapi.rs"]
 mod openapi;
 #[path = "../api/parsing.rs"]

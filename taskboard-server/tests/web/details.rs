@@ -113,7 +113,15 @@ async fn details_keyboard_dependencies_markdown_and_chat() {
         .send()
         .await
         .unwrap();
-    let ready_link = b.js(r#"return !!document.querySelector('header nav a[href$="/ready"]')"#, vec![]).await;
+    // The header follows the route after the page's content: wait for it
+    // (a ready link that stays times the wait out).
+    let ready_link = b
+        .wait_for(
+            "the members page's navigation, without a project",
+            r#"return !document.querySelector('header nav a[href$="/ready"]') && 'none'"#,
+            vec![],
+        )
+        .await;
     b.goto(&format!("{}/#/p/web", app.base)).await;
     let ready_link_on_board = b
         .wait_for(
@@ -123,7 +131,7 @@ async fn details_keyboard_dependencies_markdown_and_chat() {
             vec![],
         )
         .await;
-    assert_eq!(ready_link, json!(false), "no project is open on the members page");
+    assert_eq!(ready_link, json!("none"), "no project is open on the members page");
     assert_eq!(ready_link_on_board["ready"], json!(has_ready.status().is_success()));
 }
 

@@ -3,6 +3,7 @@
 mod admin;
 mod first_use;
 mod modes;
+mod postgres;
 mod remote;
 mod webhooks;
 mod work;

@@ -50,6 +50,48 @@ pub(super) fn block_on<F: Future>(fut: F) -> F::Output {
     }
 }
 
+/// Where and how to connect: the driver's configuration, and the TLS
+/// connector the URL's `sslmode` asks for (`None`: plain only).
+#[derive(Clone)]
+pub(super) struct Target {
+    pub config: Config,
+    pub tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
+}
+
+impl Target {
+    /// Connects; the connection's I/O runs as a task of the current
+    /// tokio runtime.
+    pub async fn connect(&self) -> Result<Client, Error> {
+        let client = match &self.tls {
+            None => self.config.connect(NoTls).await.map(|(client, io)| spawn_io(client, io)),
+            Some(tls) => self.config.connect(tls.clone()).await.map(|(client, io)| spawn_io(client, io)),
+        };
+        client.map_err(|e| {
+            // The driver's message names the step (a TLS handshake); the
+            // cause (an unknown issuer) is in its sources.
+            let mut why = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(cause) = source {
+                why.push_str(&format!(": {cause}"));
+                source = cause.source();
+            }
+            Error::new(ErrorKind::Internal, format!("cannot connect to PostgreSQL: {why}"))
+        })
+    }
+}
+
+fn spawn_io<F>(client: Client, io: F) -> Client
+where
+    F: Future<Output = Result<(), tokio_postgres::Error>> + Send + 'static,
+{
+    tokio::spawn(async move {
+        if let Err(e) = io.await {
+            tracing::warn!(%e, "postgres connection ended");
+        }
+    });
+    client
+}
+
 /// One connection with its prepared statements, keyed by their SQL.
 pub(super) struct Conn {
     pub client: Client,
@@ -64,19 +106,9 @@ impl Conn {
     /// Opens a connection whose I/O runs on the calling thread, within
     /// [`Conn::wait`]. Only for a thread outside any tokio runtime that
     /// keeps the connection to itself.
-    pub fn open_local(config: &Config) -> Result<Conn, Error> {
+    pub fn open_local(target: &Target) -> Result<Conn, Error> {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(pg_err)?;
-        let client = rt
-            .block_on(async {
-                let (client, connection) = config.connect(NoTls).await?;
-                tokio::spawn(async move {
-                    if let Err(e) = connection.await {
-                        tracing::warn!(%e, "postgres connection ended");
-                    }
-                });
-                Ok::<_, tokio_postgres::Error>(client)
-            })
-            .map_err(|e| Error::new(ErrorKind::Internal, format!("cannot connect to PostgreSQL: {e}")))?;
+        let client = rt.block_on(target.connect())?;
         Ok(Conn { client, statements: Mutex::new(HashMap::new()), local: Some(rt) })
     }
 
@@ -89,20 +121,10 @@ impl Conn {
     }
 
     /// Opens a connection; its I/O task runs on `rt`.
-    pub fn open(rt: &tokio::runtime::Handle, config: &Config) -> Result<Conn, Error> {
-        let config = config.clone();
-        let connecting = rt.spawn(async move {
-            let (client, connection) = config.connect(NoTls).await?;
-            tokio::spawn(async move {
-                if let Err(e) = connection.await {
-                    tracing::warn!(%e, "postgres connection ended");
-                }
-            });
-            Ok::<_, tokio_postgres::Error>(client)
-        });
-        let client = block_on(connecting)
-            .map_err(pg_err)?
-            .map_err(|e| Error::new(ErrorKind::Internal, format!("cannot connect to PostgreSQL: {e}")))?;
+    pub fn open(rt: &tokio::runtime::Handle, target: &Target) -> Result<Conn, Error> {
+        let target = target.clone();
+        let connecting = rt.spawn(async move { target.connect().await });
+        let client = block_on(connecting).map_err(pg_err)??;
         Ok(Conn { client, statements: Mutex::new(HashMap::new()), local: None })
     }
 
@@ -136,7 +158,7 @@ impl Conn {
 /// further readers wait for one to come back.
 pub(super) struct Pool {
     rt: tokio::runtime::Handle,
-    config: Config,
+    target: Target,
     max: usize,
     state: Mutex<PoolState>,
     returned: Condvar,
@@ -148,10 +170,10 @@ struct PoolState {
 }
 
 impl Pool {
-    pub fn new(rt: tokio::runtime::Handle, config: Config, max: usize) -> Pool {
+    pub fn new(rt: tokio::runtime::Handle, target: Target, max: usize) -> Pool {
         Pool {
             rt,
-            config,
+            target,
             max: max.max(1),
             state: Mutex::new(PoolState { idle: Vec::new(), open: 0 }),
             returned: Condvar::new(),
@@ -171,7 +193,7 @@ impl Pool {
             if state.open < self.max {
                 state.open += 1;
                 drop(state);
-                return Conn::open(&self.rt, &self.config).inspect_err(|_| self.forget());
+                return Conn::open(&self.rt, &self.target).inspect_err(|_| self.forget());
             }
             state = self.wait(state);
         }

@@ -14,20 +14,23 @@
 
 use std::cell::Cell;
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use conn::{Conn, Pool};
+use conn::{Conn, Pool, Target};
 use read::Reads;
 
 use super::{Direction, KeyRange, ReadTxn, Storage, Table, Visitor, WriteOp};
 use crate::error::{Error, ErrorKind};
+use crate::metrics::WriterMetrics;
 
 mod conn;
+pub mod listen;
 mod read;
 pub mod schema;
 pub mod scratch;
+mod tls;
 mod write;
 
 /// The schema of the board's tables unless the URL names another.
@@ -47,23 +50,32 @@ pub struct PgStore {
     rt: Option<tokio::runtime::Runtime>,
     schema: String,
     pool: Pool,
+    metrics: Arc<WriterMetrics>,
     queue: Mutex<Option<mpsc::Sender<WriteOp>>>,
     writer: Mutex<Option<JoinHandle<()>>>,
+    /// The newest seq other processes told of (`listen`).
+    commits: tokio::sync::watch::Receiver<u64>,
 }
 
-/// A connection URL split into the driver's configuration and the board's
-/// own parameters.
-fn parse_url(url: &str) -> Result<(tokio_postgres::Config, String), Error> {
+/// A connection URL split into where and how to connect and the board's
+/// own parameters. `sslmode` and `sslrootcert` are read here (see
+/// [`tls`]); the rest goes to the driver.
+fn parse_url(url: &str) -> Result<(Target, String), Error> {
     let bad = |why: String| Error::new(ErrorKind::BadRequest, format!("database URL: {why}"));
     let (base, query) = match url.split_once('?') {
         Some((base, query)) => (base, query),
         None => (url, ""),
     };
     let mut schema = DEFAULT_SCHEMA.to_string();
+    let mut ssl_mode = tls::Mode::Prefer;
+    let mut root_cert: Option<std::path::PathBuf> = None;
     let mut rest = Vec::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let decoded = || url::form_urlencoded::parse(pair.as_bytes()).next().map(|(_, v)| v.into_owned());
         match pair.split_once('=') {
             Some(("schema", value)) => schema = value.to_string(),
+            Some(("sslmode", _)) => ssl_mode = tls::Mode::parse(&decoded().unwrap_or_default())?,
+            Some(("sslrootcert", _)) => root_cert = decoded().map(Into::into),
             _ => rest.push(pair),
         }
     }
@@ -78,7 +90,31 @@ fn parse_url(url: &str) -> Result<(tokio_postgres::Config, String), Error> {
     if config.get_application_name().is_none() {
         config.application_name("taskboard");
     }
-    Ok((config, schema))
+    config.ssl_mode(ssl_mode.driver());
+    let tls = tls::connector(ssl_mode, root_cert.as_ref())?;
+    Ok((Target { config, tls }, schema))
+}
+
+/// Whether the database at `url` holds a board in its schema (the
+/// members' table exists and has a row). Creates nothing.
+pub async fn holds_board(url: &str) -> Result<bool, Error> {
+    let (target, schema) = parse_url(url)?;
+    let client = target.connect().await?;
+    let members =
+        format!("{}.{}", schema::ident(&schema), schema::ident(crate::storage::tables::MEMBERS.name));
+    let exists: bool = client
+        .query_one("SELECT to_regclass($1) IS NOT NULL", &[&members])
+        .await
+        .map_err(conn::pg_err)?
+        .get(0);
+    if !exists {
+        return Ok(false);
+    }
+    let row = client
+        .query_one(&format!("SELECT EXISTS (SELECT 1 FROM {members})"), &[])
+        .await
+        .map_err(conn::pg_err)?;
+    Ok(row.get(0))
 }
 
 impl PgStore {
@@ -91,7 +127,7 @@ impl PgStore {
     /// [`PgStore::open`] with at most `read_connections` snapshot reads
     /// at once.
     pub fn open_with(url: &str, read_connections: usize) -> Result<PgStore, Error> {
-        let (config, schema) = parse_url(url)?;
+        let (target, schema) = parse_url(url)?;
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("taskboard-postgres")
@@ -99,12 +135,14 @@ impl PgStore {
             .build()
             .map_err(Error::internal)?;
         let handle = rt.handle().clone();
-        let first = Conn::open(&handle, &config)?;
+        let first = Conn::open(&handle, &target)?;
         schema::migrate(&first, &schema)?;
         drop(first);
-        let pool = Pool::new(handle, config.clone(), read_connections);
+        let commits = listen::spawn(&handle, target.clone(), &schema);
+        let pool = Pool::new(handle, target.clone(), read_connections);
         let (tx, rx) = mpsc::channel::<WriteOp>();
-        let writer = write::Writer { config, schema: schema.clone(), conn: None };
+        let metrics = Arc::new(WriterMetrics::default());
+        let writer = write::Writer { target, schema: schema.clone(), conn: None, metrics: metrics.clone() };
         let writer = std::thread::Builder::new()
             .name("taskboard-writer".into())
             .spawn(move || writer.run(rx))
@@ -113,8 +151,10 @@ impl PgStore {
             rt: Some(rt),
             schema,
             pool,
+            metrics,
             queue: Mutex::new(Some(tx)),
             writer: Mutex::new(Some(writer)),
+            commits,
         })
     }
 
@@ -168,6 +208,18 @@ impl Storage for PgStore {
     fn backup_to(&self, path: &Path) -> Result<(), Error> {
         let snapshot = self.read()?;
         super::redb::write_snapshot_file(&*snapshot, path)
+    }
+
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn writer_metrics(&self) -> Option<Arc<WriterMetrics>> {
+        Some(self.metrics.clone())
+    }
+
+    fn commits_elsewhere(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        Some(self.commits.clone())
     }
 }
 

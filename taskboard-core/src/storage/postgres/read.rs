@@ -18,6 +18,9 @@ use crate::storage::{Direction, KeyRange, Scan, Table, Visitor};
 const FIRST_PAGE: i64 = 16;
 const MAX_PAGE: i64 = 1024;
 
+/// Rows of a scan: key and value.
+pub(super) type Rows = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// Where reads go: a connection inside a transaction, and the statement
 /// that must precede the first read (`BEGIN …` of a snapshot, `SAVEPOINT`
 /// of a write operation), sent in the same round trip as that read.
@@ -28,11 +31,6 @@ pub(super) struct Reads<'c> {
 }
 
 impl Reads<'_> {
-    /// Whether the opening statement has been sent.
-    pub fn opened(&self) -> bool {
-        self.first.get().is_none()
-    }
-
     fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, Error> {
         self.conn.wait(async {
             match self.first.take() {
@@ -56,6 +54,42 @@ impl Reads<'_> {
             Some(row) => Ok(Some(join(row.get(0), row.get(1), row.get(2))?)),
             None => Ok(None),
         }
+    }
+
+    /// The first page of a forward scan of `range` and, in the same round
+    /// trip, the first key after the range (`None`: nothing follows it).
+    /// The flag says whether the page is full, so more rows may follow.
+    pub fn first_page(&self, table: Table, range: &KeyRange) -> Result<(Rows, bool, Option<Vec<u8>>), Error> {
+        let (sql, bounds) = scan_sql(self.schema, table, &range.start, &range.end, Direction::Forward);
+        let page = FIRST_PAGE;
+        let mut params: Vec<&(dyn ToSql + Sync)> = bounds.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
+        params.push(&page);
+        let name = qualified(self.schema, table);
+        let probe = match &range.end {
+            Bound::Unbounded => None,
+            Bound::Excluded(end) => {
+                Some((format!("SELECT key FROM {name} WHERE key >= $1 ORDER BY key LIMIT 1"), end))
+            }
+            Bound::Included(end) => {
+                Some((format!("SELECT key FROM {name} WHERE key > $1 ORDER BY key LIMIT 1"), end))
+            }
+        };
+        let (rows, next) = self.conn.wait(async {
+            match &probe {
+                None => (self.conn.query(&sql, &params).await, Ok(Vec::new())),
+                Some((probe, end)) => {
+                    let after: [&(dyn ToSql + Sync); 1] = [end];
+                    tokio::join!(self.conn.query(&sql, &params), self.conn.query(probe, &after))
+                }
+            }
+        });
+        let (rows, next) = (rows?, next?);
+        let full = rows.len() as i64 == page;
+        let rows = rows
+            .into_iter()
+            .map(|row| Ok((row.get::<_, Vec<u8>>(0), join(row.get(1), row.get(2), row.get(3))?)))
+            .collect::<Result<Rows, Error>>()?;
+        Ok((rows, full, next.first().map(|row| row.get(0))))
     }
 
     pub fn scan(

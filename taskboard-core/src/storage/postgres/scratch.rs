@@ -21,6 +21,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 #[derive(Debug)]
 pub struct Scratch {
     dir: PathBuf,
+    /// The TCP port of a cluster that listens on 127.0.0.1 too.
+    port: Option<u16>,
     /// Closing it (when the process ends) stops the cluster.
     _stdin: ChildStdin,
     _child: Child,
@@ -31,10 +33,23 @@ static SCHEMAS: AtomicUsize = AtomicUsize::new(0);
 
 const SCRIPT: &str = r#"
 set -e
-D="$1"; BIN="$2"; SYNC="$3"
+D="$1"; BIN="$2"; SYNC="$3"; LISTEN="$4"; PORT="$5"; TLS="$6"
+SSL=""
+if [ "$TLS" = on ]; then
+  # A CA, a server certificate it signs (for the name localhost only),
+  # and a second CA that signed nothing.
+  ca() { openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=$1" -keyout "$D/$1.key" -out "$D/$1.crt"; }
+  ca ca; ca other-ca
+  openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout "$D/server.key" -out "$D/server.csr"
+  printf 'subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n' >"$D/server.ext"
+  openssl x509 -req -in "$D/server.csr" -CA "$D/ca.crt" -CAkey "$D/ca.key" -CAcreateserial -days 2 \
+    -extfile "$D/server.ext" -out "$D/server.crt"
+  chmod 600 "$D"/*.key
+  SSL="-c ssl=on -c ssl_cert_file=$D/server.crt -c ssl_key_file=$D/server.key"
+fi >"$D/tls.log" 2>&1
 "$BIN/initdb" -D "$D/data" -U postgres -A trust -E UTF8 --no-sync >"$D/initdb.log" 2>&1
 "$BIN/pg_ctl" -D "$D/data" -l "$D/server.log" -w \
-  -o "-k $D -c listen_addresses= -c fsync=$SYNC -c full_page_writes=$SYNC -c max_connections=300" start >/dev/null
+  -o "-k $D -p $PORT -c listen_addresses=$LISTEN -c fsync=$SYNC -c full_page_writes=$SYNC -c max_connections=300 $SSL" start >/dev/null
 echo ready
 cat >/dev/null || true
 "$BIN/pg_ctl" -D "$D/data" -m immediate stop >/dev/null 2>&1 || true
@@ -95,6 +110,18 @@ impl Scratch {
     /// [`Scratch::start`], with `fsync` on when `durable` (benchmarks
     /// that compare durable writes).
     pub fn start_with(durable: bool) -> Result<Scratch, String> {
+        Scratch::launch(durable, false)
+    }
+
+    /// A cluster that also listens on 127.0.0.1 (a free port) with TLS
+    /// on: a certificate for the name `localhost` (not for the address
+    /// 127.0.0.1) signed by the CA
+    /// of [`Scratch::ca_cert`], made with `openssl` as it starts.
+    pub fn start_tls() -> Result<Scratch, String> {
+        Scratch::launch(false, true)
+    }
+
+    fn launch(durable: bool, tls: bool) -> Result<Scratch, String> {
         let bin = bin_dir()?;
         static STARTED: AtomicUsize = AtomicUsize::new(0);
         let dir = std::env::temp_dir().join(format!(
@@ -103,6 +130,16 @@ impl Scratch {
             STARTED.fetch_add(1, Ordering::Relaxed)
         ));
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        // A port free now: PostgreSQL cannot be told to pick one itself.
+        let port = match tls {
+            true => Some(
+                std::net::TcpListener::bind("127.0.0.1:0")
+                    .and_then(|l| l.local_addr())
+                    .map_err(|e| format!("no free port: {e}"))?
+                    .port(),
+            ),
+            false => None,
+        };
         let root = std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false);
         let mut command = if root {
             let (uid, gid) = ids_of("postgres")?;
@@ -120,6 +157,9 @@ impl Scratch {
             .arg(&dir)
             .arg(&bin)
             .arg(if durable { "on" } else { "off" })
+            .arg(if tls { "127.0.0.1" } else { "" })
+            .arg(port.unwrap_or(5432).to_string())
+            .arg(if tls { "on" } else { "off" })
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -132,13 +172,14 @@ impl Scratch {
         if line.trim() != "ready" {
             let log = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_default();
             return Err(format!(
-                "PostgreSQL did not start in {}:\n{}\n{}",
+                "PostgreSQL did not start in {}:\n{}\n{}\n{}",
                 dir.display(),
+                log("tls.log"),
                 log("initdb.log"),
                 log("server.log")
             ));
         }
-        Ok(Scratch { dir, _stdin: stdin, _child: child })
+        Ok(Scratch { dir, port, _stdin: stdin, _child: child })
     }
 
     /// One cluster for the whole process, started on first use.
@@ -152,13 +193,31 @@ impl Scratch {
     /// The URL of the cluster's `postgres` database, with the board in
     /// `schema`.
     pub fn url(&self, schema: &str) -> String {
-        format!("postgres://postgres@localhost/postgres?host={}&schema={schema}", self.dir.display())
+        let port = self.port.map_or(String::new(), |p| format!(":{p}"));
+        format!("postgres://postgres@localhost{port}/postgres?host={}&schema={schema}", self.dir.display())
     }
 
     /// The URL of a board in a schema no one used before.
     pub fn fresh_url(&self) -> String {
         let n = SCHEMAS.fetch_add(1, Ordering::Relaxed);
         self.url(&format!("board_{}_{n}", std::process::id()))
+    }
+
+    /// The URL of the `postgres` database over TCP on 127.0.0.1 (a
+    /// cluster of [`Scratch::start_tls`]), with `params` (`sslmode=…`).
+    pub fn tcp_url(&self, host: &str, schema: &str, params: &str) -> String {
+        let port = self.port.expect("a cluster listening on TCP");
+        format!("postgres://postgres@{host}:{port}/postgres?schema={schema}&{params}")
+    }
+
+    /// The certificate of the CA that signed the server's (PEM).
+    pub fn ca_cert(&self) -> PathBuf {
+        self.dir.join("ca.crt")
+    }
+
+    /// The certificate of a CA that signed nothing of this cluster.
+    pub fn other_ca_cert(&self) -> PathBuf {
+        self.dir.join("other-ca.crt")
     }
 
     /// The directory holding the cluster and its socket.
