@@ -6,12 +6,12 @@
 //! One task follows the event log: it starts a worker for each webhook
 //! with work due and none running, and sleeps until the next event, the
 //! next due time, a wake-up from the board (a redelivery) or a worker's
-//! end. A worker claims its webhook and sends a batch of events one after
-//! another in seq order, stopping at the first that does not get through
-//! (it waits for its retry, and the later ones wait behind it), then
-//! records the batch in one write, and goes on while work is due. A slow
-//! or dead receiver only ever holds up its own worker. Attempts of all
-//! workers together are bounded by a semaphore.
+//! end. A worker claims its webhook and sends a batch one attempt after
+//! another: the retries due, then first attempts in seq order (one that
+//! does not get through is retried on its own schedule and holds back no
+//! later event), then records the batch in one write, and goes on while
+//! work is due. A slow or dead receiver only ever holds up its own
+//! worker. Attempts of all workers together are bounded by a semaphore.
 
 use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr};
@@ -166,12 +166,7 @@ async fn work(sender: &Sender, webhook: Uuid, shutdown: &CancellationToken) {
             if shutdown.is_cancelled() || latest_end > batch.until {
                 break;
             }
-            let outcome = sender.attempt(&batch, item).await;
-            let stop = !item.redelivery && !item.last_chance && !matches!(outcome, Outcome::Delivered { .. });
-            outcomes.push(outcome);
-            if stop {
-                break;
-            }
+            outcomes.push(sender.attempt(&batch, item).await);
         }
         let full = batch.items.len() >= sender.batch;
         if let Err(e) = board.finish_deliveries(batch, outcomes).await {

@@ -227,8 +227,9 @@ impl Endpoint for ListDeliveries {
         summary: "The delivery log of a webhook (admins and owners)",
         description: "Newest seq first: each delivery's event seq and type, state (`pending`, \
             `delivered`, `failed`), attempts, last status or error and the time of its next attempt. \
-            Bounded: the event being retried, the last 1,000 deliveries that failed, needed retries \
-            or were redelivered, and the deliveries of the last 256 batches that got through at once.",
+            Bounded: the deliveries waiting for a retry, the last 1,000 finished ones that failed, \
+            needed retries or were redelivered, and the deliveries of the last 256 batches that got \
+            through at once.",
         errors: &[403, 404],
     };
     type Path = Uuid;
@@ -254,8 +255,8 @@ impl Endpoint for Redeliver {
         status: 200,
         summary: "Queue a delivery again (admins and owners)",
         description: "Pending and due at once, with the same `webhook-id`, and retried for another day \
-            if it fails; sent by itself, out of the webhook's seq order, holding nothing back. 409 \
-            when 100 redeliveries of the webhook are already waiting.",
+            if it fails; sent like a retry, out of the webhook's seq order, holding nothing back. 409 \
+            when 1,000 deliveries of the webhook are already waiting for a retry.",
         errors: &[403, 404, 409],
     };
     type Path = (Uuid, Uuid);

@@ -2,18 +2,20 @@
 //! the store so it survives restarts and is shared by every process of a
 //! board.
 //!
-//! Each active webhook has a cursor in the event log (the last event it
-//! is done with) and a small [`WebhookState`]. A sender claims a webhook
-//! (the claim is stored: one sender at a time, each process its own
-//! holder id), reads the events after the cursor straight from the log,
-//! keeps those the webhook takes (its patterns, its project, its
-//! creator's view of the stream), POSTs them in seq order and records its
-//! progress in one write per batch: the cursor moves past what got
-//! through, the first failure becomes the webhook's head, retried on its
-//! schedule while the later events wait. The log keeps every event some
-//! cursor has not passed (`events::log`), so nothing is copied per event
-//! and per webhook; only a delivery that failed or needed retries is
-//! logged with its frame.
+//! Each active webhook has a cursor in the event log (the last event
+//! whose first attempt is done, or that it does not take) and a small
+//! [`WebhookState`]. A sender claims a webhook (the claim is stored: one
+//! sender at a time, each process its own holder id), reads the events
+//! after the cursor straight from the log, keeps those the webhook takes
+//! (its patterns, its project, its creator's view of the stream), POSTs
+//! them in seq order together with the retries that are due, and records
+//! its progress in one write per batch: the cursor moves past every first
+//! attempt made, and a first attempt that did not get through becomes a
+//! retry, logged with a copy of its frame and attempted on its own
+//! schedule, so it holds back no later event. A webhook has at most
+//! `DeliveryPolicy::max_pending` retries waiting; while it has that many
+//! its cursor stays where it is (the events wait in the log, which keeps
+//! every event some cursor has not passed: `events::log`).
 
 use jiff::Timestamp;
 use uuid::Uuid;
@@ -26,8 +28,8 @@ use crate::storage::codec::{Key, decode, uuid_at};
 use crate::storage::tables::*;
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan, WriteTxn};
 use crate::webhooks::{
-    BatchRecord, Claim, DeliveryBatch, DeliveryItem, DeliveryPolicy, DeliveryRecord, DeliveryState, Head,
-    Outcome, WebhookRecord, WebhookState, delivery_id, event_project,
+    BatchRecord, Claim, DeliveryBatch, DeliveryItem, DeliveryPolicy, DeliveryRecord, DeliveryState, Outcome,
+    Retry, WebhookRecord, WebhookState, delivery_id, event_project,
 };
 
 /// Events read from the log for one batch at most, and the bytes of their
@@ -37,8 +39,9 @@ const SCAN_BYTES: usize = 4 << 20;
 /// Batch records kept per webhook (each lists the deliveries of one batch
 /// that got through at their first attempt).
 pub(crate) const BATCHES: u64 = 256;
-/// Deliveries logged one by one (failed, retried, redelivered) kept per
-/// webhook; the oldest finished ones go first.
+/// Finished deliveries logged one by one (failed, delivered after
+/// retries, redelivered) kept per webhook, beside the pending ones; the
+/// oldest go first.
 pub(crate) const LOGGED: usize = 1000;
 
 pub(super) fn state_of(r: &(impl Records + ?Sized), webhook: Uuid) -> Result<WebhookState> {
@@ -64,38 +67,65 @@ fn cursors(r: &(impl ReadTxn + ?Sized)) -> Result<Vec<(Uuid, u64)>> {
 }
 
 /// Drops the oldest finished deliveries of a webhook's log beyond
-/// [`LOGGED`] (the pending ones are its redeliveries).
+/// [`LOGGED`] (the pending ones are its retries).
 pub(super) fn trim_logged(
     w: &mut (impl WriteTxn + ?Sized),
     webhook: Uuid,
     state: &WebhookState,
 ) -> Result<()> {
+    let pending: std::collections::HashSet<u64> = state.retries.iter().map(Retry::seq).collect();
     let mut finished = Vec::new();
-    let mut count = 0usize;
     w.scan(DELIVERIES, KeyRange::prefix(webhook.as_bytes()), Direction::Forward, &mut |k, _| {
-        count += 1;
         let seq = k.get(16..24).and_then(|b| b.try_into().ok()).map(u64::from_be_bytes);
-        if !state.redeliveries.iter().any(|(s, _)| Some(*s) == seq) {
+        if !seq.is_some_and(|s| pending.contains(&s)) {
             finished.push(k.to_vec());
         }
         Ok(Scan::Continue)
     })?;
-    for k in finished.into_iter().take(count.saturating_sub(LOGGED)) {
-        w.delete(DELIVERIES, &k)?;
+    for k in finished.iter().take(finished.len().saturating_sub(LOGGED)) {
+        w.delete(DELIVERIES, k)?;
     }
     Ok(())
 }
 
+/// Ends the pending deliveries of a webhook being turned off: each is
+/// logged `failed`, as what happens while it is off is not delivered
+/// later either.
+pub(super) fn drop_retries(w: &mut (impl WriteTxn + ?Sized), webhook: Uuid) -> Result<()> {
+    let mut state = state_of(w, webhook)?;
+    for retry in std::mem::take(&mut state.retries) {
+        let key = logged_key(webhook, retry.seq());
+        if let Some(mut d) = w.record::<DeliveryRecord>(DELIVERIES, &key)? {
+            (d.state, d.due) = (DeliveryState::Failed, None);
+            d.last_error = Some("the webhook was turned off".to_string());
+            w.put_record(DELIVERIES, &key, &d)?;
+        }
+    }
+    state.claim = None;
+    w.put_record(WEBHOOK_STATE, webhook.as_bytes(), &state)
+}
+
+/// What a webhook has still to send: the events after its cursor (some
+/// may not be ones it takes) and its deliveries waiting for a retry.
+pub(super) fn backlog(state: &WebhookState, cursor: u64, latest: u64) -> u64 {
+    latest.saturating_sub(cursor) + state.retries.len() as u64
+}
+
 /// When the work of a webhook is next due for `holder`: now when events
-/// wait after its cursor, else its retry or its first redelivery; not
-/// before another holder's claim ends. `None` when it has nothing to do.
-fn due(state: &WebhookState, cursor: u64, latest: u64, holder: Uuid, now: Timestamp) -> Option<Timestamp> {
-    let stream = match &state.head {
-        Some(h) => Some(h.due),
-        None => (cursor < latest).then_some(now),
-    };
-    let redelivery = state.redeliveries.iter().map(|(_, d)| *d).min();
-    let due = match (stream, redelivery) {
+/// wait after its cursor and it has room for more retries, else its first
+/// retry; not before another holder's claim ends. `None` when it has
+/// nothing to do.
+fn due(
+    state: &WebhookState,
+    cursor: u64,
+    latest: u64,
+    policy: &DeliveryPolicy,
+    holder: Uuid,
+    now: Timestamp,
+) -> Option<Timestamp> {
+    let stream = (cursor < latest && state.retries.len() < policy.max_pending).then_some(now);
+    let retry = state.retries.iter().map(Retry::due).min();
+    let due = match (stream, retry) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     }?;
@@ -117,47 +147,59 @@ fn takes(r: &dyn ReadTxn, h: &WebhookRecord, viewer: &Viewer, e: &Event) -> Resu
 }
 
 impl Board {
+    /// The board's time (a manual clock in tests).
+    fn delivery_now(&self) -> Timestamp {
+        self.options().clock.timestamp()
+    }
+
     /// Each active webhook with when `holder` next has work on it (`None`
     /// when it has none).
     pub async fn webhook_schedule(&self, holder: Uuid) -> Result<Vec<(Uuid, Option<Timestamp>)>> {
         let published = self.latest_seq();
+        let policy = self.options().webhooks.policy.clone();
+        let now = self.delivery_now();
         self.read(move |r| {
-            let now = Timestamp::now();
             // The store's seq: other processes sharing it write events too.
             let latest = r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0).max(published);
             let mut out = Vec::new();
             for (id, cursor) in cursors(r)? {
                 let state = state_of(r, id)?;
-                out.push((id, due(&state, cursor, latest.max(cursor), holder, now)));
+                out.push((id, due(&state, cursor, latest.max(cursor), &policy, holder, now)));
             }
             Ok(out)
         })
         .await
     }
 
-    /// Events after each active webhook's cursor: the most it has still
-    /// to consider (its queue depth).
+    /// The backlog of each active webhook, for monitoring: the events
+    /// after its cursor (the most it has still to consider) plus its
+    /// deliveries waiting for a retry.
     pub async fn webhook_backlogs(&self) -> Result<Vec<(Uuid, u64)>> {
         let published = self.latest_seq();
         self.read(move |r| {
             let latest = r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0).max(published);
-            Ok(cursors(r)?.into_iter().map(|(id, c)| (id, latest.saturating_sub(c))).collect())
+            let mut out = Vec::new();
+            for (id, cursor) in cursors(r)? {
+                out.push((id, backlog(&state_of(r, id)?, cursor, latest)));
+            }
+            Ok(out)
         })
         .await
     }
 
-    /// Claims a webhook for `holder` and reads its due work: the
-    /// redeliveries due, then the events after its cursor that it takes
-    /// (from its head, when it has one and the retry is due), at most a
-    /// batch. `None` when nothing is due or another holder has it.
+    /// Claims a webhook for `holder` and reads its due work: the retries
+    /// due, then the events after its cursor that it takes, at most a
+    /// batch and no more than it has room to retry. `None` when nothing
+    /// is due or another holder has it.
     pub async fn claim_deliveries(&self, webhook: Uuid, holder: Uuid) -> Result<Option<DeliveryBatch>> {
         let policy = self.options().webhooks.policy.clone();
         let published = self.latest_seq();
-        let now = Timestamp::now();
+        let now = self.delivery_now();
         let lease = jiff::SignedDuration::try_from(policy.lease()).map_err(Error::internal)?;
         // The claim is written only when it is not this holder's already
         // with at least half its time left, so a sender that keeps up
         // renews it with its progress and writes nothing here.
+        let check = policy.clone();
         let renew = self
             .read(move |r| {
                 let Some(cursor) = r.record::<u64>(WEBHOOK_CURSORS, webhook.as_bytes())? else {
@@ -165,7 +207,7 @@ impl Board {
                 };
                 let latest = r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0).max(published);
                 let state = state_of(r, webhook)?;
-                if due(&state, cursor, latest.max(cursor), holder, now).is_none_or(|d| d > now) {
+                if due(&state, cursor, latest.max(cursor), &check, holder, now).is_none_or(|d| d > now) {
                     return Ok(None);
                 }
                 let half = now.checked_add(lease / 2).map_err(Error::internal)?;
@@ -196,16 +238,18 @@ impl Board {
                 }
             }
         }
-        self.read(move |r| read_batch(r, webhook, holder, &policy)).await
+        self.read(move |r| read_batch(r, webhook, holder, &policy, now)).await
     }
 
-    /// Records what became of a batch, in one write: the cursor moves past
-    /// every event delivered or not taken, up to the first that was not
-    /// delivered, which becomes the head (retried on its schedule) or,
-    /// once its day of retries is over, is logged as failed and passed.
-    /// The claim is renewed. Outcomes follow the batch's items; items
-    /// without one were not attempted. Dropped when the holder lost its
-    /// claim or the cursor moved meanwhile.
+    /// Records what became of a batch, in one write. The cursor moves
+    /// past every first attempt made (and the events between them the
+    /// webhook does not take); a first attempt that did not get through
+    /// is logged with its frame and waits for its retry, or, when its day
+    /// of retries is already over, is logged `failed`. Retries are
+    /// recorded in their own log records. The claim is renewed. Outcomes
+    /// follow the batch's items; items without one were not attempted
+    /// (the cursor stays before the first such first attempt). Dropped
+    /// when the holder lost its claim or the cursor moved meanwhile.
     pub async fn finish_deliveries(&self, batch: DeliveryBatch, outcomes: Vec<Outcome>) -> Result<()> {
         let policy = self.options().webhooks.policy.clone();
         self.write(move |tx| {
@@ -218,66 +262,39 @@ impl Board {
             let now = tx.now;
             let mut to = batch.to;
             let mut delivered = Vec::new();
-            let mut outcomes = outcomes.into_iter();
-            let mut stream_stopped = false;
             let mut logged = false;
-            for item in batch.items {
-                let outcome = outcomes.next();
-                if item.redelivery {
-                    if let Some(outcome) = outcome {
-                        finish_redelivery(tx.w, &mut state, id, &item, outcome, &policy, now)?;
-                        logged = true;
+            let mut outcomes = outcomes.into_iter();
+            let mut items = batch.items.into_iter();
+            while let Some(item) = items.next() {
+                let Some(outcome) = outcomes.next() else {
+                    // Not attempted, nor anything after it: the first
+                    // attempts among them wait after the cursor.
+                    if let Some(first) = std::iter::once(item).chain(items).find(|i| !i.retry) {
+                        to = first.seq - 1;
                     }
-                    continue;
-                }
-                if stream_stopped {
-                    continue;
-                }
-                let Some(outcome) = outcome else {
-                    to = item.seq - 1;
-                    stream_stopped = true;
-                    continue;
+                    break;
                 };
-                let attempts = item.attempts + 1;
-                let failure = match outcome {
+                if item.retry {
+                    finish_retry(tx.w, &mut state, id, &item, outcome, &policy, now)?;
+                    logged = true;
+                    continue;
+                }
+                let (status, error) = match outcome {
                     Outcome::Delivered { status } => {
-                        state.head = None;
-                        if attempts == 1 {
-                            delivered.push((item.seq, item.kind, status));
-                        } else {
-                            let d = record(&item, DeliveryState::Delivered, attempts, Some(status), None);
-                            tx.w.put_record(DELIVERIES, &logged_key(id, d.seq), &d)?;
-                            logged = true;
-                        }
+                        delivered.push((item.seq, item.kind, status));
                         continue;
                     }
-                    Outcome::Refused { status } => (Some(status), Some(format!("answered {status}"))),
-                    Outcome::Unreachable { error } => (None, Some(error)),
+                    failure => failure_of(failure),
                 };
-                match policy.next_attempt(attempts, item.retry_from, now) {
-                    Some(due) => {
-                        state.head = Some(Head {
-                            seq: item.seq,
-                            kind: item.kind,
-                            attempts,
-                            last_status: failure.0,
-                            last_error: failure.1,
-                            due,
-                            retry_from: item.retry_from,
-                            created_at: item.created_at,
-                        });
-                        to = item.seq - 1;
-                        stream_stopped = true;
-                    }
-                    None => {
-                        // Passed as failed; the sender went on only if
-                        // the item said its day was over.
-                        state.head = None;
-                        let d = record(&item, DeliveryState::Failed, attempts, failure.0, failure.1);
-                        tx.w.put_record(DELIVERIES, &logged_key(id, d.seq), &d)?;
-                        logged = true;
-                    }
+                let due = policy.next_attempt(1, item.retry_from, now);
+                let state_now = if due.is_some() { DeliveryState::Pending } else { DeliveryState::Failed };
+                let mut d = record(&item, state_now, 1, status, error);
+                d.due = due;
+                tx.w.put_record(DELIVERIES, &logged_key(id, d.seq), &d)?;
+                if let Some(due) = due {
+                    state.retries.push(Retry(item.seq, due));
                 }
+                logged = true;
             }
             if logged {
                 trim_logged(tx.w, id, &state)?;
@@ -344,7 +361,19 @@ fn record(
     }
 }
 
-fn finish_redelivery(
+/// The status and error a failed attempt is logged with.
+fn failure_of(outcome: Outcome) -> (Option<u16>, Option<String>) {
+    match outcome {
+        Outcome::Delivered { status } => (Some(status), None),
+        Outcome::Refused { status } => (Some(status), Some(format!("answered {status}"))),
+        Outcome::Unreachable { error } => (None, Some(error)),
+    }
+}
+
+/// Records the outcome of a retry (or a redelivery) in its log record and
+/// in the webhook's pending retries: delivered, due again on its
+/// schedule, or `failed` once its day of retries is over.
+fn finish_retry(
     w: &mut dyn WriteTxn,
     state: &mut WebhookState,
     webhook: Uuid,
@@ -359,62 +388,45 @@ fn finish_redelivery(
         return Ok(());
     }
     d.attempts += 1;
-    let failure = match outcome {
-        Outcome::Delivered { status } => {
-            (d.state, d.last_status, d.last_error, d.due) =
-                (DeliveryState::Delivered, Some(status), None, None);
-            None
-        }
-        Outcome::Refused { status } => Some((Some(status), Some(format!("answered {status}")))),
-        Outcome::Unreachable { error } => Some((None, Some(error))),
-    };
-    if let Some((status, error)) = failure {
-        (d.last_status, d.last_error) = (status, error);
+    if let Outcome::Delivered { status } = outcome {
+        (d.state, d.last_status, d.last_error, d.due) = (DeliveryState::Delivered, Some(status), None, None);
+    } else {
+        (d.last_status, d.last_error) = failure_of(outcome);
         d.due = policy.next_attempt(d.attempts, d.retry_from, now);
         if d.due.is_none() {
             d.state = DeliveryState::Failed;
         }
     }
-    state.redeliveries.retain(|(seq, _)| *seq != item.seq);
+    state.retries.retain(|r| r.seq() != item.seq);
     if let Some(due) = d.due {
-        state.redeliveries.push((item.seq, due));
+        state.retries.push(Retry(item.seq, due));
     }
     w.put_record(DELIVERIES, &key, &d)
 }
 
-/// Whether an attempt now is the last an event gets: its day of retries
-/// is over (its failure does not stop the batch).
-fn last_chance(policy: &DeliveryPolicy, retry_from: Timestamp, now: Timestamp) -> bool {
-    policy.next_attempt(1, retry_from, now).is_none()
-}
-
-/// The due work of a webhook: its redeliveries due, then up to a batch of
-/// the events after its cursor that it takes.
+/// The due work of a webhook: up to a batch of its retries due, then up
+/// to a batch of the events after its cursor that it takes, no more than
+/// it has room to retry should they all fail.
 fn read_batch(
     r: &dyn ReadTxn,
     webhook: Uuid,
     holder: Uuid,
     policy: &DeliveryPolicy,
+    now: Timestamp,
 ) -> Result<Option<DeliveryBatch>> {
-    let now = Timestamp::now();
     let Some(h) = r.record::<WebhookRecord>(WEBHOOKS, webhook.as_bytes())? else { return Ok(None) };
     let Some(cursor) = r.record::<u64>(WEBHOOK_CURSORS, webhook.as_bytes())? else { return Ok(None) };
     let state = state_of(r, webhook)?;
     let Some(claim) = state.claim.filter(|c| c.holder == holder) else { return Ok(None) };
     let mut items = Vec::new();
-    for (seq, due) in &state.redeliveries {
-        if *due > now {
-            continue;
-        }
-        if let Some(d) = r.record::<DeliveryRecord>(DELIVERIES, &logged_key(webhook, *seq))? {
+    for retry in state.retries.iter().filter(|x| x.due() <= now).take(policy.batch) {
+        if let Some(d) = r.record::<DeliveryRecord>(DELIVERIES, &logged_key(webhook, retry.seq()))? {
             items.push(DeliveryItem {
                 id: delivery_id(webhook, d.seq),
                 seq: d.seq,
                 body: d.frame,
-                redelivery: true,
-                last_chance: last_chance(policy, d.retry_from, now),
+                retry: true,
                 kind: d.kind,
-                attempts: d.attempts,
                 retry_from: d.retry_from,
                 created_at: d.created_at,
             });
@@ -422,39 +434,36 @@ fn read_batch(
     }
     let latest = r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0);
     let mut to = cursor;
-    let stream_due = state.head.as_ref().is_none_or(|head| head.due <= now);
-    if stream_due && cursor < latest {
+    let room = policy.max_pending.saturating_sub(state.retries.len()).min(policy.batch);
+    if room > 0 && cursor < latest {
         // A webhook whose creator is gone takes nothing more.
         let viewer = r.member(h.created_by)?.map(|m| Viewer::of(&m));
         let events = log::load(r, cursor + 1, latest, SCAN_EVENTS, SCAN_BYTES)?;
-        to = events.last().map_or(latest, |e| e.seq);
+        if events.is_empty() {
+            to = latest;
+        }
         let mut taken = 0;
         for e in events {
-            if taken >= policy.batch {
-                break;
-            }
-            let head = state.head.as_ref().filter(|head| head.seq == e.seq);
             let take = match &viewer {
-                Some(v) => head.is_some() || takes(r, &h, v, &e)?,
+                Some(v) => takes(r, &h, v, &e)?,
                 None => false,
             };
             if take {
+                if taken == room {
+                    break;
+                }
                 taken += 1;
                 items.push(DeliveryItem {
                     id: delivery_id(webhook, e.seq),
                     seq: e.seq,
                     kind: e.kind.to_string(),
-                    attempts: head.map_or(0, |head| head.attempts),
-                    retry_from: head.map_or(e.ts, |head| head.retry_from),
-                    last_chance: last_chance(policy, head.map_or(e.ts, |head| head.retry_from), now),
+                    retry_from: e.ts,
                     created_at: e.ts,
                     body: e.frame(),
-                    redelivery: false,
+                    retry: false,
                 });
-                to = e.seq;
-            } else {
-                to = e.seq;
             }
+            to = e.seq;
         }
     }
     if items.is_empty() && to == cursor {

@@ -1,11 +1,12 @@
 //! The delivery log of a webhook and redelivery (docs/rules.md,
 //! webhooks).
 //!
-//! The log is put together when it is read, newest seq first: the event
-//! the webhook is retrying, the deliveries logged one by one (failed,
-//! delivered after retries, redelivered; the last 1,000), and the
-//! deliveries that got through at their first attempt, from the last 256
-//! batch records. Events a webhook did not take are not in it.
+//! The log is put together when it is read, newest seq first: the
+//! deliveries logged one by one (those waiting for a retry, and the last
+//! 1,000 finished ones that failed, were delivered after retries or were
+//! redelivered), and the deliveries that got through at their first
+//! attempt, from the last 256 batch records. Events a webhook did not
+//! take are not in it.
 
 use std::collections::BTreeMap;
 
@@ -21,13 +22,12 @@ use crate::records::{RecordWrites, Records};
 use crate::storage::codec::decode;
 use crate::storage::tables::*;
 use crate::storage::{Direction, KeyRange, Scan};
-use crate::webhooks::{BatchRecord, Delivery, DeliveryRecord, DeliveryState, delivery_seq, event_project};
+use crate::webhooks::{
+    BatchRecord, Delivery, DeliveryRecord, DeliveryState, Retry, delivery_seq, event_project,
+};
 
 /// Most deliveries one page of the delivery log shows by default.
 const DEFAULT_LIMIT: u32 = 50;
-
-/// Redeliveries one webhook may have pending at once.
-const MAX_REDELIVERIES: usize = 100;
 
 impl Board {
     /// `GET /webhooks/{id}/deliveries`, newest first.
@@ -54,9 +54,6 @@ impl Board {
                 by_seq.insert(d.seq, d.to_wire(webhook));
                 Ok(Scan::Continue)
             })?;
-            if let Some(head) = state_of(r, webhook)?.head {
-                by_seq.insert(head.seq, head.to_wire(webhook));
-            }
             // Batches are in seq order: the newest `want` of theirs, less
             // those logged one by one, hold every one that can be shown.
             let mut from_batches = 0;
@@ -79,24 +76,21 @@ impl Board {
     }
 
     /// `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`: the
-    /// delivery is attempted again at once, with a new day of retries, by
-    /// itself (out of the stream's order; a failure holds nothing back).
-    /// The one the webhook is retrying is made due now.
+    /// delivery is attempted again at once, with a new day of retries,
+    /// like any retry (out of the stream's order; a failure holds nothing
+    /// back). One waiting for a retry is made due now. It counts among
+    /// the webhook's pending retries, so it is refused when those are
+    /// full.
     pub async fn redeliver(&self, actor: &Actor, webhook: Uuid, delivery: Uuid) -> Result<Delivery> {
         actor.require_admin("manage webhooks")?;
         let not_found = move || Error::not_found(format!("delivery {delivery} not found"));
         let seq = delivery_seq(webhook, delivery).ok_or_else(not_found)?;
+        let max_pending = self.options().webhooks.policy.max_pending;
         let done = self
             .write(move |tx| {
                 let h = webhook_required(tx.w, webhook)?;
                 let mut state = state_of(tx.w, webhook)?;
                 let now = tx.now;
-                if let Some(head) = state.head.as_mut().filter(|head| head.seq == seq) {
-                    (head.due, head.retry_from) = (now, now);
-                    let wire = head.to_wire(webhook);
-                    tx.w.put_record(WEBHOOK_STATE, webhook.as_bytes(), &state)?;
-                    return Ok(wire);
-                }
                 let key = logged_key(webhook, seq);
                 let mut d = match tx.w.record::<DeliveryRecord>(DELIVERIES, &key)? {
                     Some(d) => d,
@@ -131,18 +125,13 @@ impl Board {
                         }
                     }
                 };
-                if !state.redeliveries.iter().any(|(s, _)| *s == seq) {
-                    if state.redeliveries.len() >= MAX_REDELIVERIES {
-                        return Err(Error::conflict(format!(
-                            "webhook {webhook} has {MAX_REDELIVERIES} redeliveries pending; wait for them"
-                        )));
-                    }
-                    state.redeliveries.push((seq, now));
-                } else {
-                    for r in state.redeliveries.iter_mut().filter(|(s, _)| *s == seq) {
-                        r.1 = now;
-                    }
+                state.retries.retain(|r| r.seq() != seq);
+                if state.retries.len() >= max_pending {
+                    return Err(Error::conflict(format!(
+                        "webhook {webhook} has {max_pending} deliveries waiting for a retry; wait for them"
+                    )));
                 }
+                state.retries.push(Retry(seq, now));
                 (d.state, d.due, d.retry_from) = (DeliveryState::Pending, Some(now), now);
                 tx.w.put_record(DELIVERIES, &key, &d)?;
                 trim_logged(tx.w, webhook, &state)?;

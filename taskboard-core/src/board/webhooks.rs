@@ -3,7 +3,7 @@
 
 use uuid::Uuid;
 
-use super::deliveries::state_of;
+use super::deliveries::{backlog, drop_retries, state_of};
 use super::{Actor, Board, SEQ_KEY};
 use crate::api::{NewWebhook, WebhookPatch};
 use crate::error::{Error, Result};
@@ -49,12 +49,16 @@ fn check_description(d: &Option<String>) -> Result<()> {
     }
 }
 
-/// A webhook as `GET` shows it: with the events after its cursor.
+/// A webhook as `GET` shows it: with its backlog (the events after its
+/// cursor and its deliveries waiting for a retry).
 fn with_backlog(r: &(impl Records + ?Sized), h: &WebhookRecord, latest: u64) -> Result<Webhook> {
     let cursor = r.record::<u64>(WEBHOOK_CURSORS, h.id.as_bytes())?;
     let latest = r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0).max(latest);
     let mut wire = h.to_wire();
-    wire.backlog = Some(cursor.map_or(0, |c| latest.saturating_sub(c)));
+    wire.backlog = match cursor {
+        Some(c) => Some(backlog(&state_of(r, h.id)?, c, latest)),
+        None => Some(0),
+    };
     Ok(wire)
 }
 
@@ -178,11 +182,9 @@ impl Board {
                     tx.w.put_record(WEBHOOK_CURSORS, id.as_bytes(), &seq)?;
                 }
                 (true, false) => {
-                    // The event being retried is dropped with the rest.
+                    // The deliveries waiting for a retry end with the rest.
                     tx.w.delete(WEBHOOK_CURSORS, id.as_bytes())?;
-                    let mut state = state_of(tx.w, id)?;
-                    (state.head, state.claim) = (None, None);
-                    tx.w.put_record(WEBHOOK_STATE, id.as_bytes(), &state)?;
+                    drop_retries(tx.w, id)?;
                 }
                 _ => {}
             }

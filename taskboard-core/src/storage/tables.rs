@@ -132,15 +132,16 @@ tables! {
     /// webhook_id → WebhookRecord (its secret included)
     WEBHOOKS = "webhookid_webhook";
     /// webhook_id → u64 for each active webhook: the seq of the last
-    /// event it is done with (delivered, failed, or not one it takes).
+    /// event whose first attempt is done (or that it does not take).
     /// The event log keeps every event after the smallest of these.
     WEBHOOK_CURSORS = "webhookid_cursor";
-    /// webhook_id → WebhookState for each webhook: the event it is
-    /// retrying, the redeliveries asked for, the claim of its sender
+    /// webhook_id → WebhookState for each webhook: its deliveries waiting
+    /// for a retry (seq and when due), the claim of its sender
     WEBHOOK_STATE = "webhookid_state";
     /// webhook_id seq → DeliveryRecord: the deliveries the log keeps one
-    /// by one (failed, delivered after retries, redelivered), with a copy
-    /// of their frame; at most `board::deliveries::LOGGED` per webhook
+    /// by one (waiting for a retry, failed, delivered after retries,
+    /// redelivered), with a copy of their frame; the pending ones and at
+    /// most `board::deliveries::LOGGED` finished ones per webhook
     DELIVERIES = "webhookid_seq_delivery";
     /// webhook_id n → BatchRecord: the n-th batch of deliveries that got
     /// through at their first attempt; the last `board::deliveries::BATCHES`

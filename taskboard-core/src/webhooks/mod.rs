@@ -5,8 +5,9 @@
 //! The board keeps every webhook with its cursor in the event log and a
 //! small delivery state (`board::webhooks`, `board::deliveries`); a
 //! sender (the server's) claims a webhook through the board, POSTs the
-//! events after its cursor straight from the log, in seq order, and
-//! records its progress there once per batch, so delivery survives
+//! events after its cursor straight from the log, first attempts in seq
+//! order, with the retries due beside them (a retry holds back nothing),
+//! and records its progress there once per batch, so delivery survives
 //! restarts and several processes sharing one store deliver each event
 //! once.
 
@@ -22,10 +23,10 @@ use uuid::Uuid;
 
 use crate::events::Event;
 
-pub use policy::DeliveryPolicy;
+pub use policy::{DeliveryPolicy, MAX_PENDING};
 pub use safety::{AddressRule, is_public};
 pub use signing::{new_secret, sign, signatures};
-pub(crate) use state::{BatchRecord, Claim, DeliveryRecord, Head, WebhookState, delivery_seq};
+pub(crate) use state::{BatchRecord, Claim, DeliveryRecord, Retry, WebhookState, delivery_seq};
 pub use state::{DeliveryBatch, DeliveryItem, Outcome, delivery_id};
 
 /// How webhooks of a board behave.
@@ -54,8 +55,9 @@ pub struct Webhook {
     pub created_by: Uuid,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
-    /// Events after the last one the webhook is done with (delivered,
-    /// failed or not taken): the most it has still to consider. Shown by
+    /// Events after the webhook's cursor (the last one whose first
+    /// attempt is done, or that it does not take) plus its deliveries
+    /// waiting for a retry: the most it has still to send. Shown by
     /// `GET /webhooks` and `GET /webhooks/{id}`; 0 while inactive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backlog: Option<u64>,

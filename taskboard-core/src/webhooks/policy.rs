@@ -4,6 +4,10 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
+/// Deliveries of one webhook that may wait for a retry at once (the
+/// default of [`DeliveryPolicy::max_pending`]).
+pub const MAX_PENDING: usize = 1_000;
+
 /// Timeouts and the retry schedule of deliveries.
 #[derive(Debug, Clone)]
 pub struct DeliveryPolicy {
@@ -16,8 +20,8 @@ pub struct DeliveryPolicy {
     /// Up to this fraction of a delay is added at random, so receivers
     /// that come back are not hit by every sender at once.
     pub jitter: f64,
-    /// Once this long has passed since the event (or since it was queued
-    /// again by a redelivery), a failed attempt makes it `failed`.
+    /// Once this long has passed since the event (or since a redelivery
+    /// was asked for), a failed attempt makes the delivery `failed`.
     pub give_up_after: Duration,
     /// After a secret is rotated, the previous secret signs attempts
     /// beside the new one this long.
@@ -25,6 +29,10 @@ pub struct DeliveryPolicy {
     /// Events a sender sends to one webhook before it records its
     /// progress (one write per batch).
     pub batch: usize,
+    /// Deliveries of one webhook waiting for a retry at most. While a
+    /// webhook has this many its cursor stays where it is, and the later
+    /// events wait in the event log until some of them are done.
+    pub max_pending: usize,
 }
 
 impl Default for DeliveryPolicy {
@@ -38,6 +46,7 @@ impl Default for DeliveryPolicy {
             give_up_after: s(24 * 3600),
             rotation_grace: s(24 * 3600),
             batch: 256,
+            max_pending: MAX_PENDING,
         }
     }
 }

@@ -1,11 +1,12 @@
 //! What the board stores about deliveries, and what a sender works with.
 //!
-//! A webhook's progress is its cursor (the seq of the last event it is
-//! done with) and a [`WebhookState`]: the event waiting for a retry, the
-//! redeliveries asked for, and the claim of the sender working on it.
-//! Frames are read from the event log when they are sent; only a failed
-//! or retried delivery keeps a copy ([`DeliveryRecord`]), and deliveries
-//! that got through at their first attempt are logged a batch per record
+//! A webhook's progress is its cursor (the seq of the last event whose
+//! first attempt is done, or that it does not take) and a
+//! [`WebhookState`]: the deliveries waiting for another attempt, and the
+//! claim of the sender working on it. Frames of first attempts are read
+//! from the event log when they are sent; a delivery that is retried or
+//! redelivered keeps a copy ([`DeliveryRecord`]), and deliveries that got
+//! through at their first attempt are logged a batch per record
 //! ([`BatchRecord`]).
 
 use jiff::Timestamp;
@@ -17,14 +18,13 @@ use super::{Delivery, DeliveryState};
 /// The delivery state of one webhook, beside its cursor.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct WebhookState {
-    /// The first event after the cursor, when an attempt at it failed:
-    /// it is retried on its schedule, and the later events wait for it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub head: Option<Head>,
-    /// Redeliveries asked for and not done, by seq, with when each is
-    /// next due (their records are in the delivery log).
+    /// Deliveries waiting for another attempt: first attempts that did
+    /// not get through and redeliveries asked for, each on its own
+    /// schedule (their records, with the frames, are in the delivery
+    /// log). While there are `DeliveryPolicy::max_pending` of them the
+    /// cursor stays where it is.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub redeliveries: Vec<(u64, Timestamp)>,
+    pub retries: Vec<Retry>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claim: Option<Claim>,
     /// Batch records written so far: the number of the next one.
@@ -32,19 +32,23 @@ pub(crate) struct WebhookState {
     pub batches: u64,
 }
 
-/// The event a webhook is retrying.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Head {
-    pub seq: u64,
-    pub kind: String,
-    pub attempts: u32,
-    pub last_status: Option<u16>,
-    pub last_error: Option<String>,
-    pub due: Timestamp,
-    /// The day of retries counts from here: the event's time, or when it
-    /// was queued again.
-    pub retry_from: Timestamp,
-    pub created_at: Timestamp,
+/// A delivery waiting for its next attempt: its seq and when it is due
+/// (kept to the millisecond, `[seq, ms]`, as a webhook may have a
+/// thousand of them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Retry(
+    pub u64,
+    #[serde(with = "jiff::fmt::serde::timestamp::millisecond::required")] pub Timestamp,
+);
+
+impl Retry {
+    pub fn seq(&self) -> u64 {
+        self.0
+    }
+
+    pub fn due(&self) -> Timestamp {
+        self.1
+    }
 }
 
 /// A sender working on a webhook until `until`; no other sender takes
@@ -55,8 +59,9 @@ pub(crate) struct Claim {
     pub until: Timestamp,
 }
 
-/// A delivery the log keeps one by one: failed, delivered after retries,
-/// or redelivered. It holds a copy of its frame, so it can be sent again
+/// A delivery the log keeps one by one: one whose first attempt did not
+/// get through (pending, failed, or delivered after retries), or one
+/// redelivered. It holds a copy of its frame, so it can be sent again
 /// after the event left the log.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct DeliveryRecord {
@@ -67,7 +72,7 @@ pub(crate) struct DeliveryRecord {
     pub attempts: u32,
     pub last_status: Option<u16>,
     pub last_error: Option<String>,
-    /// When a pending redelivery is next attempted.
+    /// When a pending delivery is next attempted.
     pub due: Option<Timestamp>,
     pub retry_from: Timestamp,
     pub created_at: Timestamp,
@@ -84,22 +89,6 @@ impl DeliveryRecord {
             last_status: self.last_status,
             last_error: self.last_error.clone(),
             next_attempt_at: if self.state == DeliveryState::Pending { self.due } else { None },
-            created_at: self.created_at,
-        }
-    }
-}
-
-impl Head {
-    pub fn to_wire(&self, webhook: Uuid) -> Delivery {
-        Delivery {
-            id: delivery_id(webhook, self.seq),
-            seq: self.seq,
-            kind: self.kind.clone(),
-            state: DeliveryState::Pending,
-            attempts: self.attempts,
-            last_status: self.last_status,
-            last_error: self.last_error.clone(),
-            next_attempt_at: Some(self.due),
             created_at: self.created_at,
         }
     }
@@ -183,8 +172,8 @@ pub(crate) fn delivery_seq(webhook: Uuid, id: Uuid) -> Option<u64> {
     (delivery_id(webhook, seq) == id).then_some(seq)
 }
 
-/// Work a sender claimed: the redeliveries due, then the events after the
-/// webhook's cursor that it takes, in seq order.
+/// Work a sender claimed: the retries due, then the events after the
+/// webhook's cursor that it takes, in seq order (their first attempts).
 #[derive(Debug, Clone)]
 pub struct DeliveryBatch {
     pub webhook_id: Uuid,
@@ -208,15 +197,10 @@ pub struct DeliveryItem {
     pub id: Uuid,
     pub seq: u64,
     pub body: String,
-    /// A redelivery, attempted out of the stream's order: its failure
-    /// holds back nothing.
-    pub redelivery: bool,
-    /// Its day of retries is over: if this attempt fails, the event is
-    /// failed and the sender goes on with the next.
-    pub last_chance: bool,
+    /// A retry or a redelivery (sent from its logged copy), not a first
+    /// attempt.
+    pub retry: bool,
     pub(crate) kind: String,
-    /// Attempts made before this one.
-    pub(crate) attempts: u32,
     pub(crate) retry_from: Timestamp,
     pub(crate) created_at: Timestamp,
 }
