@@ -2,14 +2,19 @@
 //! the server's board and webhook sender, the writers and the receivers
 //! (small hyper servers on 127.0.0.1).
 //!
-//! - write rate: 32 writers post chat messages (one event each) as fast
-//!   as they can for `--seconds`, on a board without webhooks and on one
-//!   with 10 (8 live receivers, one refusing connections, one that
-//!   accepts and never answers); the ratio is the cost of webhooks;
-//! - lag: messages at `--rate` events/s for `--seconds` to 10 webhooks,
-//!   once with all 10 receivers live and once with the dead and the black
-//!   hole among them; the lag of a delivery is when it was received less
-//!   the event's `ts`, p50 and p99 over the live receivers.
+//! - saturated write rate: 32 writers post chat messages (one event each)
+//!   as fast as they can for `--seconds`, on a board without webhooks and
+//!   on one with 10 (8 live receivers, one refusing connections, one that
+//!   accepts and never answers). Every core is busy writing, so this
+//!   ratio is the share of the machine that sending (and, here, also
+//!   receiving) 8 deliveries per event takes from the writers;
+//! - at the offered load of `--rate` events/s for `--seconds`: the rate
+//!   the writes were done at (events over the time until the last write
+//!   returned) without webhooks, with 10 live receivers, and with 8 beside
+//!   the dead and the black hole, and its ratio to the rate without
+//!   webhooks (the cost of webhooks to a board under that load); and the
+//!   lag of a delivery, when it was received less the event's `ts`, p50
+//!   and p99 over the live receivers.
 #![forbid(unsafe_code)]
 
 use std::convert::Infallible;
@@ -186,8 +191,10 @@ async fn write_rate(s: &Setup, writers: usize, seconds: u64) -> Result<f64, Erro
 }
 
 /// Posts at `rate` events/s for `seconds`, waits (at most a minute) for
-/// the live receivers to have everything, and returns the lags in ms.
-async fn lags(s: &Setup, rate: u64, seconds: u64) -> Result<(Vec<f64>, u64, u64), Error> {
+/// the live receivers to have everything, and returns the lags in ms,
+/// the deliveries received and expected, and the rate the writes were
+/// done at.
+async fn lags(s: &Setup, rate: u64, seconds: u64) -> Result<(Vec<f64>, u64, u64, f64), Error> {
     let board = s.handle.board().clone();
     let total = rate * seconds;
     let permits = Arc::new(tokio::sync::Semaphore::new(256));
@@ -208,6 +215,7 @@ async fn lags(s: &Setup, rate: u64, seconds: u64) -> Result<(Vec<f64>, u64, u64)
         }
     }
     let _ = permits.acquire_many(256).await?;
+    let written = total as f64 / start.elapsed().as_secs_f64();
     let deadline = Instant::now() + Duration::from_secs(60);
     while s.live.iter().any(|r| r.count.load(Ordering::Relaxed) < total) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -215,7 +223,7 @@ async fn lags(s: &Setup, rate: u64, seconds: u64) -> Result<(Vec<f64>, u64, u64)
     let received: u64 = s.live.iter().map(|r| r.count.load(Ordering::Relaxed)).sum();
     let mut all: Vec<f64> = s.live.iter().flat_map(|r| r.lags_ms.lock().unwrap().clone()).collect();
     all.sort_by(f64::total_cmp);
-    Ok((all, received, total * s.live.len() as u64))
+    Ok((all, received, total * s.live.len() as u64, written))
 }
 
 fn pct(sorted: &[f64], p: f64) -> f64 {
@@ -236,24 +244,37 @@ async fn main() -> Result<(), Error> {
     let with = write_rate(&hooked, args.writers, args.seconds).await?;
     hooked.handle.shutdown().await;
     println!(
-        "write rate, {} writers: {base:.0} events/s without webhooks, {with:.0} with 10 webhooks: ratio {:.3}",
+        "saturated write rate, {} writers: {base:.0} events/s without webhooks, {with:.0} with 10 webhooks: ratio {:.3}",
         args.writers,
         with / base
     );
 
-    for (live, bad, label) in [(10, false, "10 live receivers"), (8, true, "8 live + 1 dead + 1 black hole")]
-    {
+    let mut unhooked = f64::NAN;
+    for (live, bad, label) in [
+        (0, false, "no webhooks"),
+        (10, false, "10 live receivers"),
+        (8, true, "8 live + 1 dead + 1 black hole"),
+    ] {
         let s = setup(live, bad).await?;
-        let (sorted, received, expected) = lags(&s, args.rate, args.seconds).await?;
+        let (sorted, received, expected, written) = lags(&s, args.rate, args.seconds).await?;
+        s.handle.shutdown().await;
+        if live == 0 {
+            unhooked = written;
+            println!(
+                "at {} events/s for {} s, {label}: written at {written:.0} events/s",
+                args.rate, args.seconds
+            );
+            continue;
+        }
         println!(
-            "lag at {} events/s for {} s, {label}: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms ({received} of {expected} deliveries to the live receivers)",
+            "at {} events/s for {} s, {label}: written at {written:.0} events/s (ratio {:.3}); lag p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms ({received} of {expected} deliveries to the live receivers)",
             args.rate,
             args.seconds,
+            written / unhooked,
             pct(&sorted, 0.5),
             pct(&sorted, 0.99),
             sorted.last().copied().unwrap_or(f64::NAN)
         );
-        s.handle.shutdown().await;
     }
     Ok(())
 }

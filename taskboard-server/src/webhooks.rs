@@ -1,15 +1,17 @@
-//! The sender of webhook deliveries: claims due deliveries through the
-//! board, POSTs them and records the outcomes there (the queue, its rules
-//! and the retry schedule live in `taskboard_core::webhooks` and the
-//! board). Only the HTTP is here.
+//! The sender of webhook deliveries: claims webhooks through the board,
+//! POSTs the events it reads for them and records the progress there
+//! (the state, its rules and the retry schedule live in
+//! `taskboard_core::webhooks` and the board). Only the HTTP is here.
 //!
-//! One task follows the event log: it has the board queue the deliveries
-//! of new events, then starts a worker for each webhook with deliveries
-//! due and none running, and sleeps until the next event, the next due
-//! time or a worker's end. A worker claims a batch of its webhook's due
-//! deliveries and attempts them one after another in seq order, so a
-//! slow or dead receiver only ever holds up its own worker. Attempts of
-//! all workers together are bounded by a semaphore.
+//! One task follows the event log: it starts a worker for each webhook
+//! with work due and none running, and sleeps until the next event, the
+//! next due time, a wake-up from the board (a redelivery) or a worker's
+//! end. A worker claims its webhook and sends a batch one attempt after
+//! another: the retries due, then first attempts in seq order (one that
+//! does not get through is retried on its own schedule and holds back no
+//! later event), then records the batch in one write, and goes on while
+//! work is due. A slow or dead receiver only ever holds up its own
+//! worker. Attempts of all workers together are bounded by a semaphore.
 
 use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr};
@@ -18,7 +20,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use taskboard_core::Board;
-use taskboard_core::webhooks::{AddressRule, ClaimedDelivery, Outcome, sign};
+use taskboard_core::webhooks::{AddressRule, DeliveryBatch, DeliveryItem, Outcome, signatures};
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -29,19 +31,31 @@ const CONCURRENT_ATTEMPTS: usize = 64;
 /// Bytes of a receiver's answer read (and dropped) so the connection can
 /// be used again; a longer answer closes it.
 const ANSWER_BYTES: usize = 64 * 1024;
-/// The longest sleep between two looks at the queue, in case a wake-up
-/// was missed (a claim that ended, another process's queue).
+/// The longest sleep between two looks at the schedule, in case a
+/// wake-up was missed (a claim that ended, another process's work).
 const IDLE_LOOK: Duration = Duration::from_secs(30);
+/// New events start workers at most this often (each look reads every
+/// webhook's state; a busy board publishes thousands of events a
+/// second, and running workers pick them up by themselves).
+const LOOK_EVERY: Duration = Duration::from_millis(20);
+/// A worker whose batch was not full waits this long before the next, so
+/// a webhook that keeps up records its progress about 50 times a second
+/// at most, not once per event.
+const LINGER: Duration = Duration::from_millis(20);
 
 struct Sender {
     board: Board,
     client: reqwest::Client,
     rule: AddressRule,
     permits: Semaphore,
+    /// This process's claims on webhooks are held under this id.
+    holder: Uuid,
+    timeout: Duration,
+    batch: usize,
 }
 
 /// Starts the sender; it stops when `shutdown` is cancelled, once every
-/// worker has handed its unfinished claims back to the queue.
+/// worker has recorded what it did and the claims are handed back.
 pub(crate) fn spawn(
     board: Board,
     shutdown: CancellationToken,
@@ -57,7 +71,15 @@ pub(crate) fn spawn(
         .dns_resolver(Arc::new(PublicResolver { rule }))
         .user_agent(concat!("Taskboard-Webhooks/", env!("CARGO_PKG_VERSION")))
         .build()?;
-    let sender = Arc::new(Sender { board, client, rule, permits: Semaphore::new(CONCURRENT_ATTEMPTS) });
+    let sender = Arc::new(Sender {
+        board,
+        client,
+        rule,
+        permits: Semaphore::new(CONCURRENT_ATTEMPTS),
+        holder: Uuid::new_v4(),
+        timeout: options.policy.timeout,
+        batch: options.policy.batch,
+    });
     Ok(tokio::spawn(follow(sender, shutdown)))
 }
 
@@ -67,27 +89,17 @@ async fn follow(sender: Arc<Sender>, shutdown: CancellationToken) {
     let workers = TaskTracker::new();
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Uuid>();
     let mut running = HashSet::new();
+    let mut paced = false;
     loop {
-        seq.borrow_and_update();
-        // One read when the board has no active webhook, which is most
-        // boards most of the time.
-        let idle = matches!(board.webhook_schedule().await, Ok(s) if s.is_empty()) && running.is_empty();
-        loop {
-            if idle {
-                break;
-            }
-            match board.queue_webhook_deliveries().await {
-                Ok(true) => continue,
-                Ok(false) => break,
-                Err(e) => {
-                    tracing::warn!(%e, "queuing webhook deliveries failed");
-                    break;
-                }
+        if paced {
+            tokio::select! {
+                _ = shutdown.cancelled() => break,
+                _ = tokio::time::sleep(LOOK_EVERY) => {}
             }
         }
+        seq.borrow_and_update();
         let mut wake = IDLE_LOOK;
-        let schedule = if idle { Ok(Vec::new()) } else { board.webhook_schedule().await };
-        match schedule {
+        match board.webhook_schedule(sender.holder).await {
             Ok(schedule) => {
                 let now = Timestamp::now();
                 for (id, due) in schedule {
@@ -108,15 +120,18 @@ async fn follow(sender: Arc<Sender>, shutdown: CancellationToken) {
                     });
                 }
             }
-            Err(e) => tracing::warn!(%e, "reading the webhook queue failed"),
+            Err(e) => tracing::warn!(%e, "reading the webhook schedule failed"),
         }
+        paced = false;
         tokio::select! {
             _ = shutdown.cancelled() => break,
             changed = seq.changed() => {
                 if changed.is_err() {
                     break;
                 }
+                paced = true;
             }
+            _ = board.webhooks_woken() => {}
             Some(id) = done_rx.recv() => {
                 running.remove(&id);
             }
@@ -125,52 +140,52 @@ async fn follow(sender: Arc<Sender>, shutdown: CancellationToken) {
     }
     workers.close();
     workers.wait().await;
+    if let Err(e) = board.release_webhook_claims(sender.holder).await {
+        tracing::warn!(%e, "handing back the webhook claims failed");
+    }
 }
 
-/// Attempts the due deliveries of one webhook until none is due. On
-/// shutdown the unattempted rest of a claim goes back to the queue.
+/// Sends the due work of one webhook, a batch at a time, until none is
+/// due. On shutdown the batch under way ends after its current attempt.
 async fn work(sender: &Sender, webhook: Uuid, shutdown: &CancellationToken) {
     let board = &sender.board;
-    loop {
-        let claims = match board.claim_deliveries(webhook).await {
-            Ok(claims) if claims.is_empty() => return,
-            Ok(claims) => claims,
+    while !shutdown.is_cancelled() {
+        let batch = match board.claim_deliveries(webhook, sender.holder).await {
+            Ok(Some(batch)) => batch,
+            Ok(None) => return,
             Err(e) => {
-                tracing::warn!(%e, %webhook, "claiming deliveries failed");
+                tracing::warn!(%e, %webhook, "claiming webhook deliveries failed");
                 return;
             }
         };
-        let mut outcomes = Vec::with_capacity(claims.len());
-        let mut rest = claims.into_iter();
-        for claim in rest.by_ref() {
-            let outcome = tokio::select! {
-                outcome = sender.attempt(&claim) => outcome,
-                _ = shutdown.cancelled() => {
-                    let mut back = vec![claim];
-                    back.extend(rest.by_ref());
-                    if let Err(e) = board.release_deliveries(back).await {
-                        tracing::warn!(%e, %webhook, "handing back claimed deliveries failed");
-                    }
-                    break;
-                }
-            };
-            outcomes.push((claim, outcome));
+        let mut outcomes = Vec::with_capacity(batch.items.len());
+        for item in &batch.items {
+            // An attempt that could outlast the claim waits for the next
+            // batch, which renews it.
+            let latest_end = Timestamp::now().checked_add(sender.timeout).unwrap_or(batch.until);
+            if shutdown.is_cancelled() || latest_end > batch.until {
+                break;
+            }
+            outcomes.push(sender.attempt(&batch, item).await);
         }
-        let stopping = shutdown.is_cancelled();
-        if let Err(e) = board.finish_deliveries(outcomes).await {
-            tracing::warn!(%e, %webhook, "recording delivery outcomes failed");
+        let full = batch.items.len() >= sender.batch;
+        if let Err(e) = board.finish_deliveries(batch, outcomes).await {
+            tracing::warn!(%e, %webhook, "recording webhook deliveries failed");
             return;
         }
-        if stopping {
-            return;
+        if !full {
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = tokio::time::sleep(LINGER) => {}
+            }
         }
     }
 }
 
 impl Sender {
-    async fn attempt(&self, c: &ClaimedDelivery) -> Outcome {
+    async fn attempt(&self, batch: &DeliveryBatch, item: &DeliveryItem) -> Outcome {
         let _permit = self.permits.acquire().await;
-        let url = match reqwest::Url::parse(&c.url) {
+        let url = match reqwest::Url::parse(&batch.url) {
             Ok(url) => url,
             Err(e) => return Outcome::Unreachable { error: format!("bad URL: {e}") },
         };
@@ -186,9 +201,9 @@ impl Sender {
         {
             return Outcome::Unreachable { error: format!("refused: {e}") };
         }
-        let id = c.id.to_string();
+        let id = item.id.to_string();
         let timestamp = Timestamp::now().as_second();
-        let signature = match sign(&c.secret, &id, timestamp, c.body.as_bytes()) {
+        let signature = match signatures(&batch.secrets, &id, timestamp, item.body.as_bytes()) {
             Ok(s) => s,
             Err(e) => return Outcome::Unreachable { error: e.to_string() },
         };
@@ -199,7 +214,7 @@ impl Sender {
             .header("webhook-id", &id)
             .header("webhook-timestamp", timestamp.to_string())
             .header("webhook-signature", signature)
-            .body(c.body.clone())
+            .body(item.body.clone())
             .send()
             .await;
         match sent {

@@ -75,7 +75,8 @@ fn show_secret(created: CreatedWebhook, out: Out) {
 }
 
 impl Row for Webhook {
-    const HEADERS: &'static [&'static str] = &["id", "url", "events", "project", "active", "description"];
+    const HEADERS: &'static [&'static str] =
+        &["id", "url", "events", "project", "active", "backlog", "description"];
     fn id(&self) -> String {
         self.id.to_string()
     }
@@ -86,13 +87,15 @@ impl Row for Webhook {
             self.events.join(","),
             self.project_id.map(|p| if table { short_id(&p) } else { p.to_string() }).unwrap_or_default(),
             self.active.to_string(),
+            self.backlog.map(|b| b.to_string()).unwrap_or_default(),
             self.description.clone().unwrap_or_default(),
         ]
     }
 }
 
 impl Row for CreatedWebhook {
-    const HEADERS: &'static [&'static str] = &["id", "url", "events", "project", "active", "secret"];
+    const HEADERS: &'static [&'static str] =
+        &["id", "url", "events", "project", "active", "backlog", "secret"];
     fn id(&self) -> String {
         self.webhook.id.to_string()
     }

@@ -198,8 +198,9 @@ impl Endpoint for RotateWebhookSecret {
         auth: true,
         status: 200,
         summary: "Replace a webhook's secret (admins and owners)",
-        description: "The answer carries the new secret, which signs every attempt from now on; the old \
-            one signs nothing more.",
+        description: "The answer carries the new secret, which signs every attempt from now on; for 24 \
+            hours the previous one signs beside it (two signatures in `webhook-signature`), so a \
+            receiver can switch without refusing a delivery.",
         errors: &[403, 404],
     };
     type Path = Uuid;
@@ -224,8 +225,11 @@ impl Endpoint for ListDeliveries {
         auth: true,
         status: 200,
         summary: "The delivery log of a webhook (admins and owners)",
-        description: "Newest first: each delivery's event seq and type, state (`pending`, `delivered`, \
-            `failed`), attempts, last status or error and the time of its next attempt.",
+        description: "Newest seq first: each delivery's event seq and type, state (`pending`, \
+            `delivered`, `failed`), attempts, last status or error and the time of its next attempt. \
+            Bounded: the deliveries waiting for a retry, the last 1,000 finished ones that failed, \
+            needed retries or were redelivered, and the deliveries of the last 256 batches that got \
+            through at once.",
         errors: &[403, 404],
     };
     type Path = Uuid;
@@ -251,8 +255,9 @@ impl Endpoint for Redeliver {
         status: 200,
         summary: "Queue a delivery again (admins and owners)",
         description: "Pending and due at once, with the same `webhook-id`, and retried for another day \
-            if it fails.",
-        errors: &[403, 404],
+            if it fails; sent like a retry, out of the webhook's seq order, holding nothing back. 409 \
+            when 1,000 deliveries of the webhook are already waiting for a retry.",
+        errors: &[403, 404, 409],
     };
     type Path = (Uuid, Uuid);
     type Query = ();

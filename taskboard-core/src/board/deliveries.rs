@@ -1,60 +1,59 @@
-//! The delivery queue of webhooks (docs/rules.md, webhooks), kept in the
-//! store so it survives restarts and is shared by every process of a
+//! Delivery of webhooks (docs/rules.md, webhooks), with its state kept in
+//! the store so it survives restarts and is shared by every process of a
 //! board.
 //!
-//! Each active webhook has a cursor in the event log. Queuing reads the
-//! events after the cursors, makes a delivery for each event a webhook
-//! takes (its patterns, its project, and its creator's view of the
-//! stream) and moves the cursors, in one transaction; the log keeps every
-//! event some cursor has not passed. A sender claims the due deliveries
-//! of one webhook (the claim moves their queue entries to when it ends,
-//! so no other sender takes them meanwhile), attempts them in seq order
-//! and records the outcomes under its claim; a claim that ended first
-//! (the sender stalled or died) lets the deliveries be claimed again.
-
-use std::collections::HashMap;
-use std::ops::Bound;
+//! Each active webhook has a cursor in the event log (the last event
+//! whose first attempt is done, or that it does not take) and a small
+//! [`WebhookState`]. A sender claims a webhook (the claim is stored: one
+//! sender at a time, each process its own holder id), reads the events
+//! after the cursor straight from the log, keeps those the webhook takes
+//! (its patterns, its project, its creator's view of the stream), POSTs
+//! them in seq order together with the retries that are due, and records
+//! its progress in one write per batch: the cursor moves past every first
+//! attempt made, and a first attempt that did not get through becomes a
+//! retry, logged with a copy of its frame and attempted on its own
+//! schedule, so it holds back no later event. A webhook has at most
+//! `DeliveryPolicy::max_pending` retries waiting; while it has that many
+//! its cursor stays where it is (the events wait in the log, which keeps
+//! every event some cursor has not passed: `events::log`).
 
 use jiff::Timestamp;
 use uuid::Uuid;
 
-use super::webhooks::webhook_required;
-use super::{Actor, Board, SEQ_KEY};
-use crate::api::DeliveryQuery;
+use super::{Board, SEQ_KEY};
 use crate::error::{Error, Result};
-use crate::events::{Viewer, log};
+use crate::events::{Event, Viewer, log};
 use crate::records::{RecordWrites, Records};
 use crate::storage::codec::{Key, decode, uuid_at};
 use crate::storage::tables::*;
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan, WriteTxn};
 use crate::webhooks::{
-    ClaimedDelivery, Delivery, DeliveryRecord, DeliveryState, Outcome, WebhookRecord, event_project,
+    BatchRecord, Claim, DeliveryBatch, DeliveryItem, DeliveryPolicy, DeliveryRecord, DeliveryState, Outcome,
+    Retry, WebhookRecord, WebhookState, delivery_id, event_project,
 };
 
-/// Events considered in one queuing transaction, and the bytes of their
+/// Events read from the log for one batch at most, and the bytes of their
 /// records after which no more are read (large messages).
-const QUEUE_BATCH: usize = 1000;
-const QUEUE_BYTES: usize = 8 << 20;
-/// Most deliveries one page of the delivery log shows.
-const DEFAULT_LIMIT: u32 = 50;
+const SCAN_EVENTS: usize = 2000;
+const SCAN_BYTES: usize = 4 << 20;
+/// Batch records kept per webhook (each lists the deliveries of one batch
+/// that got through at their first attempt).
+pub(crate) const BATCHES: u64 = 256;
+/// Finished deliveries logged one by one (failed, delivered after
+/// retries, redelivered) kept per webhook, beside the pending ones; the
+/// oldest go first.
+pub(crate) const LOGGED: usize = 1000;
 
-fn ms(t: Timestamp) -> u64 {
-    t.as_millisecond().max(0) as u64
+pub(super) fn state_of(r: &(impl Records + ?Sized), webhook: Uuid) -> Result<WebhookState> {
+    Ok(r.record(WEBHOOK_STATE, webhook.as_bytes())?.unwrap_or_default())
 }
 
-fn queue_key(webhook: Uuid, due: Timestamp, seq: u64, id: Uuid) -> Vec<u8> {
-    Key::new().uuid(webhook).u64(ms(due)).u64(seq).uuid(id).build()
+pub(super) fn logged_key(webhook: Uuid, seq: u64) -> Vec<u8> {
+    Key::new().uuid(webhook).u64(seq).build()
 }
 
-fn delivery_key(webhook: Uuid, id: Uuid) -> Vec<u8> {
-    Key::new().uuid(webhook).uuid(id).build()
-}
-
-fn u64_at(key: &[u8], offset: usize) -> Result<u64> {
-    key.get(offset..offset + 8)
-        .and_then(|b| b.try_into().ok())
-        .map(u64::from_be_bytes)
-        .ok_or_else(|| Error::internal("malformed queue key"))
+pub(super) fn batch_key(webhook: Uuid, n: u64) -> Vec<u8> {
+    Key::new().uuid(webhook).u64(n).build()
 }
 
 /// The active webhooks and their cursors.
@@ -67,325 +66,417 @@ fn cursors(r: &(impl ReadTxn + ?Sized)) -> Result<Vec<(Uuid, u64)>> {
     Ok(out)
 }
 
-fn put_queued(w: &mut (impl WriteTxn + ?Sized), d: &mut DeliveryRecord, due: Timestamp) -> Result<()> {
-    if let Some(old) = d.due {
-        w.delete(DELIVERY_QUEUE, &queue_key(d.webhook_id, old, d.seq, d.id))?;
+/// Drops the oldest finished deliveries of a webhook's log beyond
+/// [`LOGGED`] (the pending ones are its retries).
+pub(super) fn trim_logged(
+    w: &mut (impl WriteTxn + ?Sized),
+    webhook: Uuid,
+    state: &WebhookState,
+) -> Result<()> {
+    let pending: std::collections::HashSet<u64> = state.retries.iter().map(Retry::seq).collect();
+    let mut finished = Vec::new();
+    w.scan(DELIVERIES, KeyRange::prefix(webhook.as_bytes()), Direction::Forward, &mut |k, _| {
+        let seq = k.get(16..24).and_then(|b| b.try_into().ok()).map(u64::from_be_bytes);
+        if !seq.is_some_and(|s| pending.contains(&s)) {
+            finished.push(k.to_vec());
+        }
+        Ok(Scan::Continue)
+    })?;
+    for k in finished.iter().take(finished.len().saturating_sub(LOGGED)) {
+        w.delete(DELIVERIES, k)?;
     }
-    w.put(DELIVERY_QUEUE, &queue_key(d.webhook_id, due, d.seq, d.id), &[])?;
-    d.due = Some(due);
     Ok(())
 }
 
-fn unqueue(w: &mut (impl WriteTxn + ?Sized), d: &mut DeliveryRecord) -> Result<()> {
-    if let Some(old) = d.due.take() {
-        w.delete(DELIVERY_QUEUE, &queue_key(d.webhook_id, old, d.seq, d.id))?;
+/// Ends the pending deliveries of a webhook being turned off: each is
+/// logged `failed`, as what happens while it is off is not delivered
+/// later either.
+pub(super) fn drop_retries(w: &mut (impl WriteTxn + ?Sized), webhook: Uuid) -> Result<()> {
+    let mut state = state_of(w, webhook)?;
+    for retry in std::mem::take(&mut state.retries) {
+        let key = logged_key(webhook, retry.seq());
+        if let Some(mut d) = w.record::<DeliveryRecord>(DELIVERIES, &key)? {
+            (d.state, d.due) = (DeliveryState::Failed, None);
+            d.last_error = Some("the webhook was turned off".to_string());
+            w.put_record(DELIVERIES, &key, &d)?;
+        }
     }
-    Ok(())
+    state.claim = None;
+    w.put_record(WEBHOOK_STATE, webhook.as_bytes(), &state)
+}
+
+/// What a webhook has still to send: the events after its cursor (some
+/// may not be ones it takes) and its deliveries waiting for a retry.
+pub(super) fn backlog(state: &WebhookState, cursor: u64, latest: u64) -> u64 {
+    latest.saturating_sub(cursor) + state.retries.len() as u64
+}
+
+/// When the work of a webhook is next due for `holder`: now when events
+/// wait after its cursor and it has room for more retries, else its first
+/// retry; not before another holder's claim ends. `None` when it has
+/// nothing to do.
+fn due(
+    state: &WebhookState,
+    cursor: u64,
+    latest: u64,
+    policy: &DeliveryPolicy,
+    holder: Uuid,
+    now: Timestamp,
+) -> Option<Timestamp> {
+    let stream = (cursor < latest && state.retries.len() < policy.max_pending).then_some(now);
+    let retry = state.retries.iter().map(Retry::due).min();
+    let due = match (stream, retry) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }?;
+    match state.claim {
+        Some(c) if c.holder != holder && c.until > now => Some(due.max(c.until)),
+        _ => Some(due),
+    }
+}
+
+/// Whether `h` takes `e`: its patterns, its project, its creator's view.
+fn takes(r: &dyn ReadTxn, h: &WebhookRecord, viewer: &Viewer, e: &Event) -> Result<bool> {
+    if !h.wants(e.kind.as_str()) || !e.visible_to(viewer) {
+        return Ok(false);
+    }
+    match h.project_id {
+        Some(p) => Ok(event_project(r, e)? == Some(p)),
+        None => Ok(true),
+    }
 }
 
 impl Board {
-    /// Queues the deliveries of the events the active webhooks have not
-    /// yet considered, up to a batch of events per call. True when more
-    /// events wait.
-    pub async fn queue_webhook_deliveries(&self) -> Result<bool> {
-        let latest = self.latest_seq();
-        let behind = self.read(move |r| Ok(cursors(r)?.iter().any(|(_, c)| *c < latest))).await?;
-        if !behind {
-            return Ok(false);
-        }
-        self.write(|tx| {
-            let latest = tx.w.record::<u64>(META, SEQ_KEY)?.unwrap_or(0);
-            let cursors = cursors(tx.w)?;
-            let Some(from) = cursors.iter().map(|(_, c)| *c).min() else { return Ok(false) };
-            if from >= latest {
-                return Ok(false);
+    /// The board's time (a manual clock in tests).
+    fn delivery_now(&self) -> Timestamp {
+        self.options().clock.timestamp()
+    }
+
+    /// Each active webhook with when `holder` next has work on it (`None`
+    /// when it has none).
+    pub async fn webhook_schedule(&self, holder: Uuid) -> Result<Vec<(Uuid, Option<Timestamp>)>> {
+        let published = self.latest_seq();
+        let policy = self.options().webhooks.policy.clone();
+        let now = self.delivery_now();
+        self.read(move |r| {
+            // The store's seq: other processes sharing it write events too.
+            let latest = r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0).max(published);
+            let mut out = Vec::new();
+            for (id, cursor) in cursors(r)? {
+                let state = state_of(r, id)?;
+                out.push((id, due(&state, cursor, latest.max(cursor), &policy, holder, now)));
             }
-            let events = log::load(&*tx.w, from + 1, latest, QUEUE_BATCH, QUEUE_BYTES)?;
-            let last = events.last().map_or(latest, |e| e.seq);
-            let mut projects: HashMap<u64, Option<Uuid>> = HashMap::new();
-            for (id, cursor) in cursors {
-                if cursor >= last {
-                    continue;
-                }
-                let h: WebhookRecord = webhook_required(tx.w, id)?;
-                // A webhook whose creator is gone receives nothing more.
-                let viewer = tx.w.member(h.created_by)?.map(|m| Viewer::of(&m));
-                for e in events.iter().filter(|e| e.seq > cursor) {
-                    let Some(viewer) = &viewer else { break };
-                    if !h.wants(e.kind.as_str()) || !e.visible_to(viewer) {
-                        continue;
-                    }
-                    if let Some(p) = h.project_id {
-                        let of = match projects.get(&e.seq) {
-                            Some(of) => *of,
-                            None => {
-                                let of = event_project(tx.w, e)?;
-                                projects.insert(e.seq, of);
-                                of
-                            }
-                        };
-                        if of != Some(p) {
-                            continue;
-                        }
-                    }
-                    let mut d = DeliveryRecord {
-                        id: Uuid::now_v7(),
-                        webhook_id: id,
-                        seq: e.seq,
-                        kind: e.kind.to_string(),
-                        frame: e.frame(),
-                        state: DeliveryState::Pending,
-                        attempts: 0,
-                        last_status: None,
-                        last_error: None,
-                        due: None,
-                        claim: None,
-                        retry_from: tx.now,
-                        created_at: tx.now,
-                    };
-                    put_queued(tx.w, &mut d, tx.now)?;
-                    tx.w.put_record(DELIVERIES, &delivery_key(id, d.id), &d)?;
-                }
-                tx.w.put_record(WEBHOOK_CURSORS, id.as_bytes(), &last)?;
-            }
-            Ok(last < latest)
+            Ok(out)
         })
         .await
     }
 
     /// The backlog of each active webhook, for monitoring: the events
-    /// after its cursor (not yet considered; some may not match its
-    /// filters) plus the deliveries waiting in its queue (first attempts
-    /// and retries).
+    /// after its cursor (the most it has still to consider) plus its
+    /// deliveries waiting for a retry.
     pub async fn webhook_backlogs(&self) -> Result<Vec<(Uuid, u64)>> {
-        let latest = self.latest_seq();
+        let published = self.latest_seq();
         self.read(move |r| {
+            let latest = r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0).max(published);
             let mut out = Vec::new();
             for (id, cursor) in cursors(r)? {
-                let mut queued = 0u64;
-                r.scan(DELIVERY_QUEUE, KeyRange::prefix(id.as_bytes()), Direction::Forward, &mut |_, _| {
-                    queued += 1;
-                    Ok(Scan::Continue)
-                })?;
-                out.push((id, latest.saturating_sub(cursor) + queued));
+                out.push((id, backlog(&state_of(r, id)?, cursor, latest)));
             }
             Ok(out)
         })
         .await
     }
 
-    /// Each active webhook with the time its next queue entry is due
-    /// (`None` when it has none).
-    pub async fn webhook_schedule(&self) -> Result<Vec<(Uuid, Option<Timestamp>)>> {
-        self.read(|r| {
-            let mut out = Vec::new();
-            for (id, _) in cursors(r)? {
-                let mut due = None;
-                r.scan(DELIVERY_QUEUE, KeyRange::prefix(id.as_bytes()), Direction::Forward, &mut |k, _| {
-                    due = Timestamp::from_millisecond(u64_at(k, 16)? as i64).ok();
-                    Ok(Scan::Stop)
-                })?;
-                out.push((id, due));
-            }
-            Ok(out)
-        })
-        .await
-    }
-
-    /// Claims the due deliveries of a webhook, at most a batch, in seq
-    /// order, for the time the policy gives their attempts.
-    pub async fn claim_deliveries(&self, webhook: Uuid) -> Result<Vec<ClaimedDelivery>> {
+    /// Claims a webhook for `holder` and reads its due work: the retries
+    /// due, then the events after its cursor that it takes, at most a
+    /// batch and no more than it has room to retry. `None` when nothing
+    /// is due or another holder has it.
+    pub async fn claim_deliveries(&self, webhook: Uuid, holder: Uuid) -> Result<Option<DeliveryBatch>> {
         let policy = self.options().webhooks.policy.clone();
-        self.write(move |tx| {
-            let Some(h) = tx.w.record::<WebhookRecord>(WEBHOOKS, webhook.as_bytes())? else {
-                return Ok(Vec::new());
-            };
-            if !h.active {
-                return Ok(Vec::new());
+        let published = self.latest_seq();
+        let now = self.delivery_now();
+        let lease = jiff::SignedDuration::try_from(policy.lease()).map_err(Error::internal)?;
+        // The claim is written only when it is not this holder's already
+        // with at least half its time left, so a sender that keeps up
+        // renews it with its progress and writes nothing here.
+        let check = policy.clone();
+        let renew = self
+            .read(move |r| {
+                let Some(cursor) = r.record::<u64>(WEBHOOK_CURSORS, webhook.as_bytes())? else {
+                    return Ok(None);
+                };
+                let latest = r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0).max(published);
+                let state = state_of(r, webhook)?;
+                if due(&state, cursor, latest.max(cursor), &check, holder, now).is_none_or(|d| d > now) {
+                    return Ok(None);
+                }
+                let half = now.checked_add(lease / 2).map_err(Error::internal)?;
+                Ok(Some(!state.claim.is_some_and(|c| c.holder == holder && c.until > half)))
+            })
+            .await?;
+        match renew {
+            None => return Ok(None),
+            Some(false) => {}
+            Some(true) => {
+                let claimed = self
+                    .write(move |tx| {
+                        if tx.w.record::<u64>(WEBHOOK_CURSORS, webhook.as_bytes())?.is_none() {
+                            return Ok(false);
+                        }
+                        let mut state = state_of(tx.w, webhook)?;
+                        if state.claim.is_some_and(|c| c.holder != holder && c.until > tx.now) {
+                            return Ok(false);
+                        }
+                        let until = tx.now.checked_add(lease).map_err(Error::internal)?;
+                        state.claim = Some(Claim { holder, until });
+                        tx.w.put_record(WEBHOOK_STATE, webhook.as_bytes(), &state)?;
+                        Ok(true)
+                    })
+                    .await?;
+                if !claimed {
+                    return Ok(None);
+                }
             }
-            let now = ms(tx.now);
-            let mut due = Vec::new();
-            let range = KeyRange {
-                start: Bound::Included(webhook.as_bytes().to_vec()),
-                end: Bound::Included(Key::new().uuid(webhook).u64(now).u64(u64::MAX).build()),
-            };
-            tx.w.scan(DELIVERY_QUEUE, range, Direction::Forward, &mut |k, _| {
-                due.push((u64_at(k, 24)?, uuid_at(k, 32)?));
-                Ok(if due.len() >= policy.batch { Scan::Stop } else { Scan::Continue })
-            })?;
-            due.sort_unstable();
-            let claim = Uuid::new_v4();
-            let lease = policy.lease(due.len());
-            let until = tx.now.checked_add(lease).map_err(Error::internal)?;
-            let mut out = Vec::with_capacity(due.len());
-            for (_, id) in due {
-                let key = delivery_key(webhook, id);
-                let mut d: DeliveryRecord =
-                    tx.w.record(DELIVERIES, &key)?
-                        .ok_or_else(|| Error::internal("a queued delivery is missing"))?;
-                put_queued(tx.w, &mut d, until)?;
-                d.claim = Some(claim);
-                tx.w.put_record(DELIVERIES, &key, &d)?;
-                out.push(ClaimedDelivery {
-                    id,
-                    webhook_id: webhook,
-                    seq: d.seq,
-                    url: h.url.clone(),
-                    secret: h.secret.clone(),
-                    body: d.frame,
-                    claim,
-                });
-            }
-            Ok(out)
-        })
-        .await
-    }
-
-    /// Records the outcomes of claimed attempts: delivered, retried later,
-    /// or failed for good once the policy gives up. An outcome whose claim
-    /// is no longer the delivery's (it ended and another sender took the
-    /// delivery, or it was queued again) is dropped. A retry that got
-    /// through shows the receiver is back: the webhook's other waiting
-    /// deliveries become due at once, in seq order, rather than each at
-    /// the end of its own delay.
-    pub async fn finish_deliveries(&self, outcomes: Vec<(ClaimedDelivery, Outcome)>) -> Result<()> {
-        if outcomes.is_empty() {
-            return Ok(());
         }
+        self.read(move |r| read_batch(r, webhook, holder, &policy, now)).await
+    }
+
+    /// Records what became of a batch, in one write. The cursor moves
+    /// past every first attempt made (and the events between them the
+    /// webhook does not take); a first attempt that did not get through
+    /// is logged with its frame and waits for its retry, or, when its day
+    /// of retries is already over, is logged `failed`. Retries are
+    /// recorded in their own log records. The claim is renewed. Outcomes
+    /// follow the batch's items; items without one were not attempted
+    /// (the cursor stays before the first such first attempt). Dropped
+    /// when the holder lost its claim or the cursor moved meanwhile.
+    pub async fn finish_deliveries(&self, batch: DeliveryBatch, outcomes: Vec<Outcome>) -> Result<()> {
         let policy = self.options().webhooks.policy.clone();
         self.write(move |tx| {
-            let mut back = Vec::new();
-            for (c, outcome) in outcomes {
-                let key = delivery_key(c.webhook_id, c.id);
-                let Some(mut d) = tx.w.record::<DeliveryRecord>(DELIVERIES, &key)? else { continue };
-                if d.claim != Some(c.claim) || d.state != DeliveryState::Pending {
+            let id = batch.webhook_id;
+            let Some(cursor) = tx.w.record::<u64>(WEBHOOK_CURSORS, id.as_bytes())? else { return Ok(()) };
+            let mut state = state_of(tx.w, id)?;
+            if cursor != batch.from || state.claim.is_none_or(|c| c.holder != batch.holder) {
+                return Ok(());
+            }
+            let now = tx.now;
+            let mut to = batch.to;
+            let mut delivered = Vec::new();
+            let mut logged = false;
+            let mut outcomes = outcomes.into_iter();
+            let mut items = batch.items.into_iter();
+            while let Some(item) = items.next() {
+                let Some(outcome) = outcomes.next() else {
+                    // Not attempted, nor anything after it: the first
+                    // attempts among them wait after the cursor.
+                    if let Some(first) = std::iter::once(item).chain(items).find(|i| !i.retry) {
+                        to = first.seq - 1;
+                    }
+                    break;
+                };
+                if item.retry {
+                    finish_retry(tx.w, &mut state, id, &item, outcome, &policy, now)?;
+                    logged = true;
                     continue;
                 }
-                d.claim = None;
-                d.attempts += 1;
-                match outcome {
+                let (status, error) = match outcome {
                     Outcome::Delivered { status } => {
-                        if d.attempts > 1 && !back.contains(&d.webhook_id) {
-                            back.push(d.webhook_id);
-                        }
-                        unqueue(tx.w, &mut d)?;
-                        d.state = DeliveryState::Delivered;
-                        d.last_status = Some(status);
-                        d.last_error = None;
+                        delivered.push((item.seq, item.kind, status));
+                        continue;
                     }
-                    failed => {
-                        (d.last_status, d.last_error) = match failed {
-                            Outcome::Refused { status } => (Some(status), Some(format!("answered {status}"))),
-                            Outcome::Unreachable { error } => (None, Some(error)),
-                            Outcome::Delivered { .. } => unreachable!("matched above"),
-                        };
-                        match policy.next_attempt(d.attempts, d.retry_from, tx.now) {
-                            Some(next) => put_queued(tx.w, &mut d, next)?,
-                            None => {
-                                unqueue(tx.w, &mut d)?;
-                                d.state = DeliveryState::Failed;
-                            }
-                        }
-                    }
+                    failure => failure_of(failure),
+                };
+                let due = policy.next_attempt(1, item.retry_from, now);
+                let state_now = if due.is_some() { DeliveryState::Pending } else { DeliveryState::Failed };
+                let mut d = record(&item, state_now, 1, status, error);
+                d.due = due;
+                tx.w.put_record(DELIVERIES, &logged_key(id, d.seq), &d)?;
+                if let Some(due) = due {
+                    state.retries.push(Retry(item.seq, due));
                 }
-                tx.w.put_record(DELIVERIES, &key, &d)?;
+                logged = true;
             }
-            for webhook in back {
-                let mut waiting = Vec::new();
-                tx.w.scan(
-                    DELIVERY_QUEUE,
-                    KeyRange::prefix(webhook.as_bytes()),
-                    Direction::Forward,
-                    &mut |k, _| {
-                        waiting.push(uuid_at(k, 32)?);
-                        Ok(Scan::Continue)
-                    },
-                )?;
-                for id in waiting {
-                    let key = delivery_key(webhook, id);
-                    if let Some(mut d) = tx.w.record::<DeliveryRecord>(DELIVERIES, &key)?
-                        && d.claim.is_none()
-                    {
-                        put_queued(tx.w, &mut d, tx.now)?;
-                        tx.w.put_record(DELIVERIES, &key, &d)?;
-                    }
+            if logged {
+                trim_logged(tx.w, id, &state)?;
+            }
+            if !delivered.is_empty() {
+                let n = state.batches;
+                tx.w.put_record(DELIVERY_BATCHES, &batch_key(id, n), &BatchRecord::new(now, &delivered))?;
+                if n >= BATCHES {
+                    tx.w.delete(DELIVERY_BATCHES, &batch_key(id, n - BATCHES))?;
                 }
+                state.batches = n + 1;
             }
-            Ok(())
+            let lease = jiff::SignedDuration::try_from(policy.lease()).map_err(Error::internal)?;
+            state.claim =
+                Some(Claim { holder: batch.holder, until: now.checked_add(lease).map_err(Error::internal)? });
+            if to != cursor {
+                tx.w.put_record(WEBHOOK_CURSORS, id.as_bytes(), &to)?;
+            }
+            tx.w.put_record(WEBHOOK_STATE, id.as_bytes(), &state)
         })
         .await
     }
 
-    /// Hands claimed deliveries back unattempted (a sender stopping): due
-    /// at once, for any sender.
-    pub async fn release_deliveries(&self, claims: Vec<ClaimedDelivery>) -> Result<()> {
-        if claims.is_empty() {
-            return Ok(());
-        }
+    /// Ends the claims of `holder` (a sender stopping), so another
+    /// process need not wait for them to run out.
+    pub async fn release_webhook_claims(&self, holder: Uuid) -> Result<()> {
         self.write(move |tx| {
-            for c in claims {
-                let key = delivery_key(c.webhook_id, c.id);
-                let Some(mut d) = tx.w.record::<DeliveryRecord>(DELIVERIES, &key)? else { continue };
-                if d.claim == Some(c.claim) && d.state == DeliveryState::Pending {
-                    d.claim = None;
-                    put_queued(tx.w, &mut d, tx.now)?;
-                    tx.w.put_record(DELIVERIES, &key, &d)?;
+            let mut mine = Vec::new();
+            tx.w.scan(WEBHOOK_STATE, KeyRange::all(), Direction::Forward, &mut |k, v| {
+                let state: WebhookState = decode(v)?;
+                if state.claim.is_some_and(|c| c.holder == holder) {
+                    mine.push((k.to_vec(), state));
                 }
-            }
-            Ok(())
-        })
-        .await
-    }
-
-    /// `GET /webhooks/{id}/deliveries`, newest first.
-    pub async fn list_deliveries(
-        &self,
-        actor: &Actor,
-        webhook: Uuid,
-        q: DeliveryQuery,
-    ) -> Result<Vec<Delivery>> {
-        actor.require_admin("manage webhooks")?;
-        let limit = q.limit.unwrap_or(DEFAULT_LIMIT);
-        if !(1..=crate::api::Page::MAX_LIMIT).contains(&limit) {
-            return Err(Error::invalid(
-                "limit",
-                format!("must be 1-{}, got {limit}", crate::api::Page::MAX_LIMIT),
-            ));
-        }
-        let mut skip = q.offset.unwrap_or(0);
-        self.read(move |r| {
-            webhook_required(r, webhook)?;
-            let mut out = Vec::new();
-            r.scan(DELIVERIES, KeyRange::prefix(webhook.as_bytes()), Direction::Reverse, &mut |_, v| {
-                if skip > 0 {
-                    skip -= 1;
-                    return Ok(Scan::Continue);
-                }
-                out.push(decode::<DeliveryRecord>(v)?.to_wire());
-                Ok(if out.len() >= limit as usize { Scan::Stop } else { Scan::Continue })
+                Ok(Scan::Continue)
             })?;
-            Ok(out)
+            for (k, mut state) in mine {
+                state.claim = None;
+                tx.w.put_record(WEBHOOK_STATE, &k, &state)?;
+            }
+            Ok(())
         })
         .await
     }
+}
 
-    /// `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`: due now,
-    /// with a new day of retries; a claim in progress no longer counts.
-    pub async fn redeliver(&self, actor: &Actor, webhook: Uuid, delivery: Uuid) -> Result<Delivery> {
-        actor.require_admin("manage webhooks")?;
-        self.write(move |tx| {
-            webhook_required(tx.w, webhook)?;
-            let key = delivery_key(webhook, delivery);
-            let mut d: DeliveryRecord =
-                tx.w.record(DELIVERIES, &key)?
-                    .ok_or_else(|| Error::not_found(format!("delivery {delivery} not found")))?;
-            d.state = DeliveryState::Pending;
-            d.claim = None;
-            d.retry_from = tx.now;
-            put_queued(tx.w, &mut d, tx.now)?;
-            tx.w.put_record(DELIVERIES, &key, &d)?;
-            Ok(d.to_wire())
-        })
-        .await
+fn record(
+    item: &DeliveryItem,
+    state: DeliveryState,
+    attempts: u32,
+    last_status: Option<u16>,
+    last_error: Option<String>,
+) -> DeliveryRecord {
+    DeliveryRecord {
+        seq: item.seq,
+        kind: item.kind.clone(),
+        frame: item.body.clone(),
+        state,
+        attempts,
+        last_status,
+        last_error,
+        due: None,
+        retry_from: item.retry_from,
+        created_at: item.created_at,
     }
+}
+
+/// The status and error a failed attempt is logged with.
+fn failure_of(outcome: Outcome) -> (Option<u16>, Option<String>) {
+    match outcome {
+        Outcome::Delivered { status } => (Some(status), None),
+        Outcome::Refused { status } => (Some(status), Some(format!("answered {status}"))),
+        Outcome::Unreachable { error } => (None, Some(error)),
+    }
+}
+
+/// Records the outcome of a retry (or a redelivery) in its log record and
+/// in the webhook's pending retries: delivered, due again on its
+/// schedule, or `failed` once its day of retries is over.
+fn finish_retry(
+    w: &mut dyn WriteTxn,
+    state: &mut WebhookState,
+    webhook: Uuid,
+    item: &DeliveryItem,
+    outcome: Outcome,
+    policy: &DeliveryPolicy,
+    now: Timestamp,
+) -> Result<()> {
+    let key = logged_key(webhook, item.seq);
+    let Some(mut d) = w.record::<DeliveryRecord>(DELIVERIES, &key)? else { return Ok(()) };
+    if d.state != DeliveryState::Pending {
+        return Ok(());
+    }
+    d.attempts += 1;
+    if let Outcome::Delivered { status } = outcome {
+        (d.state, d.last_status, d.last_error, d.due) = (DeliveryState::Delivered, Some(status), None, None);
+    } else {
+        (d.last_status, d.last_error) = failure_of(outcome);
+        d.due = policy.next_attempt(d.attempts, d.retry_from, now);
+        if d.due.is_none() {
+            d.state = DeliveryState::Failed;
+        }
+    }
+    state.retries.retain(|r| r.seq() != item.seq);
+    if let Some(due) = d.due {
+        state.retries.push(Retry(item.seq, due));
+    }
+    w.put_record(DELIVERIES, &key, &d)
+}
+
+/// The due work of a webhook: up to a batch of its retries due, then up
+/// to a batch of the events after its cursor that it takes, no more than
+/// it has room to retry should they all fail.
+fn read_batch(
+    r: &dyn ReadTxn,
+    webhook: Uuid,
+    holder: Uuid,
+    policy: &DeliveryPolicy,
+    now: Timestamp,
+) -> Result<Option<DeliveryBatch>> {
+    let Some(h) = r.record::<WebhookRecord>(WEBHOOKS, webhook.as_bytes())? else { return Ok(None) };
+    let Some(cursor) = r.record::<u64>(WEBHOOK_CURSORS, webhook.as_bytes())? else { return Ok(None) };
+    let state = state_of(r, webhook)?;
+    let Some(claim) = state.claim.filter(|c| c.holder == holder) else { return Ok(None) };
+    let mut items = Vec::new();
+    for retry in state.retries.iter().filter(|x| x.due() <= now).take(policy.batch) {
+        if let Some(d) = r.record::<DeliveryRecord>(DELIVERIES, &logged_key(webhook, retry.seq()))? {
+            items.push(DeliveryItem {
+                id: delivery_id(webhook, d.seq),
+                seq: d.seq,
+                body: d.frame,
+                retry: true,
+                kind: d.kind,
+                retry_from: d.retry_from,
+                created_at: d.created_at,
+            });
+        }
+    }
+    let latest = r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0);
+    let mut to = cursor;
+    let room = policy.max_pending.saturating_sub(state.retries.len()).min(policy.batch);
+    if room > 0 && cursor < latest {
+        // A webhook whose creator is gone takes nothing more.
+        let viewer = r.member(h.created_by)?.map(|m| Viewer::of(&m));
+        let events = log::load(r, cursor + 1, latest, SCAN_EVENTS, SCAN_BYTES)?;
+        if events.is_empty() {
+            to = latest;
+        }
+        let mut taken = 0;
+        for e in events {
+            let take = match &viewer {
+                Some(v) => takes(r, &h, v, &e)?,
+                None => false,
+            };
+            if take {
+                if taken == room {
+                    break;
+                }
+                taken += 1;
+                items.push(DeliveryItem {
+                    id: delivery_id(webhook, e.seq),
+                    seq: e.seq,
+                    kind: e.kind.to_string(),
+                    retry_from: e.ts,
+                    created_at: e.ts,
+                    body: e.frame(),
+                    retry: false,
+                });
+            }
+            to = e.seq;
+        }
+    }
+    if items.is_empty() && to == cursor {
+        return Ok(None);
+    }
+    Ok(Some(DeliveryBatch {
+        webhook_id: webhook,
+        url: h.url.clone(),
+        secrets: h.secrets(now),
+        until: claim.until,
+        items,
+        holder,
+        from: cursor,
+        to,
+    }))
 }

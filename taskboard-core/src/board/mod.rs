@@ -11,6 +11,7 @@ mod cache;
 mod condition;
 mod database;
 mod deliveries;
+mod delivery_log;
 pub mod etags;
 mod files;
 mod first_run;
@@ -177,6 +178,9 @@ struct Inner {
     hashers: crate::credentials::HashPool,
     /// Idempotency keys whose first request is still running.
     idempotency_running: Mutex<std::collections::HashSet<(Uuid, String)>>,
+    /// Wakes the webhook sender for work no event announces (a
+    /// redelivery).
+    webhook_wake: tokio::sync::Notify,
 }
 
 impl Drop for Inner {
@@ -369,6 +373,7 @@ impl Board {
                 throttle,
                 hashers,
                 idempotency_running: Mutex::new(Default::default()),
+                webhook_wake: tokio::sync::Notify::new(),
             }),
         };
         Ok(board)
@@ -475,6 +480,17 @@ impl Board {
     /// no events in memory.
     pub fn watch_seq(&self) -> tokio::sync::watch::Receiver<u64> {
         self.inner.hub.watch()
+    }
+
+    /// Wakes the webhook sender (work that no event announces).
+    pub(crate) fn wake_webhooks(&self) {
+        self.inner.webhook_wake.notify_one();
+    }
+
+    /// Resolves when [`Board::wake_webhooks`] was called since the last
+    /// time it resolved.
+    pub async fn webhooks_woken(&self) {
+        self.inner.webhook_wake.notified().await
     }
 
     /// Subscribes to the event stream: replay of retained events after

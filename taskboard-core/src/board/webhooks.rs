@@ -3,6 +3,7 @@
 
 use uuid::Uuid;
 
+use super::deliveries::{backlog, drop_retries, state_of};
 use super::{Actor, Board, SEQ_KEY};
 use crate::api::{NewWebhook, WebhookPatch};
 use crate::error::{Error, Result};
@@ -48,6 +49,19 @@ fn check_description(d: &Option<String>) -> Result<()> {
     }
 }
 
+/// A webhook as `GET` shows it: with its backlog (the events after its
+/// cursor and its deliveries waiting for a retry).
+fn with_backlog(r: &(impl Records + ?Sized), h: &WebhookRecord, latest: u64) -> Result<Webhook> {
+    let cursor = r.record::<u64>(WEBHOOK_CURSORS, h.id.as_bytes())?;
+    let latest = r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0).max(latest);
+    let mut wire = h.to_wire();
+    wire.backlog = match cursor {
+        Some(c) => Some(backlog(&state_of(r, h.id)?, c, latest)),
+        None => Some(0),
+    };
+    Ok(wire)
+}
+
 pub(super) fn webhook_required(r: &(impl Records + ?Sized), id: Uuid) -> Result<WebhookRecord> {
     r.record(WEBHOOKS, id.as_bytes())?.ok_or_else(|| Error::not_found(format!("webhook {id} not found")))
 }
@@ -87,6 +101,8 @@ impl Board {
                 description: new.description,
                 active: true,
                 secret,
+                previous_secret: None,
+                previous_until: None,
                 created_by: me,
                 created_at: tx.now,
                 updated_at: tx.now,
@@ -100,17 +116,25 @@ impl Board {
         .await
     }
 
-    /// `GET /webhooks`, in creation order.
+    /// `GET /webhooks`, in creation order, each with its backlog.
     pub async fn list_webhooks(&self, actor: &Actor) -> Result<Vec<Webhook>> {
         actor.require_admin("manage webhooks")?;
-        self.read(|r| Ok(r.all_records::<WebhookRecord>(WEBHOOKS)?.iter().map(|h| h.to_wire()).collect()))
-            .await
+        let latest = self.latest_seq();
+        self.read(move |r| {
+            let mut out = Vec::new();
+            for h in r.all_records::<WebhookRecord>(WEBHOOKS)? {
+                out.push(with_backlog(r, &h, latest)?);
+            }
+            Ok(out)
+        })
+        .await
     }
 
-    /// `GET /webhooks/{id}`.
+    /// `GET /webhooks/{id}`, with its backlog.
     pub async fn get_webhook(&self, actor: &Actor, id: Uuid) -> Result<Webhook> {
         actor.require_admin("manage webhooks")?;
-        self.read(move |r| Ok(webhook_required(r, id)?.to_wire())).await
+        let latest = self.latest_seq();
+        self.read(move |r| with_backlog(r, &webhook_required(r, id)?, latest)).await
     }
 
     /// `PATCH /webhooks/{id}`. Turned off, a webhook considers no event;
@@ -158,7 +182,9 @@ impl Board {
                     tx.w.put_record(WEBHOOK_CURSORS, id.as_bytes(), &seq)?;
                 }
                 (true, false) => {
+                    // The deliveries waiting for a retry end with the rest.
                     tx.w.delete(WEBHOOK_CURSORS, id.as_bytes())?;
+                    drop_retries(tx.w, id)?;
                 }
                 _ => {}
             }
@@ -171,13 +197,18 @@ impl Board {
     }
 
     /// `POST /webhooks/{id}/rotate-secret`: the new secret signs every
-    /// attempt from now on.
+    /// attempt from now on, and the previous one too for the policy's
+    /// `rotation_grace` (a day), so a receiver can switch without refusing
+    /// a delivery.
     pub async fn rotate_webhook_secret(&self, actor: &Actor, id: Uuid) -> Result<CreatedWebhook> {
         actor.require_admin("manage webhooks")?;
         let secret = new_secret()?;
+        let grace = jiff::SignedDuration::try_from(self.options().webhooks.policy.rotation_grace)
+            .map_err(Error::internal)?;
         self.write(move |tx| {
             let mut h = webhook_required(tx.w, id)?;
-            h.secret = secret;
+            h.previous_secret = Some(std::mem::replace(&mut h.secret, secret));
+            h.previous_until = Some(tx.now.checked_add(grace).map_err(Error::internal)?);
             h.updated_at = tx.now;
             tx.w.put_record(WEBHOOKS, id.as_bytes(), &h)?;
             tx.emit(EventKind::WebhookUpdated, h.to_wire(), Audience::Admins)?;
@@ -186,12 +217,12 @@ impl Board {
         .await
     }
 
-    /// `DELETE /webhooks/{id}`, with its deliveries.
+    /// `DELETE /webhooks/{id}`, with its delivery state and log.
     pub async fn delete_webhook(&self, actor: &Actor, id: Uuid) -> Result<()> {
         actor.require_admin("manage webhooks")?;
         self.write(move |tx| {
             let h = webhook_required(tx.w, id)?;
-            for table in [DELIVERIES, DELIVERY_QUEUE] {
+            for table in [DELIVERIES, DELIVERY_BATCHES] {
                 let mut keys = Vec::new();
                 tx.w.scan(table, KeyRange::prefix(id.as_bytes()), Direction::Forward, &mut |k, _| {
                     keys.push(k.to_vec());
@@ -202,6 +233,7 @@ impl Board {
                 }
             }
             tx.w.delete(WEBHOOK_CURSORS, id.as_bytes())?;
+            tx.w.delete(WEBHOOK_STATE, id.as_bytes())?;
             tx.w.delete(WEBHOOKS, id.as_bytes())?;
             tx.emit(EventKind::WebhookDeleted, h.to_wire(), Audience::Admins)
         })

@@ -134,16 +134,21 @@ tables! {
     /// webhook_id → WebhookRecord (its secret included)
     WEBHOOKS = "webhookid_webhook";
     /// webhook_id → u64 for each active webhook: the seq of the last
-    /// event considered for it. The event log keeps every event after the
-    /// smallest of these.
+    /// event whose first attempt is done (or that it does not take).
+    /// The event log keeps every event after the smallest of these.
     WEBHOOK_CURSORS = "webhookid_cursor";
-    /// webhook_id delivery_id → DeliveryRecord (delivery ids are
-    /// time-ordered, so this is also the order they were queued in)
-    DELIVERIES = "webhookid_deliveryid_delivery";
-    /// webhook_id due(ms) seq delivery_id → () for each pending delivery:
-    /// when it is next due, or when the claim of the sender attempting it
-    /// ends
-    DELIVERY_QUEUE = "webhookid_duems_seq_deliveryid";
+    /// webhook_id → WebhookState for each webhook: its deliveries waiting
+    /// for a retry (seq and when due), the claim of its sender
+    WEBHOOK_STATE = "webhookid_state";
+    /// webhook_id seq → DeliveryRecord: the deliveries the log keeps one
+    /// by one (waiting for a retry, failed, delivered after retries,
+    /// redelivered), with a copy of their frame; the pending ones and at
+    /// most `board::deliveries::LOGGED` finished ones per webhook
+    DELIVERIES = "webhookid_seq_delivery";
+    /// webhook_id n → BatchRecord: the n-th batch of deliveries that got
+    /// through at their first attempt; the last `board::deliveries::BATCHES`
+    /// per webhook
+    DELIVERY_BATCHES = "webhookid_n_batch";
     /// member_id process_id → Timestamp: until when a server process
     /// (an id it takes at start) lists the member as connected; renewed
     /// while it is (see `board::presence`)

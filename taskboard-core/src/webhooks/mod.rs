@@ -2,15 +2,19 @@
 //! receives, how a delivery is signed, when it is retried and which
 //! addresses may receive one.
 //!
-//! The board keeps every webhook with its cursor in the event log and its
-//! queue of deliveries (`board::webhooks`, `board::deliveries`); a sender
-//! (the server's) claims due deliveries through the board, POSTs them and
-//! records each outcome there, so the queue survives restarts and several
-//! processes sharing one store deliver each event once.
+//! The board keeps every webhook with its cursor in the event log and a
+//! small delivery state (`board::webhooks`, `board::deliveries`); a
+//! sender (the server's) claims a webhook through the board, POSTs the
+//! events after its cursor straight from the log, first attempts in seq
+//! order, with the retries due beside them (a retry holds back nothing),
+//! and records its progress there once per batch, so delivery survives
+//! restarts and several processes sharing one store deliver each event
+//! once.
 
 pub mod policy;
 pub mod safety;
 pub mod signing;
+mod state;
 
 use jiff::Timestamp;
 use schemars::JsonSchema;
@@ -19,9 +23,11 @@ use uuid::Uuid;
 
 use crate::events::Event;
 
-pub use policy::DeliveryPolicy;
+pub use policy::{DeliveryPolicy, MAX_PENDING};
 pub use safety::{AddressRule, is_public};
-pub use signing::{new_secret, sign};
+pub use signing::{new_secret, sign, signatures};
+pub(crate) use state::{BatchRecord, Claim, DeliveryRecord, Retry, WebhookState, delivery_seq};
+pub use state::{DeliveryBatch, DeliveryItem, Outcome, delivery_id};
 
 /// How webhooks of a board behave.
 #[derive(Debug, Clone, Default)]
@@ -49,6 +55,12 @@ pub struct Webhook {
     pub created_by: Uuid,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// Events after the webhook's cursor (the last one whose first
+    /// attempt is done, or that it does not take) plus its deliveries
+    /// waiting for a retry: the most it has still to send. Shown by
+    /// `GET /webhooks` and `GET /webhooks/{id}`; 0 while inactive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog: Option<u64>,
 }
 
 /// A webhook with its signing secret: the answer of creation and of
@@ -98,12 +110,30 @@ pub(crate) struct WebhookRecord {
     pub description: Option<String>,
     pub active: bool,
     pub secret: String,
+    /// The secret before the last rotation, which also signs attempts
+    /// until `previous_until` (the grace period of a rotation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_secret: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_until: Option<Timestamp>,
     pub created_by: Uuid,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
 
 impl WebhookRecord {
+    /// The secrets that sign an attempt at `now`: the current one, and
+    /// the previous one during the grace period after a rotation.
+    pub fn secrets(&self, now: Timestamp) -> Vec<String> {
+        let mut out = vec![self.secret.clone()];
+        if let (Some(old), Some(until)) = (&self.previous_secret, self.previous_until)
+            && now < until
+        {
+            out.push(old.clone());
+        }
+        out
+    }
+
     pub fn to_wire(&self) -> Webhook {
         Webhook {
             id: self.id,
@@ -115,6 +145,7 @@ impl WebhookRecord {
             created_by: self.created_by,
             created_at: self.created_at,
             updated_at: self.updated_at,
+            backlog: None,
         }
     }
 
@@ -130,70 +161,6 @@ pub fn pattern_matches(pattern: &str, kind: &str) -> bool {
         Some(prefix) => kind.starts_with(prefix),
         None => pattern == kind,
     }
-}
-
-/// A delivery as stored: the frame it POSTs (copied when queued, since
-/// the event log is pruned long before a day of retries ends), where it
-/// stands, and the claim of the sender attempting it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct DeliveryRecord {
-    pub id: Uuid,
-    pub webhook_id: Uuid,
-    pub seq: u64,
-    pub kind: String,
-    pub frame: String,
-    pub state: DeliveryState,
-    pub attempts: u32,
-    pub last_status: Option<u16>,
-    pub last_error: Option<String>,
-    /// The time of its queue entry while pending: when it is due, or when
-    /// the claim on it ends.
-    pub due: Option<Timestamp>,
-    /// The claim of the sender attempting it now.
-    pub claim: Option<Uuid>,
-    /// Retries go on until a day (the policy's `give_up_after`) after this.
-    pub retry_from: Timestamp,
-    pub created_at: Timestamp,
-}
-
-impl DeliveryRecord {
-    pub fn to_wire(&self) -> Delivery {
-        Delivery {
-            id: self.id,
-            seq: self.seq,
-            kind: self.kind.clone(),
-            state: self.state,
-            attempts: self.attempts,
-            last_status: self.last_status,
-            last_error: self.last_error.clone(),
-            next_attempt_at: if self.state == DeliveryState::Pending { self.due } else { None },
-            created_at: self.created_at,
-        }
-    }
-}
-
-/// A delivery claimed by a sender: what to POST, where, signed how.
-#[derive(Debug, Clone)]
-pub struct ClaimedDelivery {
-    pub id: Uuid,
-    pub webhook_id: Uuid,
-    pub seq: u64,
-    pub url: String,
-    pub secret: String,
-    pub body: String,
-    /// The claim, to hand back with the outcome.
-    pub claim: Uuid,
-}
-
-/// What an attempt came to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// A 2xx answer.
-    Delivered { status: u16 },
-    /// Any other answer, a redirect included.
-    Refused { status: u16 },
-    /// No answer: refused address, connection error, timeout.
-    Unreachable { error: String },
 }
 
 /// The project an event belongs to, as far as its data names one: the

@@ -4,6 +4,10 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
+/// Deliveries of one webhook that may wait for a retry at once (the
+/// default of [`DeliveryPolicy::max_pending`]).
+pub const MAX_PENDING: usize = 1_000;
+
 /// Timeouts and the retry schedule of deliveries.
 #[derive(Debug, Clone)]
 pub struct DeliveryPolicy {
@@ -16,11 +20,19 @@ pub struct DeliveryPolicy {
     /// Up to this fraction of a delay is added at random, so receivers
     /// that come back are not hit by every sender at once.
     pub jitter: f64,
-    /// Once this long has passed since a delivery was queued (or queued
-    /// again), a failed attempt makes it `failed`.
+    /// Once this long has passed since the event (or since a redelivery
+    /// was asked for), a failed attempt makes the delivery `failed`.
     pub give_up_after: Duration,
-    /// Deliveries a sender claims at once from one webhook.
+    /// After a secret is rotated, the previous secret signs attempts
+    /// beside the new one this long.
+    pub rotation_grace: Duration,
+    /// Events a sender sends to one webhook before it records its
+    /// progress (one write per batch).
     pub batch: usize,
+    /// Deliveries of one webhook waiting for a retry at most. While a
+    /// webhook has this many its cursor stays where it is, and the later
+    /// events wait in the event log until some of them are done.
+    pub max_pending: usize,
 }
 
 impl Default for DeliveryPolicy {
@@ -32,7 +44,9 @@ impl Default for DeliveryPolicy {
             then_every: s(7200),
             jitter: 0.2,
             give_up_after: s(24 * 3600),
-            batch: 32,
+            rotation_grace: s(24 * 3600),
+            batch: 256,
+            max_pending: MAX_PENDING,
         }
     }
 }
@@ -51,11 +65,13 @@ impl DeliveryPolicy {
         now.checked_add(delay + extra).ok()
     }
 
-    /// How long a claim of `n` deliveries holds: every attempt may run
-    /// into the timeout, with a margin for recording the outcomes. A
-    /// sender that dies holds its claims this long.
-    pub fn lease(&self, n: usize) -> Duration {
-        self.timeout * n.max(1) as u32 + self.timeout.max(Duration::from_secs(5))
+    /// How long a sender's claim on a webhook holds once taken or
+    /// renewed: two attempts that run into the timeout, with a margin for
+    /// recording the progress. A sender starts no attempt that could end
+    /// after its claim, and renews the claim with each batch; one that
+    /// dies holds its webhooks this long.
+    pub fn lease(&self) -> Duration {
+        self.timeout * 2 + self.timeout.max(Duration::from_secs(5))
     }
 }
 

@@ -32,6 +32,17 @@ pub fn sign(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> Result<Strin
     Ok(format!("v1,{}", STANDARD.encode(mac.finalize().into_bytes())))
 }
 
+/// The `webhook-signature` header signed with each of `secrets`,
+/// separated by spaces (the specification lets a receiver accept any of
+/// them, so a rotated secret and its predecessor can both sign).
+pub fn signatures(secrets: &[String], id: &str, timestamp: i64, body: &[u8]) -> Result<String> {
+    let mut out = Vec::with_capacity(secrets.len());
+    for s in secrets {
+        out.push(sign(s, id, timestamp, body)?);
+    }
+    Ok(out.join(" "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,4 +20,5 @@ mod projects;
 mod reads;
 mod schema;
 mod tasks;
+mod webhooks;
 mod work;

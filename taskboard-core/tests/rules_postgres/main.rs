@@ -32,5 +32,7 @@ mod shared;
 mod support;
 #[path = "../rules/tasks.rs"]
 mod tasks;
+#[path = "../rules/webhooks.rs"]
+mod webhooks;
 #[path = "../rules/work.rs"]
 mod work;

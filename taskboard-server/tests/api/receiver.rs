@@ -49,9 +49,18 @@ impl Received {
     }
 }
 
+/// A delivery the receiver keeps failing, whatever else it answers.
+#[derive(Debug, Clone)]
+enum Failing {
+    /// The first request's `webhook-id`, once it comes, with this status.
+    First(u16),
+    Id(String, u16),
+}
+
 #[derive(Default)]
 struct State {
     received: Mutex<Vec<Received>>,
+    failing: Mutex<Option<Failing>>,
     /// Answers for the next requests, then `usual`.
     script: Mutex<VecDeque<Answer>>,
     usual: Mutex<Option<Answer>>,
@@ -83,11 +92,27 @@ impl Receiver {
                             async move {
                                 let (parts, body) = req.into_parts();
                                 let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-                                let answer = state
-                                    .script
-                                    .lock()
-                                    .unwrap()
-                                    .pop_front()
+                                let id = parts
+                                    .headers
+                                    .get("webhook-id")
+                                    .and_then(|v| v.to_str().ok())
+                                    .unwrap_or_default()
+                                    .to_string();
+                                let failed = {
+                                    let mut failing = state.failing.lock().unwrap();
+                                    match failing.clone() {
+                                        Some(Failing::First(status)) => {
+                                            *failing = Some(Failing::Id(id, status));
+                                            Some(Answer::Status(status))
+                                        }
+                                        Some(Failing::Id(held, status)) if held == id => {
+                                            Some(Answer::Status(status))
+                                        }
+                                        _ => None,
+                                    }
+                                };
+                                let answer = failed
+                                    .or_else(|| state.script.lock().unwrap().pop_front())
                                     .or(*state.usual.lock().unwrap())
                                     .unwrap_or(Answer::Status(200));
                                 state.received.lock().unwrap().push(Received {
@@ -122,6 +147,17 @@ impl Receiver {
     /// Answers the next requests so, in order.
     pub fn script(&self, answers: &[Answer]) {
         self.state.script.lock().unwrap().extend(answers.iter().copied());
+    }
+
+    /// Answers every attempt of the first delivery it gets (by its
+    /// `webhook-id`) with `status`, until [`Receiver::recover`].
+    pub fn fail_first(&self, status: u16) {
+        *self.state.failing.lock().unwrap() = Some(Failing::First(status));
+    }
+
+    /// Stops failing the delivery of [`Receiver::fail_first`].
+    pub fn recover(&self) {
+        *self.state.failing.lock().unwrap() = None;
     }
 
     pub fn received(&self) -> Vec<Received> {

@@ -14,8 +14,7 @@ use crate::receiver::{Answer, Received, Receiver};
 use crate::support::{TestApp, spawn_with};
 
 /// Private targets allowed (receivers are on 127.0.0.1) and a retry
-/// schedule of milliseconds, without jitter, so retries come in the order
-/// of the first attempts.
+/// schedule of milliseconds, without jitter.
 fn fast(c: &mut Config) {
     c.webhooks.allow_private = true;
     c.webhooks.policy = DeliveryPolicy {
@@ -24,7 +23,9 @@ fn fast(c: &mut Config) {
         then_every: Duration::from_millis(50),
         jitter: 0.0,
         give_up_after: Duration::from_secs(3600),
+        rotation_grace: Duration::from_secs(3600),
         batch: 8,
+        max_pending: 1000,
     };
 }
 
@@ -207,29 +208,173 @@ async fn an_attempt_without_an_answer_times_out_and_is_retried() {
     assert_eq!(log[0]["attempts"], 2);
 }
 
+/// The backlog the webhook's `GET` shows.
+async fn backlog(app: &TestApp, hook: Uuid) -> u64 {
+    let h: Value = app.get(&format!("/api/v1/webhooks/{hook}"), app.owner()).await.expect(200);
+    h["backlog"].as_u64().unwrap()
+}
+
+/// Polls the webhook's backlog until it is `n`; fails the test after a
+/// minute.
+async fn wait_backlog(app: &TestApp, hook: Uuid, n: u64) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let now = backlog(app, hook).await;
+        if now == n {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the backlog stayed at {now}, not {n}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The `webhook-id`s in the order of their first attempts.
+fn first_attempts(received: &[Received]) -> Vec<Received> {
+    let mut seen = std::collections::HashSet::new();
+    received.iter().filter(|r| seen.insert(r.id().to_string())).cloned().collect()
+}
+
 #[tokio::test]
-async fn a_receiver_down_then_up_gets_everything_once_and_holds_back_no_other() {
+async fn a_delivery_being_retried_holds_back_no_later_event() {
     let app = app().await;
-    let (down, up) = (Receiver::start().await, Receiver::start().await);
+    let receiver = Receiver::start().await;
+    // The first event's delivery fails until the receiver recovers; every
+    // other request gets a 200.
+    receiver.fail_first(500);
+    let (id, _) = hook(&app, json!({"url": receiver.url, "events": ["task.created"]})).await;
+    let p = app.create_project(app.owner(), "web").await;
+    for i in 0..5 {
+        app.create_task(app.owner(), p.id, &format!("task {i}")).await;
+    }
+    // The four later events arrive while the first keeps failing.
+    let later = receiver.wait_delivered(4).await;
+    let first = receiver.received()[0].clone();
+    assert_eq!(first.answer, Answer::Status(500));
+    assert!(later.iter().all(|r| r.seq() > first.seq() && r.id() != first.id()));
+    let seqs: Vec<u64> = later.iter().map(Received::seq).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "first attempts in seq order: {seqs:?}");
+    for r in &later {
+        let attempts = receiver.received().iter().filter(|x| x.id() == r.id()).count();
+        assert_eq!(attempts, 1, "{} got through at its first attempt", r.seq());
+    }
+    assert_eq!(receiver.delivered().len(), 4, "the first is not delivered yet");
+
+    receiver.recover();
+    let all = receiver.wait_delivered(5).await;
+    let retried = all.last().unwrap();
+    assert_eq!((retried.id(), retried.seq()), (first.id(), first.seq()), "the same webhook-id");
+    assert_eq!(retried.body, first.body);
+    let log = wait_log(&app, id, |log| log.len() == 5 && log.iter().all(|d| d["state"] == "delivered")).await;
+    for d in &log {
+        let retried_one = d["seq"].as_u64() == Some(first.seq());
+        assert_eq!(d["attempts"].as_u64().unwrap() > 1, retried_one, "{d}");
+    }
+    wait_backlog(&app, id, 0).await;
+}
+
+#[tokio::test]
+async fn receivers_down_refusing_or_never_answering_delay_no_other_webhook() {
+    let app = spawn_with(|c| {
+        fast(c);
+        c.webhooks.policy.timeout = Duration::from_secs(1);
+    })
+    .await;
+    let (down, silent, up) = (Receiver::start().await, Receiver::start().await, Receiver::start().await);
     down.answer(Answer::Status(503));
-    hook(&app, json!({"url": down.url, "events": ["task.created"]})).await;
+    silent.answer(Answer::Hang);
+    // A port nothing listens on: connections are refused.
+    let refused = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let (down_id, _) = hook(&app, json!({"url": down.url, "events": ["task.created"]})).await;
+    hook(&app, json!({"url": silent.url, "events": ["task.created"]})).await;
+    hook(&app, json!({"url": format!("http://127.0.0.1:{refused}/hook"), "events": ["task.created"]})).await;
     hook(&app, json!({"url": up.url, "events": ["task.created"]})).await;
     let p = app.create_project(app.owner(), "web").await;
     for i in 0..10 {
         app.create_task(app.owner(), p.id, &format!("task {i}")).await;
     }
-    // The other receiver gets everything while this one is still down.
+    // The live receiver gets everything while the others fail.
     let expected: Vec<u64> = up.wait_delivered(10).await.iter().map(Received::seq).collect();
-    down.wait_until("ten failed first attempts", |r| r.len() >= 10).await;
+    // The receiver answering 503 got a first attempt of every event, in
+    // seq order, while their retries went on beside them.
+    let tried = down.wait_until("ten first attempts", |r| first_attempts(r).len() >= 10).await;
+    let firsts: Vec<u64> = first_attempts(&tried).iter().map(Received::seq).collect();
+    assert_eq!(firsts, expected);
     assert!(down.delivered().is_empty());
+    assert!(backlog(&app, down_id).await >= 10, "its retries are its backlog");
     down.answer(Answer::Status(200));
     let got: Vec<u64> = down.wait_delivered(10).await.iter().map(Received::seq).collect();
-    // Retries follow their own schedules, so the receiver orders by seq
-    // (which every frame carries): all of them, each delivered once.
+    // Retries follow their own schedules: the receiver orders by seq.
     let mut sorted = got.clone();
     sorted.sort_unstable();
     assert_eq!(sorted, expected);
-    assert_eq!(down.received().iter().filter(|r| r.delivered()).count(), 10);
+    assert_eq!(down.received().iter().filter(|r| r.delivered()).count(), 10, "each delivered once");
+    wait_backlog(&app, down_id, 0).await;
+}
+
+#[tokio::test]
+async fn a_webhook_with_its_retries_full_waits_then_gets_everything() {
+    let app = spawn_with(|c| {
+        fast(c);
+        c.webhooks.policy.max_pending = 3;
+    })
+    .await;
+    let receiver = Receiver::start().await;
+    receiver.answer(Answer::Status(503));
+    let (id, _) = hook(&app, json!({"url": receiver.url, "events": ["task.created"]})).await;
+    let p = app.create_project(app.owner(), "web").await;
+    for i in 0..8 {
+        app.create_task(app.owner(), p.id, &format!("task {i}")).await;
+    }
+    // Three deliveries wait for retries; retried again and again, they
+    // are all that is sent: the cursor stays before the other five.
+    let tried = receiver.wait_until("five attempts at each of three", |r| r.len() >= 15).await;
+    let firsts: Vec<u64> = first_attempts(&tried).iter().map(Received::seq).collect();
+    assert_eq!(firsts.len(), 3, "{firsts:?}");
+    assert!(backlog(&app, id).await >= 8, "the waiting events are in the backlog");
+    receiver.answer(Answer::Status(200));
+    let got = receiver.wait_delivered(8).await;
+    let mut seqs: Vec<u64> = got.iter().map(Received::seq).collect();
+    seqs.sort_unstable();
+    seqs.dedup();
+    assert_eq!(seqs.len(), 8, "nothing dropped");
+    assert!(firsts.iter().all(|s| seqs.contains(s)));
+    wait_backlog(&app, id, 0).await;
+}
+
+#[tokio::test]
+async fn events_failing_for_good_are_logged_failed_and_the_rest_arrive_in_seq_order() {
+    let app = spawn_with(|c| {
+        fast(c);
+        c.webhooks.policy.give_up_after = Duration::ZERO;
+    })
+    .await;
+    let receiver = Receiver::start().await;
+    // The second and third events fail (and, with no day of retries, are
+    // failed at once); the receiver then recovers.
+    receiver.script(&[Answer::Status(200), Answer::Status(500), Answer::Status(502)]);
+    let (id, _) = hook(&app, json!({"url": receiver.url, "events": ["task.created"]})).await;
+    let p = app.create_project(app.owner(), "web").await;
+    for i in 0..8 {
+        app.create_task(app.owner(), p.id, &format!("task {i}")).await;
+    }
+    let got = receiver.wait_delivered(6).await;
+    let all: Vec<u64> = receiver.received().iter().map(Received::seq).collect();
+    assert!(all.windows(2).all(|w| w[0] < w[1]), "seqs not strictly increasing: {all:?}");
+    assert_eq!(all.len(), 8);
+    let failed = [all[1], all[2]];
+    let delivered: Vec<u64> = got.iter().map(Received::seq).collect();
+    assert_eq!(delivered, all.iter().copied().filter(|s| !failed.contains(s)).collect::<Vec<_>>());
+    let log = wait_log(&app, id, |log| log.len() == 8).await;
+    for d in &log {
+        let seq = d["seq"].as_u64().unwrap();
+        let state = if failed.contains(&seq) { "failed" } else { "delivered" };
+        assert_eq!(d["state"], state, "{d}");
+    }
+    let seqs: Vec<u64> = log.iter().map(|d| d["seq"].as_u64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] > w[1]), "the log is newest first: {seqs:?}");
 }
 
 #[tokio::test]
@@ -346,20 +491,42 @@ async fn a_target_refused_when_attempted_is_never_contacted() {
 }
 
 #[tokio::test]
-async fn a_rotated_secret_signs_the_next_deliveries() {
+async fn a_rotated_secret_signs_beside_the_previous_one_during_the_grace_period() {
     let app = app().await;
     let receiver = Receiver::start().await;
     let (id, old) = hook(&app, json!({"url": receiver.url, "events": ["project.created"]})).await;
     app.create_project(app.owner(), "one").await;
     let first = receiver.wait_delivered(1).await;
     assert!(verifies(&old, &first[0]));
+    assert_eq!(first[0].headers["webhook-signature"].to_str().unwrap().split(' ').count(), 1);
+    let rotated: Value =
+        app.post_empty(&format!("/api/v1/webhooks/{id}/rotate-secret"), app.owner()).await.expect(200);
+    let new = rotated["secret"].as_str().unwrap();
+    assert_ne!(new, old);
+    app.create_project(app.owner(), "two").await;
+    let second = &receiver.wait_delivered(2).await[1];
+    // A receiver still on the old secret and one on the new both accept.
+    assert!(verifies(new, second));
+    assert!(verifies(&old, second));
+    assert_eq!(second.headers["webhook-signature"].to_str().unwrap().split(' ').count(), 2);
+}
+
+#[tokio::test]
+async fn after_the_grace_period_only_the_new_secret_signs() {
+    let app = spawn_with(|c| {
+        fast(c);
+        c.webhooks.policy.rotation_grace = Duration::ZERO;
+    })
+    .await;
+    let receiver = Receiver::start().await;
+    let (id, old) = hook(&app, json!({"url": receiver.url, "events": ["project.created"]})).await;
     let rotated: Value =
         app.post_empty(&format!("/api/v1/webhooks/{id}/rotate-secret"), app.owner()).await.expect(200);
     let new = rotated["secret"].as_str().unwrap();
     app.create_project(app.owner(), "two").await;
-    let second = &receiver.wait_delivered(2).await[1];
-    assert!(verifies(new, second));
-    assert!(!verifies(&old, second));
+    let got = &receiver.wait_delivered(1).await[0];
+    assert!(verifies(new, got));
+    assert!(!verifies(&old, got));
 }
 
 #[tokio::test]
@@ -418,7 +585,7 @@ async fn pending_deliveries_survive_a_restart() {
     for i in 0..5 {
         app.create_task(app.owner(), p.id, &format!("task {i}")).await;
     }
-    receiver.wait_until("five failed first attempts", |r| r.len() >= 5).await;
+    receiver.wait_until("two failed attempts", |r| r.len() >= 2).await;
     let mut app = app;
     app.stop().await;
     let before = receiver.received().len();
@@ -426,8 +593,10 @@ async fn pending_deliveries_survive_a_restart() {
     let app = app.restart().await;
     let got = receiver.wait_delivered(5).await;
     assert!(receiver.received().len() > before);
-    let seqs: Vec<u64> = got.iter().map(Received::seq).collect();
-    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+    let mut seqs: Vec<u64> = got.iter().map(Received::seq).collect();
+    seqs.sort_unstable();
+    seqs.dedup();
+    assert_eq!(seqs.len(), 5, "{seqs:?}");
     assert!(got.iter().all(|r| verifies(&secret, r)));
     let log = wait_log(&app, id, |log| log.iter().all(|d| d["state"] == "delivered")).await;
     assert_eq!(log.len(), 5);

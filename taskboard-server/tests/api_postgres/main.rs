@@ -26,6 +26,8 @@ mod openapi;
 mod parsing;
 #[path = "../api/projects.rs"]
 mod projects;
+#[path = "../api/receiver.rs"]
+mod receiver;
 mod shared_database;
 #[path = "../api/start.rs"]
 mod start;
@@ -35,6 +37,8 @@ pub mod support;
 mod tasks;
 #[path = "../api/typos.rs"]
 mod typos;
+#[path = "../api/webhooks.rs"]
+mod webhooks;
 #[path = "../api/work.rs"]
 mod work;
 #[path = "../api/ws.rs"]

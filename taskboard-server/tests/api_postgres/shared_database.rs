@@ -109,3 +109,35 @@ async fn tasks_created_at_once_through_two_servers_are_numbered_without_gap_or_d
     numbers.sort();
     assert_eq!(numbers, (1..=TASKS).collect::<Vec<_>>());
 }
+
+#[tokio::test]
+async fn two_servers_deliver_each_event_once_per_webhook_in_order() {
+    let url = Scratch::shared().fresh_url();
+    let configure = |c: &mut taskboard_server::Config| {
+        c.database = Some(url.clone());
+        c.jwt_secret = None;
+        c.webhooks.allow_private = true;
+        c.webhooks.policy.timeout = std::time::Duration::from_secs(1);
+    };
+    let a = spawn_with(configure).await;
+    let b = spawn_with(configure).await;
+    let receiver = crate::receiver::Receiver::start().await;
+    let hook: Value = a
+        .post("/api/v1/webhooks", a.owner(), json!({"url": receiver.url, "events": ["task.created"]}))
+        .await
+        .expect(201);
+    assert!(hook["id"].is_string());
+    let p = a.create_project(a.owner(), "web").await;
+    // Events written through both servers wake both senders.
+    for i in 0..10 {
+        let server = if i % 2 == 0 { &a } else { &b };
+        server.create_task(server.owner(), p.id, &format!("task {i}")).await;
+    }
+    receiver.wait_delivered(10).await;
+    let all = receiver.received();
+    assert_eq!(all.len(), 10, "no event sent twice: {:?}", all.iter().map(|r| r.seq()).collect::<Vec<_>>());
+    let ids: HashSet<String> = all.iter().map(|r| r.id().to_string()).collect();
+    assert_eq!(ids.len(), 10);
+    let seqs: Vec<u64> = all.iter().map(|r| r.seq()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+}
