@@ -261,6 +261,10 @@ fn write_records(
                 // the directory: neither moves with the board.
                 return Ok(Scan::Continue);
             }
+            if table == tables::META && k == crate::board::search::RECENT_KEY {
+                // The search index's own count, rebuilt with the index.
+                return Ok(Scan::Continue);
+            }
             let line = line_of(table, k, v)?;
             match &line {
                 Line::Upload(u) => blobs.push(u.storage_name.clone()),

@@ -28,7 +28,7 @@ use crate::storage::{Direction, KeyRange, ReadTxn, Scan, WriteTxn};
 /// trigram index.
 pub const FOLD_AT: u64 = 1024;
 /// The key in META of the number of entries in [`TITLE_RECENT`].
-const RECENT_KEY: &[u8] = b"title_recent";
+pub(crate) const RECENT_KEY: &[u8] = b"title_recent";
 
 /// Keeps the search index in step with a task written (`new`) or deleted
 /// (`new` is `None`) in this transaction.
