@@ -10,10 +10,11 @@
 # refusing connections, one that never answers), and their ratio (the
 # share of two cores that sending and receiving 8 deliveries per event
 # takes); then, at the offered load of 5,000 events/s, the rate the writes
-# were done at without webhooks, with 10 live receivers and with 8 live
-# ones beside the dead receiver and the black hole (the ratio to the
-# first is the cost of webhooks under that load), with the delivery lag
-# p50/p99 to the live receivers.
+# were done at without webhooks, with 10 live receivers, with 8 live ones,
+# and with the same 8 beside the dead receiver and the black hole (the
+# ratio to the first is the cost of webhooks under that load; the last
+# two show whether the dead and the black hole change the others' lag),
+# with the delivery lag p50/p99 to the live receivers.
 #
 # Knobs (environment): BENCH_SECONDS (5), RATE (5000), WRITERS (32).
 set -euo pipefail
