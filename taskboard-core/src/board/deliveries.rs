@@ -17,11 +17,14 @@
 //! its cursor stays where it is (the events wait in the log, which keeps
 //! every event some cursor has not passed: `events::log`).
 
+use std::sync::Arc;
+
 use jiff::Timestamp;
 use uuid::Uuid;
 
 use super::{Board, SEQ_KEY};
 use crate::error::{Error, Result};
+use crate::events::hub::Hub;
 use crate::events::{Event, Viewer, log};
 use crate::records::{RecordWrites, Records};
 use crate::storage::codec::{Key, decode, uuid_at};
@@ -238,7 +241,8 @@ impl Board {
                 }
             }
         }
-        self.read(move |r| read_batch(r, webhook, holder, &policy, now)).await
+        let inner = self.inner.clone();
+        self.read(move |r| read_batch(r, &inner.hub, webhook, holder, &policy, now)).await
     }
 
     /// Records what became of a batch, in one write. The cursor moves
@@ -409,6 +413,7 @@ fn finish_retry(
 /// it has room to retry should they all fail.
 fn read_batch(
     r: &dyn ReadTxn,
+    hub: &Hub,
     webhook: Uuid,
     holder: Uuid,
     policy: &DeliveryPolicy,
@@ -438,7 +443,20 @@ fn read_batch(
     if room > 0 && cursor < latest {
         // A webhook whose creator is gone takes nothing more.
         let viewer = r.member(h.created_by)?.map(|m| Viewer::of(&m));
-        let events = log::load(r, cursor + 1, latest, SCAN_EVENTS, SCAN_BYTES)?;
+        // The events from the hub's memory when it still holds them
+        // (already rendered, shared by every webhook), else from the log.
+        let held: Vec<Arc<Event>> = hub
+            .held(cursor + 1, SCAN_EVENTS)
+            .unwrap_or_default()
+            .into_iter()
+            .take_while(|e| e.seq <= latest)
+            .collect();
+        let events = match held.is_empty() {
+            false => held,
+            true => {
+                log::load(r, cursor + 1, latest, SCAN_EVENTS, SCAN_BYTES)?.into_iter().map(Arc::new).collect()
+            }
+        };
         if events.is_empty() {
             to = latest;
         }

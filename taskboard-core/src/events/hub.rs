@@ -142,6 +142,17 @@ impl Hub {
         EventMemory { events: w.events.len(), bytes: w.bytes, peak_bytes: w.peak, bound: self.shared.memory }
     }
 
+    /// The published events from `from` on, at most `max`, when memory
+    /// still holds `from`: shared, without a read of the store.
+    pub(crate) fn held(&self, from: u64, max: usize) -> Option<Vec<Arc<Event>>> {
+        let w = self.shared.window.read().unwrap();
+        let first = w.events.front()?.seq;
+        if from < first || from > w.latest {
+            return None;
+        }
+        Some(w.events.range((from - first) as usize..).take(max).cloned().collect())
+    }
+
     /// Events published since the hub started.
     pub(crate) fn published(&self) -> u64 {
         self.shared.published.load(std::sync::atomic::Ordering::Relaxed)
