@@ -1,11 +1,11 @@
 //! Title search: a trigram index kept in the store.
 //!
 //! Every distinct three-byte window of a task's lower-cased title (UTF-8)
-//! is an entry `trigram task_id` of [`TITLE_TRIGRAMS`]. A title
-//! containing the query contains every trigram of the query, so the tasks
-//! of the query's rarest trigram that also hold all its other trigrams
-//! are the candidates; their titles are then checked, so the answer is
-//! exact.
+//! without whitespace is an entry `trigram task_id` of
+//! [`TITLE_TRIGRAMS`]. A title containing the query contains every
+//! trigram of the query, so the tasks of the query's rarest indexed
+//! trigram that also hold all its other indexed trigrams are the
+//! candidates; their titles are then checked, so the answer is exact.
 //!
 //! A task's title is indexed in the task's own transaction, in two
 //! steps. It is first written whole to [`TITLE_RECENT`], which every
@@ -47,6 +47,8 @@ pub(crate) fn index_title<W: WriteTxn + ?Sized>(
             w.delete(TITLE_RECENT, id.as_bytes())?;
             recent = recent.saturating_sub(1);
         } else {
+            // Every trigram, not only those indexed today: a board written
+            // by an older build indexed those with whitespace too.
             for g in trigrams(&old.title) {
                 w.delete(TITLE_TRIGRAMS, &Key::new().bytes(&g).uuid(id).build())?;
             }
@@ -74,7 +76,7 @@ pub(crate) fn fold<W: WriteTxn + ?Sized>(w: &mut W) -> Result<()> {
     let mut keys: Vec<Vec<u8>> = titles
         .iter()
         .flat_map(|(id, title)| {
-            trigrams(title).into_iter().map(move |g| Key::new().bytes(&g).uuid(*id).build())
+            indexed(title).into_iter().map(move |g| Key::new().bytes(&g).uuid(*id).build())
         })
         .collect();
     keys.sort_unstable();
@@ -100,11 +102,21 @@ fn recent_matches(r: &dyn ReadTxn, q: &str) -> Result<Vec<Uuid>> {
 }
 
 /// The distinct trigrams of a title, lower-cased.
-pub(crate) fn trigrams(title: &str) -> Vec<[u8; 3]> {
+fn trigrams(title: &str) -> Vec<[u8; 3]> {
     let lower = title.to_lowercase();
     let mut out: Vec<[u8; 3]> = lower.as_bytes().windows(3).map(|w| [w[0], w[1], w[2]]).collect();
     out.sort_unstable();
     out.dedup();
+    out
+}
+
+/// The trigrams the index holds: those without whitespace. The trigrams
+/// within a query's words narrow a search about as well, the titles of
+/// the candidates are checked anyway, and a title has a third to a half
+/// fewer entries without those that straddle its word boundaries.
+fn indexed(title: &str) -> Vec<[u8; 3]> {
+    let mut out = trigrams(title);
+    out.retain(|g| !g.iter().any(u8::is_ascii_whitespace));
     out
 }
 
@@ -122,7 +134,7 @@ const MAX_CANDIDATES: usize = 20_000;
 
 /// The candidates for a lower-cased query.
 pub(crate) fn candidates(r: &dyn ReadTxn, q: &str) -> Result<Candidates> {
-    let grams = trigrams(q);
+    let grams = indexed(q);
     if grams.is_empty() {
         return Ok(Candidates::Many);
     }
@@ -168,5 +180,7 @@ mod tests {
     fn trigrams_are_distinct_and_lower_case() {
         assert_eq!(trigrams("AbAbA"), vec![*b"aba", *b"bab"]);
         assert!(trigrams("ab").is_empty());
+        assert!(indexed("ab cd").is_empty());
+        assert_eq!(indexed("abc de"), vec![*b"abc"]);
     }
 }

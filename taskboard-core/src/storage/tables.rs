@@ -76,7 +76,8 @@ tables! {
     /// project_id label_id position number task_id → ()
     PROJECT_LABEL_ORDER = "projectid_labelid_position_number_taskid";
     /// trigram task_id → (): three bytes of the lower-cased title (UTF-8),
-    /// one entry per distinct trigram of the title, for every task whose
+    /// one entry per distinct trigram of the title without whitespace
+    /// (older builds indexed those with whitespace too), for every task whose
     /// title is not in TITLE_RECENT
     TITLE_TRIGRAMS = "trigram_taskid";
     /// parent_id task_id → ()
