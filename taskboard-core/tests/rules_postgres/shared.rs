@@ -15,15 +15,9 @@ use crate::support::*;
 #[tokio::test]
 async fn a_lease_expires_once_when_two_boards_look_at_once() {
     let clock = Clock::manual();
-    let options = BoardOptions { clock: clock.clone(), ..Default::default() };
-    let url = Scratch::shared().fresh_url();
-    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let a = Board::open_postgres(&url, dir_a.path(), options.clone()).await.unwrap();
-    let b = Board::open_postgres(&url, dir_b.path(), options).await.unwrap();
-    let boot = a.bootstrap_owner(slug("owner"), None).await.unwrap().expect("an empty board");
+    let (fx, b, _, _dir) = two_boards(BoardOptions { clock: clock.clone(), ..Default::default() }).await;
+    let a = fx.board.clone();
     assert!(b.bootstrap_owner(slug("owner"), None).await.unwrap().is_none(), "one board, one owner");
-    let owner = a.actor(boot.owner.id).await.unwrap();
-    let fx = Fx { board: a.clone(), owner, dir: None, _blobs: Some(dir_a) };
     let p = fx.project("web").await;
     let bot = fx.agent("bot").await;
     let mut tasks = Vec::new();
@@ -47,12 +41,13 @@ async fn a_lease_expires_once_when_two_boards_look_at_once() {
     }
 }
 
-/// Two boards on a fresh database, with the owner acting on each.
-async fn two_boards() -> (Fx, Board, Actor, tempfile::TempDir) {
+/// Two boards on a fresh database, as two processes have, with the owner
+/// acting on each.
+async fn two_boards(options: BoardOptions) -> (Fx, Board, Actor, tempfile::TempDir) {
     let url = Scratch::shared().fresh_url();
     let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let a = Board::open_postgres(&url, dir_a.path(), BoardOptions::default()).await.unwrap();
-    let b = Board::open_postgres(&url, dir_b.path(), BoardOptions::default()).await.unwrap();
+    let a = Board::open_postgres(&url, dir_a.path(), options.clone()).await.unwrap();
+    let b = Board::open_postgres(&url, dir_b.path(), options).await.unwrap();
     let boot = a.bootstrap_owner(slug("owner"), None).await.unwrap().expect("an empty board");
     let owner = a.actor(boot.owner.id).await.unwrap();
     let owner_b = b.actor(boot.owner.id).await.unwrap();
@@ -76,7 +71,7 @@ async fn take_to(sub: &mut taskboard_core::Subscription, last: u64) -> Vec<u64> 
 /// every seq once and in order, own and other events interleaved.
 #[tokio::test]
 async fn each_board_publishes_the_events_of_both_in_seq_order() {
-    let (fx, b, owner_b, _dir) = two_boards().await;
+    let (fx, b, owner_b, _dir) = two_boards(BoardOptions::default()).await;
     let p = fx.project("web").await;
     fx.board.flush().await.unwrap();
     let since = fx.board.latest_seq();
@@ -105,7 +100,7 @@ async fn each_board_publishes_the_events_of_both_in_seq_order() {
 /// served stale here.
 #[tokio::test]
 async fn caches_follow_changes_made_through_the_other_board() {
-    let (fx, b, owner_b, _dir) = two_boards().await;
+    let (fx, b, owner_b, _dir) = two_boards(BoardOptions::default()).await;
     let (bot, token) = fx.agent_with("bot", Default::default()).await;
     let p = fx.project("web").await;
     let t = fx.task(&p, "before").await;
@@ -148,14 +143,8 @@ async fn statuses(sub: &mut taskboard_core::Subscription, count: usize) -> Vec<S
 async fn a_member_is_online_while_any_process_lists_it() {
     use taskboard_core::model::MemberStatus;
     let clock = Clock::manual();
-    let options = BoardOptions { clock: clock.clone(), ..Default::default() };
-    let url = Scratch::shared().fresh_url();
-    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let a = Board::open_postgres(&url, dir_a.path(), options.clone()).await.unwrap();
-    let b = Board::open_postgres(&url, dir_b.path(), options).await.unwrap();
-    let boot = a.bootstrap_owner(slug("owner"), None).await.unwrap().expect("an empty board");
-    let owner = a.actor(boot.owner.id).await.unwrap();
-    let fx = Fx { board: a.clone(), owner, dir: None, _blobs: None };
+    let (fx, b, _, _dir) = two_boards(BoardOptions { clock: clock.clone(), ..Default::default() }).await;
+    let a = fx.board.clone();
     let (bot, _) = fx.agent_with("bot", Default::default()).await;
     let id = bot.id();
     let status = |board: Board| async move { board.actor(id).await.unwrap().member.status };
