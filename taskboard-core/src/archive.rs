@@ -261,7 +261,9 @@ fn write_records(
                 // the directory: neither moves with the board.
                 return Ok(Scan::Continue);
             }
-            if table == tables::META && k == crate::board::search::RECENT_KEY {
+            if table == tables::META
+                && (k == crate::board::search::FOLD_KEY || k == crate::board::search::LEGACY_KEY)
+            {
                 // The search index's own count, rebuilt with the index.
                 return Ok(Scan::Continue);
             }

@@ -62,7 +62,7 @@ pub use idempotency::{AnswerOf, IDEMPOTENCY_TTL, IdempotencyKey, Idempotent, Sto
 pub use members::Bootstrap;
 pub use pages::{STREAM_CHUNK, STREAM_DEPTH};
 pub use presence::{PRESENCE_RENEWAL, PRESENCE_TTL};
-pub use search::FOLD_AT as TITLE_FOLD_AT;
+pub use search::{RECENT_MAX as TITLE_RECENT_MAX, STEP as TITLE_FOLD_STEP};
 pub use throttle::{Clock, LoginLimits};
 pub use work::LEASE_SECONDS;
 

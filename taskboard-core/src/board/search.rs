@@ -7,28 +7,81 @@
 //! trigram that also hold all its other indexed trigrams are the
 //! candidates; their titles are then checked, so the answer is exact.
 //!
-//! A task's title is indexed in the task's own transaction, in two
-//! steps. It is first written whole to [`TITLE_RECENT`], which every
-//! search reads through (it holds at most [`FOLD_AT`] titles); the
-//! transaction that brings it to [`FOLD_AT`] folds all of them into the
-//! trigram index at once. Written task by task, the twenty-odd trigrams
-//! of a title each touch their own page of a large index, and on a board
-//! of a million tasks that was most of what a creation wrote; folded a
-//! thousand titles at a time, titles that share trigrams share pages.
+//! A task's title is indexed in the task's own transaction, in steps.
+//! It is first written whole to [`TITLE_RECENT`], which every search
+//! reads through, tagged with the number of slices folded so far. The
+//! trigram space is cut into [`SLICES`] slices (by a hash of the
+//! trigram); every [`STEP`] new titles, one slice is folded: the trigrams
+//! of that slice of every recent title go into the index at once, in key
+//! order. A title has had every slice after [`SLICES`] folds and leaves
+//! the recent titles then, so they hold at most [`RECENT_MAX`].
+//!
+//! Written task by task, the twenty-odd trigrams of a title each touch
+//! their own page of a large index, and on a board of a million tasks
+//! that was most of what a creation wrote. A fold writes the new entries
+//! of a trigram next to each other, so the pages a fold touches are about
+//! the distinct trigrams of the titles it folds, which grow much slower
+//! than the titles; folding a slice at a time over four thousand titles
+//! keeps each fold as small as folding a thousand titles whole.
 
+use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::error::Result;
-use crate::records::{Records, TaskRecord};
-use crate::storage::codec::{Key, encode, uuid_suffix};
+use crate::records::{RecordWrites, Records, TaskRecord};
+use crate::storage::codec::{Key, uuid_suffix};
 use crate::storage::tables::{META, TITLE_RECENT, TITLE_TRIGRAMS};
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan, WriteTxn};
 
-/// The titles [`TITLE_RECENT`] holds before they are folded into the
-/// trigram index.
-pub const FOLD_AT: u64 = 1024;
-/// The key in META of the number of entries in [`TITLE_RECENT`].
-pub(crate) const RECENT_KEY: &[u8] = b"title_recent";
+/// The slices of the trigram space, folded one at a time.
+pub const SLICES: u64 = 8;
+/// New titles between two folds.
+pub const STEP: u64 = 512;
+/// The most titles [`TITLE_RECENT`] holds.
+pub const RECENT_MAX: u64 = SLICES * STEP;
+/// The key in META of the fold's [`FoldState`].
+pub(crate) const FOLD_KEY: &[u8] = b"title_fold";
+/// The key in META of the count of recent titles kept by builds that
+/// folded every title whole; removed by the first fold.
+pub(crate) const LEGACY_KEY: &[u8] = b"title_recent";
+/// The first byte of a tagged recent title (never the first byte of
+/// UTF-8 text); an entry without it, written by an older build, has tag 0.
+const TAGGED: u8 = 0xFF;
+
+/// Where the fold stands.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct FoldState {
+    /// Slices folded since the board began (the next is `folded % SLICES`).
+    folded: u64,
+    /// New titles since the last fold.
+    since: u64,
+}
+
+/// The slice a trigram belongs to.
+fn slice_of(g: &[u8; 3]) -> u64 {
+    let word = u32::from_le_bytes([g[0], g[1], g[2], 0]).wrapping_mul(0x9E37_79B1);
+    u64::from(word >> (32 - SLICES.trailing_zeros()))
+}
+
+/// A recent title as stored: the tag, then the lower-cased title.
+fn recent_value(tag: u64, lower: &str) -> Vec<u8> {
+    let mut v = Vec::with_capacity(9 + lower.len());
+    v.push(TAGGED);
+    v.extend_from_slice(&tag.to_be_bytes());
+    v.extend_from_slice(lower.as_bytes());
+    v
+}
+
+/// The tag and lower-cased title of a stored recent title.
+fn recent_entry(v: &[u8]) -> (u64, &[u8]) {
+    match v {
+        [TAGGED, rest @ ..] if rest.len() >= 8 => {
+            let (tag, title) = rest.split_at(8);
+            (u64::from_be_bytes(tag.try_into().expect("eight bytes")), title)
+        }
+        _ => (0, v),
+    }
+}
 
 /// Keeps the search index in step with a task written (`new`) or deleted
 /// (`new` is `None`) in this transaction.
@@ -41,36 +94,66 @@ pub(crate) fn index_title<W: WriteTxn + ?Sized>(
     if old.map(|t| &t.title) == new.map(|t| &t.title) {
         return Ok(());
     }
-    let mut recent = w.record::<u64>(META, RECENT_KEY)?.unwrap_or(0);
     if let Some(old) = old {
         if w.get(TITLE_RECENT, id.as_bytes())?.is_some() {
             w.delete(TITLE_RECENT, id.as_bytes())?;
-            recent = recent.saturating_sub(1);
-        } else {
-            // Every trigram, not only those indexed today: a board written
-            // by an older build indexed those with whitespace too.
-            for g in trigrams(&old.title) {
-                w.delete(TITLE_TRIGRAMS, &Key::new().bytes(&g).uuid(id).build())?;
-            }
+        }
+        // Every trigram, not only those indexed today: a recent title may
+        // have some of its slices folded already, and a board written by
+        // an older build indexed trigrams with whitespace too.
+        for g in trigrams(&old.title.to_lowercase()) {
+            w.delete(TITLE_TRIGRAMS, &Key::new().bytes(&g).uuid(id).build())?;
         }
     }
-    if let Some(new) = new {
-        w.put(TITLE_RECENT, id.as_bytes(), new.title.to_lowercase().as_bytes())?;
-        recent += 1;
+    let Some(new) = new else { return Ok(()) };
+    let mut state = w.record::<FoldState>(META, FOLD_KEY)?.unwrap_or_default();
+    w.put(TITLE_RECENT, id.as_bytes(), &recent_value(state.folded, &new.title.to_lowercase()))?;
+    state.since += 1;
+    if state.since >= STEP {
+        fold_slice(w, &mut state)?;
     }
-    if recent >= FOLD_AT {
-        fold(w)?;
-        recent = 0;
-    }
-    w.put(META, RECENT_KEY, &encode(&recent))
+    w.put_record(META, FOLD_KEY, &state)
 }
 
-/// Moves every title of [`TITLE_RECENT`] into the trigram index, in key
-/// order.
+/// Folds the next slice of every recent title into the trigram index, and
+/// lets go of the titles that have had every slice.
+fn fold_slice<W: WriteTxn + ?Sized>(w: &mut W, state: &mut FoldState) -> Result<()> {
+    let slice = state.folded % SLICES;
+    let mut keys = Vec::new();
+    let mut done = Vec::new();
+    w.scan(TITLE_RECENT, KeyRange::all(), Direction::Forward, &mut |k, v| {
+        let id = uuid_suffix(k)?;
+        let (tag, title) = recent_entry(v);
+        for g in indexed(&String::from_utf8_lossy(title)) {
+            if slice_of(&g) == slice {
+                keys.push(Key::new().bytes(&g).uuid(id).build());
+            }
+        }
+        if tag + SLICES <= state.folded + 1 {
+            done.push(id);
+        }
+        Ok(Scan::Continue)
+    })?;
+    keys.sort_unstable();
+    for k in &keys {
+        w.put(TITLE_TRIGRAMS, k, &[])?;
+    }
+    for id in &done {
+        w.delete(TITLE_RECENT, id.as_bytes())?;
+    }
+    if state.folded < SLICES {
+        w.delete(META, LEGACY_KEY)?;
+    }
+    state.folded += 1;
+    state.since = 0;
+    Ok(())
+}
+
+/// Folds every recent title whole into the trigram index.
 pub(crate) fn fold<W: WriteTxn + ?Sized>(w: &mut W) -> Result<()> {
     let mut titles = Vec::new();
     w.scan(TITLE_RECENT, KeyRange::all(), Direction::Forward, &mut |k, v| {
-        titles.push((uuid_suffix(k)?, String::from_utf8_lossy(v).into_owned()));
+        titles.push((uuid_suffix(k)?, String::from_utf8_lossy(recent_entry(v).1).into_owned()));
         Ok(Scan::Continue)
     })?;
     let mut keys: Vec<Vec<u8>> = titles
@@ -86,14 +169,17 @@ pub(crate) fn fold<W: WriteTxn + ?Sized>(w: &mut W) -> Result<()> {
     for (id, _) in &titles {
         w.delete(TITLE_RECENT, id.as_bytes())?;
     }
-    w.put(META, RECENT_KEY, &encode(&0u64))
+    w.delete(META, LEGACY_KEY)?;
+    let mut state = w.record::<FoldState>(META, FOLD_KEY)?.unwrap_or_default();
+    state.since = 0;
+    w.put_record(META, FOLD_KEY, &state)
 }
 
 /// The recent tasks whose title contains the lower-cased query.
 fn recent_matches(r: &dyn ReadTxn, q: &str) -> Result<Vec<Uuid>> {
     let mut out = Vec::new();
     r.scan(TITLE_RECENT, KeyRange::all(), Direction::Forward, &mut |k, v| {
-        if std::str::from_utf8(v).is_ok_and(|title| title.contains(q)) {
+        if std::str::from_utf8(recent_entry(v).1).is_ok_and(|title| title.contains(q)) {
             out.push(uuid_suffix(k)?);
         }
         Ok(Scan::Continue)
@@ -101,9 +187,8 @@ fn recent_matches(r: &dyn ReadTxn, q: &str) -> Result<Vec<Uuid>> {
     Ok(out)
 }
 
-/// The distinct trigrams of a title, lower-cased.
-fn trigrams(title: &str) -> Vec<[u8; 3]> {
-    let lower = title.to_lowercase();
+/// The distinct trigrams of a lower-cased title.
+fn trigrams(lower: &str) -> Vec<[u8; 3]> {
     let mut out: Vec<[u8; 3]> = lower.as_bytes().windows(3).map(|w| [w[0], w[1], w[2]]).collect();
     out.sort_unstable();
     out.dedup();
@@ -114,8 +199,8 @@ fn trigrams(title: &str) -> Vec<[u8; 3]> {
 /// within a query's words narrow a search about as well, the titles of
 /// the candidates are checked anyway, and a title has a third to a half
 /// fewer entries without those that straddle its word boundaries.
-fn indexed(title: &str) -> Vec<[u8; 3]> {
-    let mut out = trigrams(title);
+fn indexed(lower: &str) -> Vec<[u8; 3]> {
+    let mut out = trigrams(lower);
     out.retain(|g| !g.iter().any(u8::is_ascii_whitespace));
     out
 }
@@ -178,9 +263,21 @@ mod tests {
 
     #[test]
     fn trigrams_are_distinct_and_lower_case() {
-        assert_eq!(trigrams("AbAbA"), vec![*b"aba", *b"bab"]);
+        assert_eq!(trigrams("ababa"), vec![*b"aba", *b"bab"]);
         assert!(trigrams("ab").is_empty());
         assert!(indexed("ab cd").is_empty());
         assert_eq!(indexed("abc de"), vec![*b"abc"]);
+    }
+
+    #[test]
+    fn every_slice_holds_a_share_of_the_trigrams() {
+        let mut counts = [0usize; SLICES as usize];
+        for i in 0..1000 {
+            let g = format!("{i:03}");
+            counts[slice_of(g.as_bytes().try_into().unwrap()) as usize] += 1;
+        }
+        for c in counts {
+            assert!((60..=190).contains(&c), "{counts:?}");
+        }
     }
 }

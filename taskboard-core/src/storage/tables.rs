@@ -29,7 +29,8 @@ macro_rules! tables {
 tables! {
     /// text key → value; `schema` (u32), `event_seq` (u64), `ready_index`
     /// (u32, present once the ready index covers every task),
-    /// `title_recent` (u64, the entries of TITLE_RECENT).
+    /// `title_fold` (where the title index's fold stands, see
+    /// `board::search`).
     META = "meta";
     /// member_id → MemberRecord
     MEMBERS = "memberid_member";
@@ -77,8 +78,8 @@ tables! {
     PROJECT_LABEL_ORDER = "projectid_labelid_position_number_taskid";
     /// trigram task_id → (): three bytes of the lower-cased title (UTF-8),
     /// one entry per distinct trigram of the title without whitespace
-    /// (older builds indexed those with whitespace too), for every task whose
-    /// title is not in TITLE_RECENT
+    /// (older builds indexed those with whitespace too); a title in
+    /// TITLE_RECENT has only the slices folded since it was written
     TITLE_TRIGRAMS = "trigram_taskid";
     /// parent_id task_id → ()
     SUBTASKS = "parentid_taskid";
@@ -154,8 +155,8 @@ tables! {
     /// (an id it takes at start) lists the member as connected; renewed
     /// while it is (see `board::presence`)
     PRESENCE = "memberid_processid_until";
-    /// task_id → lower-cased title (UTF-8), for tasks written since the
-    /// titles were last folded into TITLE_TRIGRAMS (see `board::search`);
-    /// their count is `title_recent` (u64) in META
+    /// task_id → 0xFF, the number of folds before it (u64), lower-cased
+    /// title (UTF-8): the titles not yet folded into TITLE_TRIGRAMS with
+    /// every slice of their trigrams (see `board::search`)
     TITLE_RECENT = "taskid_recenttitle";
 }

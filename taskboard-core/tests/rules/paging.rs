@@ -150,9 +150,9 @@ async fn a_whole_list_is_streamed_in_bounded_chunks() {
     assert!(gauge.high_water() <= bound, "{} bytes waited at once", gauge.high_water());
 }
 
-/// Title search answers the same before and after the recent titles are
-/// folded into the trigram index, for tasks created, renamed and deleted
-/// on either side of the fold.
+/// Title search answers the same while the recent titles wait, while
+/// some slices of their trigrams are folded into the index and after all
+/// are, for tasks created, renamed and deleted at each of those stages.
 #[tokio::test]
 async fn title_search_holds_across_the_fold_of_recent_titles() {
     let fx = board().await;
@@ -182,28 +182,39 @@ async fn title_search_holds_across_the_fold_of_recent_titles() {
     };
     // "z 1" has no trigram inside a word: it is answered by a scan.
     const QUERIES: &[&str] = &["quartz 7", "QUARTZ 12", "opal", "renamed", "zircon 3", "z 1"];
-    let first = taskboard_core::board::TITLE_FOLD_AT as usize - 3;
+    let step = taskboard_core::board::TITLE_FOLD_STEP as usize;
+    let whole = taskboard_core::board::TITLE_RECENT_MAX as usize;
     let batch = |from: usize, to: usize| -> Vec<NewTask> {
         (from..to)
             .map(|i| new_task(&format!("Polish quartz {i}{}", if i % 9 == 0 { " opal" } else { "" })))
             .collect()
     };
-    let early = fx.board.create_tasks(&fx.owner, p.id, batch(0, first)).await.unwrap();
-    expect(&fx, QUERIES).await;
-    // Renamed and deleted while their titles wait to be folded.
     let rename = |to: &str| taskboard_core::api::TaskPatch {
         title: taskboard_core::api::Patch::Value(title(to)),
         ..Default::default()
     };
+    let early = fx.board.create_tasks(&fx.owner, p.id, batch(0, step - 3)).await.unwrap();
+    expect(&fx, QUERIES).await;
+    // Renamed and deleted while no slice of their titles is folded.
     fx.board.update_task(&fx.owner, early[7].id, rename("Cut zircon 3 renamed")).await.unwrap();
     fx.board.delete_task(&fx.owner, early[12].id).await.unwrap();
     expect(&fx, QUERIES).await;
-    // These cross the fold: every title so far goes to the index.
-    let late = fx.board.create_tasks(&fx.owner, p.id, batch(first, first + 20)).await.unwrap();
+    // These cross the first fold: one slice of every title is indexed.
+    let late = fx.board.create_tasks(&fx.owner, p.id, batch(step, step + 20)).await.unwrap();
     expect(&fx, QUERIES).await;
-    // Renamed and deleted after the fold, from the index itself.
+    // Renamed and deleted with some of their trigrams in the index.
     fx.board.update_task(&fx.owner, early[70].id, rename("Set opal renamed")).await.unwrap();
     fx.board.delete_task(&fx.owner, early[72].id).await.unwrap();
     fx.board.update_task(&fx.owner, late[1].id, rename("Cut zircon 3 again")).await.unwrap();
+    fx.board.create_tasks(&fx.owner, p.id, batch(2 * step, 4 * step)).await.unwrap();
+    expect(&fx, QUERIES).await;
+    // Past a whole round of folds: the first titles are wholly indexed and
+    // no longer recent.
+    fx.board.create_tasks(&fx.owner, p.id, batch(4 * step, whole + 2 * step)).await.unwrap();
+    expect(&fx, QUERIES).await;
+    // Renamed and deleted from the index itself.
+    fx.board.update_task(&fx.owner, early[80].id, rename("Set opal renamed twice")).await.unwrap();
+    fx.board.delete_task(&fx.owner, early[82].id).await.unwrap();
+    fx.board.update_task(&fx.owner, early[7].id, rename("Cut zircon 4")).await.unwrap();
     expect(&fx, QUERIES).await;
 }

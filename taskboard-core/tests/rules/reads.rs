@@ -138,10 +138,10 @@ async fn a_page_of_a_large_project_reads_what_the_page_needs() {
     // A task key is one lookup, not a scan: what else the query reads is
     // the title search's (the rare trigrams of "big-17777", and the
     // recent titles not yet folded into the index, at most
-    // TITLE_FOLD_AT), bounded whatever the project's size.
+    // TITLE_RECENT_MAX), bounded whatever the project's size.
     let (reads, found) = probe.count(TaskFilter { q: Some("big-17777".into()), ..Default::default() }).await;
     assert_eq!(found.iter().map(|t| t.key.as_str()).collect::<Vec<_>>(), ["BIG-17777"]);
-    let recent = taskboard_core::board::TITLE_FOLD_AT as usize;
+    let recent = taskboard_core::board::TITLE_RECENT_MAX as usize;
     assert!(reads <= 100 + recent, "{reads} reads for a key");
 
     // A rare part of the title is found through the trigram index.

@@ -125,3 +125,65 @@ async fn a_schema_1_board_gets_its_indexes_on_first_open() {
     let empty: Vec<_> = ADDED.iter().filter(|t| count(&store, **t) == 0).collect();
     assert!(empty.is_empty(), "every added index is written again, not {empty:?}");
 }
+
+/// Recent titles as the build that folded them whole wrote them (the
+/// title alone, and their count in META) are searched and folded by this
+/// one.
+#[tokio::test]
+async fn recent_titles_of_an_older_build_are_found_and_folded() {
+    let fx = board_on_disk().await;
+    let p = fx.project("web").await;
+    let tasks = fx
+        .board
+        .create_tasks(&fx.owner, p.id, (0..40).map(|i| new_task(&format!("Polish quartz {i}"))).collect())
+        .await
+        .unwrap();
+    let search = |fx: &Fx, q: &str| {
+        let f = TaskFilter { q: Some(q.into()), project_id: Some(p.id), ..Default::default() };
+        let (board, owner) = (fx.board.clone(), fx.owner.clone());
+        async move {
+            let mut keys: Vec<String> =
+                board.list_tasks(&owner, f).await.unwrap().into_iter().map(|t| t.key).collect();
+            keys.sort();
+            keys
+        }
+    };
+    let before = search(&fx, "quartz 3").await;
+    assert_eq!(before.len(), 11, "{before:?}");
+
+    let Fx { board, owner, dir, .. } = fx;
+    let options = board.options().clone();
+    drop(board);
+    let path = dir.as_ref().unwrap().path().join("board.redb");
+    {
+        let store = RedbStore::open(&path).unwrap();
+        write(&store, move |w| {
+            for t in &tasks {
+                w.put(TITLE_RECENT, t.id.as_bytes(), t.title.to_lowercase().as_bytes()).unwrap();
+            }
+            w.delete(META, b"title_fold").unwrap();
+            w.put(META, b"title_recent", &encode(&40u64)).unwrap();
+        });
+    }
+    let board = taskboard_core::Board::open(dir.as_ref().unwrap().path(), options).await.unwrap();
+    let owner = board.actor(owner.id()).await.unwrap();
+    let fx = Fx { board, owner, dir, _blobs: None };
+    assert_eq!(search(&fx, "quartz 3").await, before, "the older entries are searched");
+
+    // A whole round of folds later they are in the index, not recent.
+    let more = taskboard_core::board::TITLE_RECENT_MAX as usize;
+    let others = (0..more).map(|i| new_task(&format!("Cut zircon {i}"))).collect();
+    fx.board.create_tasks(&fx.owner, p.id, others).await.unwrap();
+    assert_eq!(search(&fx, "quartz 3").await, before, "and found in the index");
+    drop(fx.board);
+    let store = RedbStore::open(&path).unwrap();
+    let r = store.read().unwrap();
+    let mut legacy = 0;
+    r.scan(TITLE_RECENT, KeyRange::all(), Direction::Forward, &mut |_, v| {
+        legacy += usize::from(v.first() != Some(&0xFF));
+        Ok(Scan::Continue)
+    })
+    .unwrap();
+    assert_eq!(legacy, 0, "no title in the older form is left");
+    assert!(r.get(META, b"title_recent").unwrap().is_none());
+}
