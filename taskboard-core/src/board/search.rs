@@ -33,8 +33,10 @@ use crate::storage::codec::{Key, uuid_suffix};
 use crate::storage::tables::{META, TITLE_RECENT, TITLE_TRIGRAMS};
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan, WriteTxn};
 
-/// The slices of the trigram space, folded one at a time.
+/// The slices of the trigram space, folded one at a time (a power of
+/// two: a slice is the top bits of a hash).
 pub const SLICES: u64 = 8;
+const _: () = assert!(SLICES.is_power_of_two());
 /// New titles between two folds.
 pub const STEP: u64 = 512;
 /// The most titles [`TITLE_RECENT`] holds.
@@ -95,9 +97,7 @@ pub(crate) fn index_title<W: WriteTxn + ?Sized>(
         return Ok(());
     }
     if let Some(old) = old {
-        if w.get(TITLE_RECENT, id.as_bytes())?.is_some() {
-            w.delete(TITLE_RECENT, id.as_bytes())?;
-        }
+        w.delete(TITLE_RECENT, id.as_bytes())?;
         // Every trigram, not only those indexed today: a recent title may
         // have some of its slices folded already, and a board written by
         // an older build indexed trigrams with whitespace too.
@@ -115,21 +115,37 @@ pub(crate) fn index_title<W: WriteTxn + ?Sized>(
     w.put_record(META, FOLD_KEY, &state)
 }
 
-/// Folds the next slice of every recent title into the trigram index, and
-/// lets go of the titles that have had every slice.
+/// Folds the next slice of every recent title into the trigram index.
 fn fold_slice<W: WriteTxn + ?Sized>(w: &mut W, state: &mut FoldState) -> Result<()> {
-    let slice = state.folded % SLICES;
+    fold_titles(w, Some(state.folded))?;
+    state.folded += 1;
+    state.since = 0;
+    Ok(())
+}
+
+/// Folds every recent title whole into the trigram index.
+pub(crate) fn fold<W: WriteTxn + ?Sized>(w: &mut W) -> Result<()> {
+    fold_titles(w, None)?;
+    let mut state = w.record::<FoldState>(META, FOLD_KEY)?.unwrap_or_default();
+    state.since = 0;
+    w.put_record(META, FOLD_KEY, &state)
+}
+
+/// Writes to the trigram index the trigrams of the slice of fold number
+/// `fold` (of every slice if `None`) of every recent title, in key order,
+/// and lets go of the titles that then have had every slice.
+fn fold_titles<W: WriteTxn + ?Sized>(w: &mut W, fold: Option<u64>) -> Result<()> {
     let mut keys = Vec::new();
     let mut done = Vec::new();
     w.scan(TITLE_RECENT, KeyRange::all(), Direction::Forward, &mut |k, v| {
         let id = uuid_suffix(k)?;
         let (tag, title) = recent_entry(v);
         for g in indexed(&String::from_utf8_lossy(title)) {
-            if slice_of(&g) == slice {
+            if fold.is_none_or(|n| slice_of(&g) == n % SLICES) {
                 keys.push(Key::new().bytes(&g).uuid(id).build());
             }
         }
-        if tag + SLICES <= state.folded + 1 {
+        if fold.is_none_or(|n| tag + SLICES <= n + 1) {
             done.push(id);
         }
         Ok(Scan::Continue)
@@ -141,38 +157,8 @@ fn fold_slice<W: WriteTxn + ?Sized>(w: &mut W, state: &mut FoldState) -> Result<
     for id in &done {
         w.delete(TITLE_RECENT, id.as_bytes())?;
     }
-    if state.folded < SLICES {
-        w.delete(META, LEGACY_KEY)?;
-    }
-    state.folded += 1;
-    state.since = 0;
-    Ok(())
-}
-
-/// Folds every recent title whole into the trigram index.
-pub(crate) fn fold<W: WriteTxn + ?Sized>(w: &mut W) -> Result<()> {
-    let mut titles = Vec::new();
-    w.scan(TITLE_RECENT, KeyRange::all(), Direction::Forward, &mut |k, v| {
-        titles.push((uuid_suffix(k)?, String::from_utf8_lossy(recent_entry(v).1).into_owned()));
-        Ok(Scan::Continue)
-    })?;
-    let mut keys: Vec<Vec<u8>> = titles
-        .iter()
-        .flat_map(|(id, title)| {
-            indexed(title).into_iter().map(move |g| Key::new().bytes(&g).uuid(*id).build())
-        })
-        .collect();
-    keys.sort_unstable();
-    for k in &keys {
-        w.put(TITLE_TRIGRAMS, k, &[])?;
-    }
-    for (id, _) in &titles {
-        w.delete(TITLE_RECENT, id.as_bytes())?;
-    }
     w.delete(META, LEGACY_KEY)?;
-    let mut state = w.record::<FoldState>(META, FOLD_KEY)?.unwrap_or_default();
-    state.since = 0;
-    w.put_record(META, FOLD_KEY, &state)
+    Ok(())
 }
 
 /// The recent tasks whose title contains the lower-cased query.
