@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use taskboard_core::api::{DeliveryQuery, NewWebhook};
 use taskboard_core::board::Clock;
+use taskboard_core::model::Project;
 use taskboard_core::webhooks::{DeliveryBatch, DeliveryPolicy, Outcome, WebhookOptions, delivery_id};
 use taskboard_core::{Board, BoardOptions};
 use uuid::Uuid;
@@ -41,6 +42,18 @@ fn scheduled(max_pending: usize) -> (BoardOptions, Clock) {
         ..BoardOptions::default()
     };
     (options, clock)
+}
+
+/// A board with `options`, a webhook for `task.created` and `tasks`
+/// tasks created in project `web`.
+async fn hooked(options: BoardOptions, tasks: usize) -> (Fx, Uuid, Project) {
+    let fx = board_with(options).await;
+    let id = hook(&fx, &["task.created"]).await;
+    let p = fx.project("web").await;
+    for i in 0..tasks {
+        fx.task(&p, &format!("task {i}")).await;
+    }
+    (fx, id, p)
 }
 
 fn seqs(batch: &DeliveryBatch) -> Vec<(u64, bool)> {
@@ -81,12 +94,7 @@ async fn log(fx: &Fx, hook: Uuid) -> Vec<(u64, String, u32)> {
 
 #[tokio::test]
 async fn a_batch_takes_matching_events_in_order_and_one_write_records_it() {
-    let fx = board_with(options(Duration::from_secs(3600))).await;
-    let id = hook(&fx, &["task.created"]).await;
-    let p = fx.project("web").await;
-    for i in 0..3 {
-        fx.task(&p, &format!("task {i}")).await;
-    }
+    let (fx, id, _) = hooked(options(Duration::from_secs(3600)), 3).await;
     let holder = Uuid::new_v4();
     let batch = claim(&fx.board, id, holder).await.expect("work is due");
     let seqs: Vec<u64> = batch.items.iter().map(|i| i.seq).collect();
@@ -107,12 +115,7 @@ async fn a_batch_takes_matching_events_in_order_and_one_write_records_it() {
 #[tokio::test]
 async fn a_failed_first_attempt_is_retried_on_its_schedule_without_holding_back_later_events() {
     let (options, clock) = scheduled(1000);
-    let fx = board_with(options).await;
-    let id = hook(&fx, &["task.created"]).await;
-    let p = fx.project("web").await;
-    for i in 0..3 {
-        fx.task(&p, &format!("task {i}")).await;
-    }
+    let (fx, id, p) = hooked(options, 3).await;
     let holder = Uuid::new_v4();
     let batch = claim(&fx.board, id, holder).await.unwrap();
     let first: Vec<u64> = batch.items.iter().map(|i| i.seq).collect();
@@ -163,12 +166,7 @@ async fn a_failed_first_attempt_is_retried_on_its_schedule_without_holding_back_
 #[tokio::test]
 async fn a_webhook_with_its_retries_full_keeps_its_cursor_until_some_finish() {
     let (options, clock) = scheduled(2);
-    let fx = board_with(options).await;
-    let id = hook(&fx, &["task.created"]).await;
-    let p = fx.project("web").await;
-    for i in 0..5 {
-        fx.task(&p, &format!("task {i}")).await;
-    }
+    let (fx, id, _) = hooked(options, 5).await;
     let holder = Uuid::new_v4();
     // Room for two retries: a batch takes two first attempts, not four.
     let batch = claim(&fx.board, id, holder).await.unwrap();
@@ -246,12 +244,7 @@ async fn turning_a_webhook_off_ends_its_pending_retries() {
 
 #[tokio::test]
 async fn an_event_failing_for_good_is_passed_and_can_be_redelivered() {
-    let fx = board_with(options(Duration::ZERO)).await;
-    let id = hook(&fx, &["task.created"]).await;
-    let p = fx.project("web").await;
-    for i in 0..2 {
-        fx.task(&p, &format!("task {i}")).await;
-    }
+    let (fx, id, _) = hooked(options(Duration::ZERO), 2).await;
     let holder = Uuid::new_v4();
     let batch = claim(&fx.board, id, holder).await.unwrap();
     let failed = batch.items[0].seq;
@@ -310,12 +303,7 @@ async fn an_inactive_webhook_has_no_work_and_no_backlog() {
 
 #[tokio::test]
 async fn events_past_their_day_of_retries_fail_at_their_first_attempt_in_one_batch() {
-    let fx = board_with(options(Duration::ZERO)).await;
-    let id = hook(&fx, &["task.created"]).await;
-    let p = fx.project("web").await;
-    for i in 0..3 {
-        fx.task(&p, &format!("task {i}")).await;
-    }
+    let (fx, id, _) = hooked(options(Duration::ZERO), 3).await;
     let batch = claim(&fx.board, id, Uuid::new_v4()).await.unwrap();
     let failed = vec![Outcome::Refused { status: 503 }; batch.items.len()];
     fx.board.finish_deliveries(batch, failed).await.unwrap();
