@@ -47,16 +47,14 @@ async fn details_keyboard_dependencies_markdown_and_chat() {
     .await;
 
     // The description is Markdown, shown safely.
-    let edit = b.find(".panel .description button").await;
-    b.click(&edit).await;
+    b.click_on(".panel .description button").await;
     let area = b.find(".panel .description textarea").await;
     b.type_into(
         &area,
         "**Bold** <script>window.ran = 1</script> [x](javascript:alert(1)) [ok](https://example.org)",
     )
     .await;
-    let save = b.find(".panel .description button").await;
-    b.click(&save).await;
+    b.click_on(".panel .description button").await;
     let shown = b
         .wait_for(
             "the rendered description",
@@ -84,8 +82,7 @@ async fn details_keyboard_dependencies_markdown_and_chat() {
     b.type_into(&text, ENTER).await;
     let value = b.js("return document.querySelector('.chat textarea').value", vec![]).await;
     assert_eq!(value, "Hello @bot ");
-    let send = b.find(".chat button[type=submit]").await;
-    b.click(&send).await;
+    b.click_on(".chat button[type=submit]").await;
     b.wait_for(
         "the chat message with its mention",
         "return [...document.querySelectorAll('.chat .message .mention')].some(m => m.textContent === '@bot')",
@@ -198,8 +195,7 @@ async fn leases_and_the_ready_queue_follow_the_server() {
     let ready =
         order(app.call("GET", &format!("/tasks/ready?project_id={pid}"), Some(&app.owner), None).await);
     assert_eq!(ready, ["Urgent", "Leased", "Waiting"]);
-    let nav = b.find("nav a[href='#/p/web/ready']").await;
-    b.click(&nav).await;
+    b.click_on("nav a[href='#/p/web/ready']").await;
     let shown = b.wait_for("the ready queue", READY_TITLES, vec![]).await;
     assert_eq!(shown, json!(ready));
     let claimed = app.call("POST", "/tasks/claim", bot, Some(json!({"project_id": pid}))).await;

@@ -103,15 +103,29 @@ impl Browser {
     }
 
     async fn cmd(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        self.try_cmd(method, path, body)
+            .await
+            .unwrap_or_else(|(error, message)| panic!("webdriver {path}: {error}: {message}"))
+    }
+
+    /// A command, or the WebDriver error (its code and message) it ended in.
+    async fn try_cmd(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value, (String, String)> {
         let mut req = self.http.request(method, format!("{}{path}", self.session));
         if let Some(b) = body {
             req = req.json(&b);
         }
         let res: Value = req.send().await.expect("chromedriver answers").json().await.unwrap();
-        if let Some(err) = res["value"].get("error") {
-            panic!("webdriver {path}: {err}: {}", res["value"]["message"]);
+        match res["value"].get("error") {
+            Some(err) => {
+                Err((err.as_str().unwrap_or_default().to_string(), res["value"]["message"].to_string()))
+            }
+            None => Ok(res["value"].clone()),
         }
-        res["value"].clone()
     }
 
     async fn post(&self, path: &str, body: Value) -> Value {
@@ -164,8 +178,20 @@ impl Browser {
         json!({ELEMENT: e.0})
     }
 
-    pub async fn click(&self, e: &Element) {
-        self.post(&format!("/element/{}/click", e.0), json!({})).await;
+    /// Clicks the element `css` selects. When the page renders it anew
+    /// between finding and clicking (a live event came in), the click
+    /// finds no element and did not happen: it finds the new one.
+    pub async fn click_on(&self, css: &str) {
+        for _ in 0..20 {
+            let e = self.find(css).await;
+            let path = format!("/element/{}/click", e.0);
+            match self.try_cmd(reqwest::Method::POST, &path, Some(json!({}))).await {
+                Ok(_) => return,
+                Err((error, _)) if error == "stale element reference" => continue,
+                Err((error, message)) => panic!("webdriver {path}: {error}: {message}"),
+            }
+        }
+        panic!("{css} was rendered anew under every one of 20 clicks");
     }
 
     pub async fn type_into(&self, e: &Element, text: &str) {

@@ -19,8 +19,7 @@ async fn project_files_are_listed_uploaded_previewed_and_downloaded() {
     let b = Browser::start().await;
     log_in(&b, &app).await;
     b.goto(&format!("{}/#/p/web", app.base)).await;
-    let nav = b.find("nav a[href='#/p/web/files']").await;
-    b.click(&nav).await;
+    b.click_on("nav a[href='#/p/web/files']").await;
     b.find("table.files").await;
 
     // Uploaded from the page, with a description.
@@ -32,8 +31,7 @@ async fn project_files_are_listed_uploaded_previewed_and_downloaded() {
     b.type_into(&input, notes.to_str().unwrap()).await;
     let description = b.find("form[aria-label='Upload a file'] input[name=description]").await;
     b.type_into(&description, "meeting notes").await;
-    let submit = b.find("form[aria-label='Upload a file'] button[type=submit]").await;
-    b.click(&submit).await;
+    b.click_on("form[aria-label='Upload a file'] button[type=submit]").await;
     b.wait_for("the uploaded file", &format!("{LISTED}.includes('notes.txt')"), vec![]).await;
     let files = app.call("GET", &format!("/projects/{pid}/files"), Some(&app.owner), None).await;
     assert_eq!(files[0]["filename"], "notes.txt");
@@ -65,8 +63,7 @@ async fn project_files_are_listed_uploaded_previewed_and_downloaded() {
     assert_eq!(listed, json!(["notes.txt", "shot.png"]), "by name");
 
     // A text file previews as text, never as markup.
-    let preview = b.find("button[aria-label='Preview notes.txt']").await;
-    b.click(&preview).await;
+    b.click_on("button[aria-label='Preview notes.txt']").await;
     let shown = b
         .wait_for(
             "the text preview",
@@ -76,8 +73,7 @@ async fn project_files_are_listed_uploaded_previewed_and_downloaded() {
         .await;
     assert_eq!(shown, json!({"text": text, "bold": 0}));
     // An image previews as an image the page loaded.
-    let preview = b.find("button[aria-label='Preview shot.png']").await;
-    b.click(&preview).await;
+    b.click_on("button[aria-label='Preview shot.png']").await;
     b.wait_for(
         "the image preview",
         "const i = document.querySelector('.file-preview img'); return i && i.complete && i.naturalWidth > 0",
@@ -101,8 +97,7 @@ async fn project_files_are_listed_uploaded_previewed_and_downloaded() {
         vec![],
     )
     .await;
-    let download = b.find("button[aria-label='Download notes.txt']").await;
-    b.click(&download).await;
+    b.click_on("button[aria-label='Download notes.txt']").await;
     let saved =
         b.wait_for("the download", "return window.downloads.length && window.downloads[0]", vec![]).await;
     assert_eq!(saved["name"], "notes.txt");
@@ -111,8 +106,7 @@ async fn project_files_are_listed_uploaded_previewed_and_downloaded() {
     assert_eq!(content, text);
 
     // Deleted from the page.
-    let delete = b.find("button[aria-label='Delete shot.png']").await;
-    b.click(&delete).await;
+    b.click_on("button[aria-label='Delete shot.png']").await;
     b.wait_for(
         "the deletion",
         &format!("const l = (() => {{ {LISTED} }})(); return l.join() === 'notes.txt'"),
@@ -150,11 +144,9 @@ async fn steps_are_put_in_order_with_the_move_buttons() {
         }
     };
     order("one,two,three").await;
-    let up = b.find(".panel button[aria-label='Move step three up']").await;
-    b.click(&up).await;
+    b.click_on(".panel button[aria-label='Move step three up']").await;
     order("one,three,two").await;
-    let up = b.find(".panel button[aria-label='Move step three up']").await;
-    b.click(&up).await;
+    b.click_on(".panel button[aria-label='Move step three up']").await;
     order("three,one,two").await;
     let first_up = b
         .js(
@@ -163,8 +155,7 @@ async fn steps_are_put_in_order_with_the_move_buttons() {
         )
         .await;
     assert_eq!(first_up, true, "the first step cannot go up");
-    let down = b.find(".panel button[aria-label='Move step one down']").await;
-    b.click(&down).await;
+    b.click_on(".panel button[aria-label='Move step one down']").await;
     order("three,two,one").await;
     let steps = app.call("GET", &format!("/tasks/{tid}/steps"), Some(&app.owner), None).await;
     let stored: Vec<(&str, i64)> = steps

@@ -95,8 +95,7 @@ async fn a_person_steers_the_board_while_an_agent_works() {
     // A project, from the projects page.
     let name = b.find("form[aria-label='New project'] input[name=name]").await;
     b.type_into(&name, &format!("Web{ENTER}")).await;
-    let link = b.find("a[href='#/p/web']").await;
-    b.click(&link).await;
+    b.click_on("a[href='#/p/web']").await;
 
     // A task, inline in the backlog column.
     let input = b.find(".column[data-status=backlog] .new-task input").await;
@@ -195,8 +194,7 @@ async fn a_person_steers_the_board_while_an_agent_works() {
     b.js("arguments[0].click()", vec![reply]).await;
     let text = b.find(".panel .thread form[aria-label^='Reply'] textarea").await;
     b.type_into(&text, "Thanks!").await;
-    let send = b.find(".panel .thread form[aria-label^='Reply'] button[type=submit]").await;
-    b.click(&send).await;
+    b.click_on(".panel .thread form[aria-label^='Reply'] button[type=submit]").await;
     b.wait_for(
         "the reply under the comment",
         "return [...document.querySelectorAll('.panel .thread .replies .message')].some(m => m.textContent.includes('Thanks!'))",
@@ -222,8 +220,7 @@ async fn a_person_steers_the_board_while_an_agent_works() {
         vec![],
     )
     .await;
-    let send = b.find(".panel form[aria-label='New comment'] button[type=submit]").await;
-    b.click(&send).await;
+    b.click_on(".panel form[aria-label='New comment'] button[type=submit]").await;
     b.wait_for(
         "the image preview",
         "const i = document.querySelector('.panel .attachment img'); return i && i.complete && i.naturalWidth === 1000",
@@ -236,8 +233,7 @@ async fn a_person_steers_the_board_while_an_agent_works() {
     screenshot(&b, "web-task.png").await;
 
     // Closing the panel leaves the board.
-    let close = b.find(".panel button.close").await;
-    b.click(&close).await;
+    b.click_on(".panel button.close").await;
     b.wait_for("the panel to close", "return !document.querySelector('.panel')", vec![]).await;
     b.wait_for("the focus back on the card", "return document.activeElement.dataset.key === 'WEB-3'", vec![])
         .await;
