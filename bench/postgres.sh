@@ -9,8 +9,8 @@
 #    all served at once and driven round by round, median round;
 # 2. through the core (taskboard-core/examples/pg_compare.rs): the same
 #    work without HTTP, with the store's own read path (every task read
-#    once) beside the cached one; "3 boards" are three boards on one
-#    database in one process.
+#    once) beside the cached one, and title searches one at a time;
+#    "3 boards" are three boards on one database in one process.
 #
 # PostgreSQL is a throwaway cluster (initdb into a temporary directory,
 # fsync on, Unix socket) started by each program.
