@@ -61,6 +61,8 @@ pub struct Client {
     /// The `Idempotency-Key` of the next mutating calls; without one,
     /// each mutating call gets a key of its own.
     idempotency_key: Option<String>,
+    /// Sent as `Taskboard-Lease`: the lease this client holds.
+    lease: Option<uuid::Uuid>,
 }
 
 /// Attempts of a mutating call that fails on the network; each attempt
@@ -135,7 +137,7 @@ impl Client {
             .connect_timeout(Duration::from_secs(10))
             .build()
             .map_err(transport)?;
-        Ok(Client { http, base, token, idempotency_key: None })
+        Ok(Client { http, base, token, idempotency_key: None, lease: None })
     }
 
     /// The same server with other credentials.
@@ -147,6 +149,14 @@ impl Client {
     /// mutating calls.
     pub fn with_idempotency_key(&self, key: Option<String>) -> Client {
         Client { idempotency_key: key, ..self.clone() }
+    }
+
+    /// The same server, presenting `lease` (`Taskboard-Lease`) with every
+    /// call, so a change made after the lease was lost (it expired and
+    /// another holder took the task) is refused instead of overwriting
+    /// the new holder's work.
+    pub fn with_lease(&self, lease: Option<uuid::Uuid>) -> Client {
+        Client { lease, ..self.clone() }
     }
 
     pub(crate) fn http(&self) -> &reqwest::Client {
@@ -202,6 +212,9 @@ impl Client {
             }
             if let Some(key) = &key {
                 builder = builder.header("idempotency-key", key);
+            }
+            if let (Some(lease), true) = (self.lease, info.auth) {
+                builder = builder.header("taskboard-lease", lease.to_string());
             }
             if let Some(fields) = &query {
                 builder = builder.query(fields);

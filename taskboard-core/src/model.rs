@@ -255,6 +255,9 @@ pub struct Task {
 /// the board gives it back when `expires_at` passes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Lease {
+    /// The lease's fencing token: a request about the task that carries
+    /// `Taskboard-Lease` with any other id is refused with 409.
+    pub id: Uuid,
     pub holder: MemberRef,
     pub expires_at: Timestamp,
 }

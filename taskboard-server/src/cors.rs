@@ -19,7 +19,8 @@ const VARY: HeaderValue = HeaderValue::from_static("origin");
 impl Cors {
     pub fn new(config: &Config) -> Cors {
         let origins =
-            [config.web_origin.as_deref(), config.dev_web_origin.as_deref(), Some(LOCAL_DEV_ORIGIN)]
+            // The local development origin only in development mode.
+            [config.web_origin.as_deref(), config.dev_web_origin.as_deref(), config.dev.then_some(LOCAL_DEV_ORIGIN)]
                 .into_iter()
                 .flatten()
                 .map(|o| o.trim_end_matches('/'))

@@ -93,19 +93,20 @@ async fn serve<E: Endpoint>(
     req: Request<Incoming>,
 ) -> Result<Response<ResBody>, Reject> {
     let actor = if E::INFO.auth { Some(authenticate(state, &req).await?) } else { None };
+    let lease = parse::lease(req.headers())?;
+    let actor = actor.map(|a| a.presenting(lease));
     let uri = req.uri().clone();
-    let address = req.extensions().get::<crate::ClientAddr>().map(|a| a.0);
+    let address =
+        req.extensions().get::<crate::ClientAddr>().map(|a| state.proxies.client(a.0, req.headers()));
     let event_stream = event_stream(&req);
     let caller = Caller { actor, address, event_stream };
     let path = E::Path::from_ids(ids.as_slice());
     let query = E::Query::from_json(parse::query(req.uri().query(), &route.query)?)?;
     let status = StatusCode::from_u16(E::INFO.status).unwrap_or(StatusCode::OK);
     let board = &state.board;
-    let header_text =
-        |name| req.headers().get(name).and_then(|v: &HeaderValue| v.to_str().ok()).map(str::to_string);
-    let if_none_match =
-        if E::INFO.method == api::Method::Get { header_text(header::IF_NONE_MATCH) } else { None };
-    let if_match = header_text(header::IF_MATCH)
+    let if_none_match = parse::entity_tags(req.headers(), header::IF_NONE_MATCH)?
+        .filter(|_| E::INFO.method == api::Method::Get);
+    let if_match = parse::entity_tags(req.headers(), header::IF_MATCH)?
         .filter(|_| matches!(E::INFO.method, api::Method::Patch | api::Method::Delete));
     let if_match = if_match.as_deref();
     match E::Body::KIND {
@@ -118,8 +119,9 @@ async fn serve<E: Endpoint>(
                 Idempotent::Replayed { status, body } => return Ok(replayed(status, body)),
             };
             if let Encoded::Events(follower) = encoded {
+                let slot = state.ws.streams.take(caller.actor()?.id())?;
                 let open = state.metrics.sse.hold();
-                return Ok(crate::sse::serve(follower, state.ws.shutdown.clone(), open));
+                return Ok(crate::sse::serve(follower, state.ws.shutdown.clone(), (open, slot)));
             }
             if let Encoded::Upgrade(upgrade) = encoded {
                 let mut req = req;
@@ -199,7 +201,7 @@ async fn serve<E: Endpoint>(
                         // A repeat: the body is read through (and hashed)
                         // to tell the same upload from another one.
                         files::discard(&mut upload.content, max_upload).await?;
-                        let (status, body) = key.replay(stored)?;
+                        let (status, body) = key.replay(caller.actor()?.id(), stored)?;
                         return Ok(Idempotent::Replayed { status, body });
                     }
                     let body = E::Body::decode(RawBody::Upload(upload))?;
@@ -270,7 +272,14 @@ fn replayed(status: u16, body: Bytes) -> Response<ResBody> {
         r.headers_mut().remove(header::CONTENT_TYPE);
         r
     } else {
-        full(status, JSON, body)
+        // The tag a fresh answer of one resource carries, so a client
+        // that retried can make its next change conditional.
+        let tag = (body.first() == Some(&b'{')).then(|| api::etag(&body));
+        let mut r = full(status, JSON, body);
+        if let Some(v) = tag.and_then(|t| HeaderValue::from_str(&t).ok()) {
+            r.headers_mut().insert(header::ETAG, v);
+        }
+        r
     };
     res.headers_mut().insert(IDEMPOTENT_REPLAYED, HeaderValue::from_static("true"));
     res

@@ -97,16 +97,33 @@ pub(crate) fn error(e: &Error) -> Response<ResBody> {
     res
 }
 
-/// The query string with the value of `token` hidden, for logs.
+/// The query string with credentials hidden, for logs. Each pair is
+/// decoded as the query parser decodes it, so `tok%65n=…` is the `token`
+/// it stands for; a value that looks like a credential (an agent or
+/// access token, a webhook secret, a JSON Web Token) is hidden under any
+/// name.
 fn redacted_query(query: &str) -> String {
     query
         .split('&')
-        .map(|pair| match pair.split_once('=') {
-            Some(("token", _)) => "token=REDACTED",
-            _ => pair,
+        .map(|pair| {
+            let decoded = form_urlencoded::parse(pair.as_bytes()).next();
+            match decoded {
+                Some((name, value)) if name == "token" || looks_like_credential(&value) => {
+                    let name = pair.split_once('=').map_or(pair, |(n, _)| n);
+                    format!("{name}=REDACTED")
+                }
+                _ => pair.to_string(),
+            }
         })
         .collect::<Vec<_>>()
         .join("&")
+}
+
+fn looks_like_credential(value: &str) -> bool {
+    let value = value.trim();
+    value.starts_with("tbk-")
+        || value.starts_with("whsec_")
+        || (value.starts_with("eyJ") && value.matches('.').count() == 2)
 }
 
 /// Serves one request.
@@ -127,8 +144,9 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<
         return Ok(res);
     }
 
-    if req.uri().path() == crate::metrics::PATH {
-        let mut res = crate::metrics::serve(&state, &req).await;
+    let listened = req.extensions().get::<crate::Listened>().copied().unwrap_or(crate::Listened::Main);
+    if req.uri().path() == crate::metrics::PATH || listened == crate::Listened::Metrics {
+        let mut res = crate::metrics::serve(&state, &req, listened).await;
         log(&req, "metrics", res.status(), started);
         state.metrics.record("metrics", res.status(), started);
         if let Some(origin) = origin {
@@ -246,5 +264,9 @@ mod tests {
     #[test]
     fn tokens_are_hidden_in_logged_queries() {
         assert_eq!(super::redacted_query("a=1&token=tbk-xyz&b=2"), "a=1&token=REDACTED&b=2");
+        assert_eq!(super::redacted_query("tok%65n=eyJhbGc.eyJzdWI.c2ln"), "tok%65n=REDACTED");
+        assert_eq!(super::redacted_query("t%6Fken=abc&q=x"), "t%6Fken=REDACTED&q=x");
+        assert_eq!(super::redacted_query("q=tbk%2Dabc"), "q=REDACTED");
+        assert_eq!(super::redacted_query("q=a+b&limit=5"), "q=a+b&limit=5");
     }
 }

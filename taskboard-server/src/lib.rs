@@ -26,10 +26,12 @@ mod mcp;
 mod metrics;
 mod openapi;
 mod parse;
+mod proxy;
 pub mod reference;
 mod router;
 mod shape;
 mod sse;
+mod streams;
 mod web;
 mod webhooks;
 pub mod ws;
@@ -86,8 +88,17 @@ pub struct Config {
     /// Which targets webhooks may have (`--webhook-allow-private`), and
     /// the timeout and retry schedule of deliveries.
     pub webhooks: taskboard_core::webhooks::WebhookOptions,
-    /// The bearer token `GET /metrics` asks for; open when `None`.
+    /// The bearer token `GET /metrics` asks for on the main listener;
+    /// `/metrics` is 404 there when `None`.
     pub metrics_token: Option<String>,
+    /// A listener of its own for `/metrics`, open without a token.
+    pub metrics_listen: Option<SocketAddr>,
+    /// How many event streams (SSE and WebSocket) one member may hold
+    /// open; beyond it a new one is 429.
+    pub streams_per_member: usize,
+    /// Networks of reverse proxies whose `Forwarded` and
+    /// `X-Forwarded-For` headers name the client (`--trusted-proxy`).
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Adds `GET /__panic`, a handler that panics, so tests can prove a
     /// panic becomes a 500 and the server keeps serving.
     #[doc(hidden)]
@@ -142,6 +153,9 @@ impl Config {
             event_buffer: BoardOptions::default().event_buffer,
             webhooks: Default::default(),
             metrics_token: None,
+            metrics_listen: None,
+            streams_per_member: streams::DEFAULT_STREAMS_PER_MEMBER,
+            trusted_proxies: Vec::new(),
             panic_route: false,
         }
     }
@@ -162,6 +176,7 @@ pub(crate) struct State {
     pub ws: ws::WsContext,
     pub mcp: mcp::Service,
     pub metrics: Arc<metrics::Metrics>,
+    pub proxies: proxy::TrustedProxies,
 }
 
 /// A bound server that is not yet serving: the listener already accepts
@@ -169,6 +184,9 @@ pub(crate) struct State {
 /// out before [`Server::spawn`] or [`Server::run`].
 pub struct Server {
     listener: TcpListener,
+    /// `--metrics-listen`: connections whose requests may only read
+    /// `/metrics`, without a token.
+    metrics_listener: Option<TcpListener>,
     addr: SocketAddr,
     state: Arc<State>,
     bootstrap: Option<Bootstrap>,
@@ -195,6 +213,12 @@ impl Server {
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
         let addr = listener.local_addr()?;
+        let metrics_listener = match config.metrics_listen {
+            Some(at) => Some(
+                TcpListener::bind(at).await.map_err(|e| format!("cannot listen for metrics on {at}: {e}"))?,
+            ),
+            None => None,
+        };
         let options = BoardOptions {
             max_upload_bytes: config.max_upload_bytes,
             event_buffer: config.event_buffer,
@@ -225,19 +249,35 @@ impl Server {
                 shutdown: shutdown.clone(),
                 tracker: TaskTracker::new(),
                 metrics: metrics.clone(),
+                streams: streams::StreamSlots::new(config.streams_per_member),
             },
             metrics,
+            proxies: proxy::TrustedProxies::new(config.trusted_proxies.clone()),
             board,
         });
         let maintenance = state.board.spawn_maintenance();
         let webhooks = webhooks::spawn(state.board.clone(), shutdown)
             .map_err(|e| format!("cannot start the webhook sender: {e}"))?;
-        Ok(Server { listener, addr, state, bootstrap, initial_password, maintenance, webhooks })
+        Ok(Server {
+            listener,
+            metrics_listener,
+            addr,
+            state,
+            bootstrap,
+            initial_password,
+            maintenance,
+            webhooks,
+        })
     }
 
     /// The bound address, with the real port when port 0 was asked for.
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The bound address of `--metrics-listen`, if any.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_listener.as_ref().and_then(|l| l.local_addr().ok())
     }
 
     pub fn board(&self) -> &Board {
@@ -259,18 +299,19 @@ impl Server {
     /// Serves in a background task.
     pub fn spawn(self) -> ServerHandle {
         let addr = self.addr;
+        let metrics_addr = self.metrics_addr();
         let board = self.state.board.clone();
         let shutdown = self.state.ws.shutdown.clone();
         let token = shutdown.clone();
         let task = tokio::spawn(self.run(async move { token.cancelled().await }));
-        ServerHandle { addr, board, shutdown, task }
+        ServerHandle { addr, metrics_addr, board, shutdown, task }
     }
 
     /// Serves until `signal` completes, then shuts down gracefully: stops
     /// accepting, lets requests in flight finish, closes WebSockets (1001)
     /// and flushes the board.
     pub async fn run(self, signal: impl Future<Output = ()> + Send) -> Result<(), StartError> {
-        let Server { listener, state, maintenance, webhooks, .. } = self;
+        let Server { listener, metrics_listener, state, maintenance, webhooks, .. } = self;
         let shutdown = state.ws.shutdown.clone();
         let connections = TaskTracker::new();
         let mut http = http1::Builder::new();
@@ -288,8 +329,8 @@ impl Server {
             tokio::select! {
                 _ = &mut signal => break,
                 _ = shutdown.cancelled() => break,
-                accepted = listener.accept() => {
-                    let (stream, peer) = match accepted {
+                accepted = accept(&listener, metrics_listener.as_ref()) => {
+                    let (stream, peer, listened) = match accepted {
                         Ok(accepted) => accepted,
                         Err(e) => {
                             // Out of descriptors and the like: back off
@@ -307,6 +348,7 @@ impl Server {
                         let client = ClientAddr(peer.ip());
                         let service = hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
                             req.extensions_mut().insert(client);
+                            req.extensions_mut().insert(listened);
                             let state = state.clone();
                             async move { http::handle(state, req).await }
                         });
@@ -337,10 +379,36 @@ impl Server {
     }
 }
 
+/// Which listener a connection came through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Listened {
+    Main,
+    /// `--metrics-listen`: serves `/metrics` alone.
+    Metrics,
+}
+
+/// The next connection of either listener.
+async fn accept(
+    main: &TcpListener,
+    metrics: Option<&TcpListener>,
+) -> std::io::Result<(tokio::net::TcpStream, SocketAddr, Listened)> {
+    let metrics_accept = async {
+        match metrics {
+            Some(l) => l.accept().await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        accepted = main.accept() => accepted.map(|(s, p)| (s, p, Listened::Main)),
+        accepted = metrics_accept => accepted.map(|(s, p)| (s, p, Listened::Metrics)),
+    }
+}
+
 /// A server serving in the background.
 #[derive(Debug)]
 pub struct ServerHandle {
     addr: SocketAddr,
+    metrics_addr: Option<SocketAddr>,
     board: Board,
     shutdown: CancellationToken,
     task: tokio::task::JoinHandle<Result<(), StartError>>,
@@ -349,6 +417,11 @@ pub struct ServerHandle {
 impl ServerHandle {
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The bound address of `--metrics-listen`, if any.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_addr
     }
 
     pub fn board(&self) -> &Board {

@@ -58,10 +58,23 @@ struct Args {
     #[arg(long, hide = true)]
     webhook_retry_ms: Option<u64>,
     /// The bearer token `GET /metrics` asks for (`Authorization: Bearer
-    /// <token>`); without it the metrics are open to anyone who reaches
-    /// the server.
+    /// <token>`) on the main listener; without it (and outside
+    /// `--metrics-listen`) `/metrics` is 404.
     #[arg(long, env = "TASKBOARD_METRICS_TOKEN", hide_env_values = true)]
     metrics_token: Option<String>,
+    /// A second address serving `/metrics` alone, without a token, for a
+    /// scraper on a private network.
+    #[arg(long, env = "TASKBOARD_METRICS_LISTEN")]
+    metrics_listen: Option<SocketAddr>,
+    /// How many event streams (WebSocket and Server-Sent Events) one
+    /// member may hold open at once; a further one is 429.
+    #[arg(long, env = "TASKBOARD_STREAMS_PER_MEMBER", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
+    streams_per_member: u32,
+    /// A network (CIDR, e.g. 10.0.0.0/8) of reverse proxies or load
+    /// balancers whose `Forwarded` / `X-Forwarded-For` headers name the
+    /// client; repeat for several. Login throttling counts by that client.
+    #[arg(long = "trusted-proxy", env = "TASKBOARD_TRUSTED_PROXIES", value_delimiter = ',')]
+    trusted_proxies: Vec<ipnet::IpNet>,
     /// Log filter (`info`, `warn`, `taskboard_server=debug` …); RUST_LOG wins when set.
     #[arg(long, env = "TASKBOARD_LOG_LEVEL", default_value = "info")]
     log_level: String,
@@ -125,6 +138,9 @@ async fn run(args: Args) -> Result<(), taskboard_server::StartError> {
     config.dev_web_origin = args.dev_web_origin;
     config.webhooks.allow_private = args.webhook_allow_private;
     config.metrics_token = args.metrics_token.filter(|t| !t.is_empty());
+    config.metrics_listen = args.metrics_listen;
+    config.streams_per_member = args.streams_per_member as usize;
+    config.trusted_proxies = args.trusted_proxies;
     if let Some(ms) = args.webhook_timeout_ms {
         config.webhooks.policy.timeout = std::time::Duration::from_millis(ms);
     }

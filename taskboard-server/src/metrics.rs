@@ -1,9 +1,11 @@
 //! `GET /metrics`: the server's counters in the Prometheus text format.
 //!
-//! Open by default, as monitoring endpoints usually are (it shows counts
-//! and timings, never a record); with `--metrics-token` it asks for
-//! `Authorization: Bearer <that token>`, and nothing else opens it (a
-//! scraper should not hold a member's credentials).
+//! It shows counts and timings, never a record, but also webhook ids,
+//! failed login counts and the event sequence, so it is not open: on the
+//! main listener it answers only with `--metrics-token` (`Authorization:
+//! Bearer <that token>`; a scraper should not hold a member's
+//! credentials) and is 404 without one; `--metrics-listen ADDR` serves it
+//! alone, without a token, on an address of its own.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -101,7 +103,7 @@ impl Metrics {
     }
 
     fn allows<B>(&self, req: &Request<B>) -> bool {
-        let Some(expected) = &self.token else { return true };
+        let Some(expected) = &self.token else { return false };
         let given = req
             .headers()
             .get(header::AUTHORIZATION)
@@ -113,7 +115,17 @@ impl Metrics {
 }
 
 /// Answers `GET /metrics`.
-pub(crate) async fn serve<B>(state: &crate::State, req: &Request<B>) -> Response<ResBody> {
+pub(crate) async fn serve<B>(
+    state: &crate::State,
+    req: &Request<B>,
+    listened: crate::Listened,
+) -> Response<ResBody> {
+    let own_listener = listened == crate::Listened::Metrics;
+    if req.uri().path() != PATH || (!own_listener && state.metrics.token.is_none()) {
+        // Without a token the metrics are not served on the main listener
+        // at all: they name webhooks and count failed logins.
+        return crate::http::error(&Error::not_found(format!("no route for {}", req.uri().path())));
+    }
     if req.method() != Method::GET && req.method() != Method::HEAD {
         let mut res = crate::http::error(&Error::new(
             ErrorKind::MethodNotAllowed,
@@ -122,7 +134,7 @@ pub(crate) async fn serve<B>(state: &crate::State, req: &Request<B>) -> Response
         res.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
         return res;
     }
-    if !state.metrics.allows(req) {
+    if !own_listener && !state.metrics.allows(req) {
         let mut res = crate::http::error(&Error::new(
             ErrorKind::Unauthorized,
             "metrics need the metrics token: send Authorization: Bearer <token>",

@@ -315,3 +315,72 @@ mod tests {
         assert!(e.detail().starts_with("status:"), "{}", e.detail());
     }
 }
+
+/// The value of a conditional header (`If-Match`, `If-None-Match`): `*` or
+/// a comma-separated list of entity tags (RFC 9110, 8.8.3 and 13.1.1);
+/// anything else is 400, so a mangled condition is never taken for none.
+pub(crate) fn entity_tags(headers: &HeaderMap, name: hyper::header::HeaderName) -> Result<Option<String>> {
+    let Some(value) = headers.get(&name) else { return Ok(None) };
+    let bytes = value.as_bytes();
+    if !is_entity_tag_list(bytes) {
+        let shown = if name == header::IF_MATCH { "If-Match" } else { "If-None-Match" };
+        return Err(Error::bad_request(format!(
+            "{shown} must be * or a list of entity tags such as \"abc\" or W/\"abc\""
+        )));
+    }
+    Ok(Some(String::from_utf8_lossy(bytes).into_owned()))
+}
+
+fn is_entity_tag_list(bytes: &[u8]) -> bool {
+    let trimmed = bytes.trim_ascii();
+    if trimmed == b"*" {
+        return true;
+    }
+    let mut any = false;
+    for item in trimmed.split(|&b| b == b',') {
+        let item = item.trim_ascii();
+        if item.is_empty() {
+            // Empty list elements are allowed (RFC 9110, 5.6.1).
+            continue;
+        }
+        let opaque = item.strip_prefix(b"W/").unwrap_or(item);
+        let valid = opaque.len() >= 2
+            && opaque[0] == b'"'
+            && opaque[opaque.len() - 1] == b'"'
+            && opaque[1..opaque.len() - 1]
+                .iter()
+                .all(|&c| c == 0x21 || (0x23..=0x7e).contains(&c) || c >= 0x80);
+        if !valid {
+            return false;
+        }
+        any = true;
+    }
+    any
+}
+
+/// The lease a request presents (`Taskboard-Lease: <lease id>`); 400 when
+/// it is not a lease id.
+pub(crate) fn lease(headers: &HeaderMap) -> Result<Option<uuid::Uuid>> {
+    let Some(value) = headers.get(LEASE) else { return Ok(None) };
+    value.to_str().ok().and_then(|v| v.trim().parse().ok()).map(Some).ok_or_else(|| {
+        Error::bad_request("Taskboard-Lease must be a lease id (the uuid of the Task's lease.id)")
+    })
+}
+
+/// The request header naming the lease its sender holds.
+pub(crate) const LEASE: hyper::header::HeaderName = hyper::header::HeaderName::from_static("taskboard-lease");
+
+#[cfg(test)]
+mod entity_tag_tests {
+    use super::is_entity_tag_list;
+
+    #[test]
+    fn entity_tag_lists() {
+        for ok in [&b"*"[..], b"\"a\"", b"W/\"a\"", b"\"a\", W/\"b\"", b" \"\" ", b"\"a\",,\"b\""] {
+            assert!(is_entity_tag_list(ok), "{}", String::from_utf8_lossy(ok));
+        }
+        for bad in [&b""[..], b"\xc3\xa9", b"abc", b"\"a", b"W/a", b"\"a\"b", b"\"a b\"", b"*, \"a\"", b","] {
+            assert!(!is_entity_tag_list(bad), "{}", String::from_utf8_lossy(bad));
+        }
+    }
+}

@@ -37,11 +37,12 @@ fn block(events: &[Arc<Event>], resync: bool, next: u64) -> Bytes {
 }
 
 /// The answer streaming `follower`'s events until `shutdown`.
-/// `open` counts the stream as open for as long as its body lives.
+/// `open` counts the stream as open, in the metrics and among its
+/// member's streams, for as long as its body lives.
 pub(crate) fn serve(
     follower: Follower,
     shutdown: CancellationToken,
-    open: crate::metrics::GaugeGuard,
+    open: (crate::metrics::GaugeGuard, crate::streams::StreamSlot),
 ) -> Response<ResBody> {
     let stream = futures_util::stream::unfold(Some((follower, open)), move |state| {
         let shutdown = shutdown.clone();

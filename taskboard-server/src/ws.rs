@@ -89,6 +89,8 @@ pub struct WsContext {
     pub tracker: TaskTracker,
     /// Counts the open sessions.
     pub(crate) metrics: std::sync::Arc<crate::metrics::Metrics>,
+    /// Bounds the open streams of each member.
+    pub(crate) streams: std::sync::Arc<crate::streams::StreamSlots>,
 }
 
 /// Validates the upgrade request (GET, `Upgrade: websocket`,
@@ -101,6 +103,7 @@ pub fn upgrade(
     req: &mut Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Error> {
     let accept = accept_key(req.method(), req.version(), req.headers())?;
+    let slot = ctx.streams.take(actor.id())?;
     // Subscribing now, before the 101, and not in the spawned task: every
     // event committed after the caller was authenticated reaches it.
     let subscription = ctx.board.subscribe(since);
@@ -118,7 +121,7 @@ pub fn upgrade(
     };
     ctx.tracker.spawn(async move {
         session.run(on_upgrade, subscription).await;
-        drop(open);
+        drop((open, slot));
     });
     Response::builder()
         .status(StatusCode::SWITCHING_PROTOCOLS)

@@ -164,6 +164,7 @@ impl Env {
             "TASKBOARD_SERVER",
             "TASKBOARD_TOKEN",
             "TASKBOARD_PASSWORD",
+            "TASKBOARD_LEASE",
         ] {
             cmd.env_remove(var);
         }
@@ -187,6 +188,7 @@ impl Env {
             "TASKBOARD_SERVER",
             "TASKBOARD_TOKEN",
             "TASKBOARD_PASSWORD",
+            "TASKBOARD_LEASE",
         ] {
             cmd.env_remove(var);
         }

@@ -69,6 +69,12 @@ pub struct Global {
     /// client's own retries after a network failure safe.
     #[arg(long, global = true, value_name = "KEY")]
     pub idempotency_key: Option<String>,
+    /// Present this lease (the `lease.id` of a task you claimed) with
+    /// the command: if the lease is no longer current (it expired and
+    /// another took the task) the change is refused rather than written
+    /// over the new holder's work. The runner sets it for its agents.
+    #[arg(long = "lease-id", global = true, env = "TASKBOARD_LEASE", value_name = "LEASE_ID")]
+    pub lease: Option<uuid::Uuid>,
     /// Print only ids.
     #[arg(long, short, global = true)]
     pub quiet: bool,

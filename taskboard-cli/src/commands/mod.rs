@@ -43,7 +43,9 @@ fn choose_mode(g: &Global) -> std::result::Result<Mode, Failure> {
                 .filter(|s| s.server.trim_end_matches('/') == server.trim_end_matches('/'))
                 .map(|s| s.token),
         };
-        return Ok(Mode::Remote(Client::new(server, token)?.with_idempotency_key(g.idempotency_key.clone())));
+        return Ok(Mode::Remote(
+            Client::new(server, token)?.with_idempotency_key(g.idempotency_key.clone()).with_lease(g.lease),
+        ));
     }
     if g.data_dir.is_some() || g.database.is_some() {
         if g.idempotency_key.is_some() {
@@ -56,7 +58,8 @@ fn choose_mode(g: &Global) -> std::result::Result<Mode, Failure> {
     match login::load()? {
         Some(stored) => Ok(Mode::Remote(
             Client::new(&stored.server, g.token.clone().or(Some(stored.token)))?
-                .with_idempotency_key(g.idempotency_key.clone()),
+                .with_idempotency_key(g.idempotency_key.clone())
+                .with_lease(g.lease),
         )),
         None => Err(Failure::Usage(
             "no board chosen: give --data-dir DIR (local board) or --server URL (a server), or run `taskboard login`"
@@ -147,7 +150,8 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
         }
         command => match choose_mode(&g)? {
             Mode::Local(place) => {
-                let backend = LocalBackend::open(&place, g.acting_as.as_deref()).await?;
+                let mut backend = LocalBackend::open(&place, g.acting_as.as_deref()).await?;
+                backend.caller.actor = backend.caller.actor.map(|a| a.presenting(g.lease));
                 if let Command::Mcp = command {
                     return crate::mcp::serve_stdio(crate::mcp::Local(std::sync::Arc::new(backend))).await;
                 }

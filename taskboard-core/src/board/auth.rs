@@ -191,7 +191,7 @@ impl Board {
             ));
         }
         self.touch(&member);
-        Ok(Actor { member })
+        Ok(Actor::new(member))
     }
 
     /// Refreshes `last_seen_at`, at most once a minute per member.

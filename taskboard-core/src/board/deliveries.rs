@@ -423,8 +423,13 @@ fn read_batch(
     let Some(cursor) = r.record::<u64>(WEBHOOK_CURSORS, webhook.as_bytes())? else { return Ok(None) };
     let state = state_of(r, webhook)?;
     let Some(claim) = state.claim.filter(|c| c.holder == holder) else { return Ok(None) };
+    // A webhook sees what its creator sees now: one whose creator is gone
+    // or deactivated sends nothing more, not even its retries, and a
+    // demoted creator's webhook no longer takes admin events.
+    let viewer = r.member(h.created_by)?.filter(|m| m.is_active).map(|m| Viewer::of(&m));
     let mut items = Vec::new();
-    for retry in state.retries.iter().filter(|x| x.due() <= now).take(policy.batch) {
+    let retries = if viewer.is_some() { &state.retries[..] } else { &[] };
+    for retry in retries.iter().filter(|x| x.due() <= now).take(policy.batch) {
         if let Some(d) = r.record::<DeliveryRecord>(DELIVERIES, &logged_key(webhook, retry.seq()))? {
             items.push(DeliveryItem {
                 id: delivery_id(webhook, d.seq),
@@ -441,8 +446,6 @@ fn read_batch(
     let mut to = cursor;
     let room = policy.max_pending.saturating_sub(state.retries.len()).min(policy.batch);
     if room > 0 && cursor < latest {
-        // A webhook whose creator is gone takes nothing more.
-        let viewer = r.member(h.created_by)?.map(|m| Viewer::of(&m));
         // The events from the hub's memory when it still holds them
         // (already rendered, shared by every webhook), else from the log.
         let held: Vec<Arc<Event>> = hub

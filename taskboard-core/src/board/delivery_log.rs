@@ -102,7 +102,10 @@ impl Board {
                         let event =
                             log::load(&*tx.w, seq, seq, 1, usize::MAX)?.pop().ok_or_else(not_found)?;
                         let viewer =
-                            tx.w.member(h.created_by)?.map(|m| Viewer::of(&m)).ok_or_else(not_found)?;
+                            tx.w.member(h.created_by)?
+                                .filter(|m| m.is_active)
+                                .map(|m| Viewer::of(&m))
+                                .ok_or_else(not_found)?;
                         let project_ok = match h.project_id {
                             Some(p) => event_project(&*tx.w, &event)? == Some(p),
                             None => true,

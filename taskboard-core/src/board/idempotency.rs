@@ -35,15 +35,69 @@ use crate::storage::{Direction, KeyRange, Scan, WriteTxn};
 /// How long a stored answer is kept at least.
 pub const IDEMPOTENCY_TTL: SignedDuration = SignedDuration::from_hours(24);
 
-/// An answer stored for a key.
+/// An answer stored for a key. The key itself is not stored: the answer
+/// is found by a hash of it and sealed under another (docs/rules.md,
+/// idempotency), so an answer that holds a secret (an agent's token, a
+/// webhook's secret) cannot be read from the store without the key.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StoredAnswer {
     /// Hex SHA-256 of the method, path with query, and body.
     pub fingerprint: String,
     pub status: u16,
-    /// The body as sent (JSON, or empty for 204).
+    /// The body in clear: only in answers stored before answers were
+    /// sealed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub body: String,
+    /// The body (JSON, or empty for 204) sealed with ChaCha20-Poly1305
+    /// under [`seal_key`]: base64 of the nonce then the ciphertext.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sealed: Option<String>,
     pub stored_at: Timestamp,
+}
+
+/// What the store knows a key by: a hash of the member and the key.
+fn lookup_of(member: Uuid, key: &str) -> String {
+    hex(derive(b"taskboard idempotency lookup", member, key))
+}
+
+/// The key an answer is sealed under: another hash of the member and the
+/// key, which nothing stores.
+fn seal_key(member: Uuid, key: &str) -> chacha20poly1305::Key {
+    derive(b"taskboard idempotency seal", member, key).into()
+}
+
+fn derive(purpose: &[u8], member: Uuid, key: &str) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(purpose);
+    h.update([0]);
+    h.update(member.as_bytes());
+    h.update(key.as_bytes());
+    h.finalize().into()
+}
+
+fn seal(member: Uuid, key: &str, body: &[u8]) -> Result<String> {
+    use base64::Engine;
+    use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng};
+    let cipher = chacha20poly1305::ChaCha20Poly1305::new(&seal_key(member, key));
+    let nonce = chacha20poly1305::ChaCha20Poly1305::generate_nonce(&mut OsRng);
+    let mut out = nonce.to_vec();
+    out.extend(cipher.encrypt(&nonce, body).map_err(|_| Error::internal("an answer could not be sealed"))?);
+    Ok(base64::engine::general_purpose::STANDARD_NO_PAD.encode(out))
+}
+
+fn open(member: Uuid, key: &str, sealed: &str) -> Result<Vec<u8>> {
+    use base64::Engine;
+    use chacha20poly1305::aead::{Aead, KeyInit};
+    let bytes = base64::engine::general_purpose::STANDARD_NO_PAD
+        .decode(sealed)
+        .map_err(|_| Error::internal("a stored answer is not base64"))?;
+    if bytes.len() < 12 {
+        return Err(Error::internal("a stored answer is too short"));
+    }
+    let (nonce, ciphertext) = bytes.split_at(12);
+    chacha20poly1305::ChaCha20Poly1305::new(&seal_key(member, key))
+        .decrypt(nonce.into(), ciphertext)
+        .map_err(|_| Error::internal("a stored answer could not be opened"))
 }
 
 /// An idempotency key with the fingerprint of its request.
@@ -51,6 +105,16 @@ pub struct StoredAnswer {
 pub struct IdempotencyKey {
     key: String,
     fingerprint: Fingerprint,
+}
+
+impl StoredAnswer {
+    /// The stored body, opened with the key it was stored for.
+    fn body(self, member: Uuid, key: &str) -> Result<Bytes> {
+        match &self.sealed {
+            Some(sealed) => open(member, key, sealed).map(Bytes::from),
+            None => Ok(Bytes::from(self.body)),
+        }
+    }
 }
 
 /// The fingerprint of a request: known from the start, or, for an
@@ -146,9 +210,9 @@ impl IdempotencyKey {
     /// What a repeat of a stored request answers: the stored answer when
     /// the request is the same, 422 when it is another one, 409 when
     /// this request's body has not been read whole yet.
-    pub fn replay(&self, stored: StoredAnswer) -> Result<(u16, Bytes)> {
+    pub fn replay(&self, member: Uuid, stored: StoredAnswer) -> Result<(u16, Bytes)> {
         match self.fingerprint() {
-            Some(f) if f == stored.fingerprint => Ok((stored.status, Bytes::from(stored.body))),
+            Some(f) if f == stored.fingerprint => Ok((stored.status, stored.body(member, &self.key)?)),
             Some(_) => Err(Error::invalid(
                 "Idempotency-Key",
                 "this key was used for another request (method, path or body differ)",
@@ -214,8 +278,10 @@ pub(crate) fn pending() -> Option<Arc<Pending>> {
     PENDING.try_with(|p| p.clone()).ok()
 }
 
-fn key_of(member: Uuid, key: &str) -> Vec<u8> {
-    Key::new().uuid(member).str(key).build()
+/// The key in [`IDEMPOTENCY`] of the answer that `lookup` (see
+/// [`lookup_of`]) names.
+fn key_of(member: Uuid, lookup: &str) -> Vec<u8> {
+    Key::new().uuid(member).str(lookup).build()
 }
 
 impl Pending {
@@ -252,12 +318,13 @@ fn store(
     let answer = StoredAnswer {
         fingerprint: fingerprint.to_string(),
         status,
-        body: String::from_utf8_lossy(body).into_owned(),
+        body: String::new(),
+        sealed: Some(seal(member, &key.key, body)?),
         stored_at: now,
     };
-    let k = key_of(member, &key.key);
-    w.put_record(IDEMPOTENCY, &k, &answer)?;
-    let age = Key::new().u64(now.as_millisecond().max(0) as u64).uuid(member).str(&key.key).build();
+    let lookup = lookup_of(member, &key.key);
+    w.put_record(IDEMPOTENCY, &key_of(member, &lookup), &answer)?;
+    let age = Key::new().u64(now.as_millisecond().max(0) as u64).uuid(member).str(&lookup).build();
     w.put(IDEMPOTENCY_AGE, &age, &[])
 }
 
@@ -285,7 +352,7 @@ impl Drop for Running<'_> {
 impl Board {
     /// The answer stored for `key` of `member`, if any.
     pub async fn stored_answer(&self, member: Uuid, key: &str) -> Result<Option<StoredAnswer>> {
-        let k = key_of(member, key);
+        let k = key_of(member, &lookup_of(member, key));
         self.read(move |r| match r.get(IDEMPOTENCY, &k)? {
             Some(v) => decode(&v).map(Some),
             None => Ok(None),
@@ -311,7 +378,7 @@ impl Board {
         F: Future<Output = Result<T>>,
     {
         let check = |stored: StoredAnswer| -> Result<Idempotent<T>> {
-            let (status, body) = key.replay(stored)?;
+            let (status, body) = key.replay(member, stored)?;
             Ok(Idempotent::Replayed { status, body })
         };
         if let Some(stored) = self.stored_answer(member, &key.key).await? {

@@ -108,7 +108,7 @@ impl Board {
     /// programs that embed the board and vouch for their callers.
     pub async fn actor(&self, member_id: Uuid) -> Result<Actor> {
         let member = self.read(move |r| r.active_member(member_id)).await?;
-        Ok(Actor { member })
+        Ok(Actor::new(member))
     }
 
     /// The acting member of a trusted local tool (the CLI's local mode,
@@ -137,7 +137,7 @@ impl Board {
                 }
             })
             .await?;
-        Ok(Actor { member })
+        Ok(Actor::new(member))
     }
 
     /// `GET /members`: by creation time; inactive ones only on request.

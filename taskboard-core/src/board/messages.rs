@@ -161,12 +161,14 @@ impl Board {
             return Err(Error::invalid("content", "must not be empty unless attachments are given"));
         }
         let author = actor.member.clone();
+        let fence = actor.fence();
         self.write(move |tx| {
             if let Some(c) = new.chat_id {
                 tx.w.chat(c)?.ok_or_else(|| Error::not_found(format!("chat {c} not found")))?;
             }
             if let Some(t) = new.task_id {
-                tx.w.task_required(t)?;
+                let t = tx.w.task_required(t)?;
+                fence.check(tx.w, &t, super::fencing::Touch::Comment)?;
             }
             if let Some(p) = new.parent_id {
                 let parent =

@@ -13,6 +13,7 @@ mod database;
 mod deliveries;
 mod delivery_log;
 pub mod etags;
+mod fencing;
 mod files;
 mod first_run;
 mod follow;
@@ -116,13 +117,28 @@ impl Default for BoardOptions {
     }
 }
 
-/// The acting member of an operation, resolved from credentials.
+/// The acting member of an operation, resolved from credentials, and the
+/// lease it presents (`Taskboard-Lease`), if any: a lease id is a fencing
+/// token, part of who acts rather than of what is asked (docs/rules.md,
+/// fencing).
 #[derive(Debug, Clone)]
 pub struct Actor {
     pub member: MemberRecord,
+    pub lease: Option<Uuid>,
 }
 
 impl Actor {
+    /// The member acting without a lease.
+    pub fn new(member: MemberRecord) -> Actor {
+        Actor { member, lease: None }
+    }
+
+    /// The same member presenting `lease` (`Taskboard-Lease`).
+    pub fn presenting(mut self, lease: Option<Uuid>) -> Actor {
+        self.lease = lease;
+        self
+    }
+
     pub fn id(&self) -> Uuid {
         self.member.id
     }

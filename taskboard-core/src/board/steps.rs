@@ -3,7 +3,8 @@
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::{Actor, Board};
+use super::fencing::{Allowed, Fence, Touch};
+use super::{Actor, Board, Tx};
 use crate::api::StepPatch;
 use crate::error::{Error, Result};
 use crate::events::EventKind;
@@ -24,9 +25,10 @@ impl Board {
     }
 
     /// `POST /tasks/{id}/steps`: appended after the last step.
-    pub async fn create_step(&self, _actor: &Actor, task: Uuid, title: Title) -> Result<Step> {
+    pub async fn create_step(&self, actor: &Actor, task: Uuid, title: Title) -> Result<Step> {
+        let fence = actor.fence();
         self.write(move |tx| {
-            tx.w.task_required(task)?;
+            Board::fence_steps(tx, fence, task)?;
             let position = tx.w.steps(task)?.last().map_or(1, |s| s.position + 1);
             let s = StepRecord {
                 id: Uuid::now_v7(),
@@ -46,19 +48,14 @@ impl Board {
     /// to that place in the checklist (1 is the first; past the end is
     /// the last) and numbers the task's steps 1, 2, 3… again; every step
     /// whose position changed emits `step.updated`.
-    pub async fn update_step(
-        &self,
-        _actor: &Actor,
-        task: Uuid,
-        step: Uuid,
-        patch: StepPatch,
-    ) -> Result<Step> {
+    pub async fn update_step(&self, actor: &Actor, task: Uuid, step: Uuid, patch: StepPatch) -> Result<Step> {
+        let fence = actor.fence();
         let position = patch.position.value();
         if position.is_some_and(|p| p < 1) {
             return Err(Error::invalid("position", "must be 1 or more (1 is the first step)"));
         }
         self.write(move |tx| {
-            tx.w.task_required(task)?;
+            Board::fence_steps(tx, fence, task)?;
             let mut s =
                 tx.w.step(task, step)?
                     .ok_or_else(|| Error::not_found(format!("step {step} not found in task {task}")))?;
@@ -104,9 +101,10 @@ impl Board {
     }
 
     /// `DELETE /tasks/{id}/steps/{step_id}`.
-    pub async fn delete_step(&self, _actor: &Actor, task: Uuid, step: Uuid) -> Result<()> {
+    pub async fn delete_step(&self, actor: &Actor, task: Uuid, step: Uuid) -> Result<()> {
+        let fence = actor.fence();
         self.write(move |tx| {
-            tx.w.task_required(task)?;
+            Board::fence_steps(tx, fence, task)?;
             if !tx.w.delete(STEPS, &Key::new().uuid(task).uuid(step))? {
                 return Err(Error::not_found(format!("step {step} not found in task {task}")));
             }
@@ -115,7 +113,17 @@ impl Board {
         .await
     }
 
-    // ---- labels -----------------------------------------------------------
+    /// Fencing of a change of `task`'s steps: an admin's change ends
+    /// another member's lease on it.
+    fn fence_steps(tx: &mut Tx<'_>, fence: Fence, task: Uuid) -> Result<()> {
+        let old = tx.w.task_required(task)?;
+        if fence.check(tx.w, &old, Touch::Work)? == Allowed::EndingLease {
+            let mut t = old.clone();
+            t.lease = None;
+            Board::save_task_change(tx, fence.member, &old, t, AuditAction::Updated)?;
+        }
+        Ok(())
+    }
 }
 
 fn step_event(s: &StepRecord) -> Value {

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+use super::fencing::{Allowed, Touch};
 use super::labels::{label_ids, label_names};
 use super::pages::{IndexList, ItemFn};
 use super::{Actor, Board, Tx};
@@ -136,10 +137,20 @@ impl Board {
 
     /// `PATCH /tasks/{id}` (docs/rules.md, requests and errors and tasks).
     pub async fn update_task(&self, actor: &Actor, id: Uuid, patch: TaskPatch) -> Result<Task> {
+        let fence = actor.fence();
         let actor = actor.id();
+        let touch = if !patch.status.is_absent() || !patch.assignee_id.is_absent() {
+            Touch::Work
+        } else {
+            Touch::Fields
+        };
         self.write(move |tx| {
             let old = tx.w.task_required(id)?;
+            let allowed = fence.check(tx.w, &old, touch)?;
             let mut t = old.clone();
+            if allowed == Allowed::EndingLease {
+                t.lease = None;
+            }
             if let Some(title) = patch.title.value() {
                 t.title = title.to_string();
             }
@@ -218,6 +229,7 @@ impl Board {
         if changes.0.is_empty() && t.lease == old.lease {
             return tx.w.render_task(old);
         }
+        let ended = ended_lease(tx, actor, old, &t, &mut changes.0)?;
         t.updated_at = tx.now;
         tx.w.put_task(Some(old), &t)?;
         let key = tx.w.task_key_of(&t)?;
@@ -255,7 +267,7 @@ impl Board {
         if old.status != TaskStatus::Done && t.status == TaskStatus::Done {
             Board::wake_dependents(tx, t.id)?;
         }
-        for note in notes {
+        for note in notes.into_iter().chain(ended) {
             Board::system_message(tx, None, Some(t.id), actor, note)?;
         }
         Ok(task)
@@ -295,9 +307,11 @@ impl Board {
     }
 
     /// `DELETE /tasks/{id}`.
-    pub async fn delete_task(&self, _actor: &Actor, id: Uuid) -> Result<()> {
+    pub async fn delete_task(&self, actor: &Actor, id: Uuid) -> Result<()> {
+        let fence = actor.fence();
         self.write(move |tx| {
             let t = tx.w.task_required(id)?;
+            fence.check(tx.w, &t, Touch::Work)?;
             Board::delete_task_in(tx, &t)
         })
         .await
@@ -312,9 +326,11 @@ impl Board {
     /// A take, under a lease of `lease_seconds` when given.
     pub async fn take_leased(&self, actor: &Actor, id: Uuid, lease_seconds: Option<u32>) -> Result<Task> {
         let seconds = super::work::check_lease(lease_seconds)?;
+        let fence = actor.fence();
         let me = actor.id();
         self.write(move |tx| {
             let old = tx.w.task_required(id)?;
+            fence.check(tx.w, &old, Touch::Work)?;
             Board::take_in(tx, me, old, seconds)
         })
         .await
@@ -323,9 +339,11 @@ impl Board {
     /// `POST /tasks/{id}/reject`: back to backlog, unassigned, with a
     /// system message giving the reason.
     pub async fn reject(&self, actor: &Actor, id: Uuid, reason: crate::validate::Reason) -> Result<Rejected> {
+        let fence = actor.fence();
         let me = actor.id();
         self.write(move |tx| {
             let old = tx.w.task_required(id)?;
+            fence.check(tx.w, &old, Touch::Work)?;
             let mut t = old.clone();
             t.status = TaskStatus::Backlog;
             t.assignee_id = None;
@@ -336,12 +354,16 @@ impl Board {
             changes.note("status", &old.status, &t.status);
             changes.note("assignee_id", &old.assignee_id, &t.assignee_id);
             changes.0.insert("reason".into(), Change { from: Value::Null, to: json!(reason.as_str()) });
+            let ended = ended_lease(tx, me, &old, &t, &mut changes.0)?;
             t.updated_at = tx.now;
             tx.w.put_task(Some(&old), &t)?;
             audit(tx, id, me, AuditAction::Reject, changes.0)?;
             let task = tx.w.render_task(&t)?;
             tx.emit_all(EventKind::TaskUpdated, &task)?;
             Board::system_message(tx, None, Some(id), me, format!("{who} rejected {key}: {reason}"))?;
+            if let Some(note) = ended {
+                Board::system_message(tx, None, Some(id), me, note)?;
+            }
             Ok(Rejected { ok: true, reason: reason.to_string() })
         })
         .await
@@ -350,11 +372,16 @@ impl Board {
     /// `POST /tasks/{id}/assign`: an active member (404 otherwise); the
     /// status is left as it is.
     pub async fn assign(&self, actor: &Actor, id: Uuid, assignee: Uuid) -> Result<Task> {
+        let fence = actor.fence();
         let me = actor.id();
         self.write(move |tx| {
             let old = tx.w.task_required(id)?;
+            let allowed = fence.check(tx.w, &old, Touch::Work)?;
             tx.w.active_member(assignee)?;
             let mut t = old.clone();
+            if allowed == Allowed::EndingLease {
+                t.lease = None;
+            }
             t.assignee_id = Some(assignee);
             t.add_watcher(assignee);
             Board::save_task_change(tx, me, &old, t, AuditAction::Assign)
@@ -488,4 +515,22 @@ fn actions_list(task: Uuid) -> IndexList<impl ItemFn<TaskAction>> {
     IndexList::new(CursorKind::Actions, ACTIONS, task.as_bytes(), |r, _, v| {
         r.render_action(&decode::<ActionRecord>(v)?).map(Some)
     })
+}
+
+/// When `actor` ended another member's lease with this change: the audit
+/// entry records it under `lease`, and the note for the task's comments.
+pub(super) fn ended_lease(
+    tx: &mut Tx<'_>,
+    actor: Uuid,
+    old: &TaskRecord,
+    new: &TaskRecord,
+    changes: &mut BTreeMap<String, Change>,
+) -> Result<Option<String>> {
+    let Some(l) = old.lease.filter(|l| l.holder != actor && new.lease.is_none()) else { return Ok(None) };
+    changes
+        .insert("lease".into(), Change { from: json!({"id": l.id, "holder_id": l.holder}), to: Value::Null });
+    let key = tx.w.task_key_of(old)?;
+    let who = member_slug(tx.w, Some(actor))?;
+    let holder = member_slug(tx.w, Some(l.holder))?;
+    Ok(Some(format!("{who} ended {holder}'s lease on {key}")))
 }

@@ -45,7 +45,16 @@ fn check_description(d: &Option<String>) -> Result<()> {
         Some(d) if d.chars().count() > MAX_DESCRIPTION => {
             Err(Error::invalid("description", format!("at most {MAX_DESCRIPTION} characters")))
         }
-        _ => Ok(()),
+        // A description is one line shown in lists: no control characters
+        // (NUL, line breaks) and none that hide or reorder text.
+        Some(d) => match d.chars().find(|&c| c.is_control() || crate::validate::is_invisible(c)) {
+            Some(c) => Err(Error::invalid(
+                "description",
+                format!("must not hold control or invisible characters, found U+{:04X}", u32::from(c)),
+            )),
+            None => Ok(()),
+        },
+        None => Ok(()),
     }
 }
 

@@ -8,7 +8,8 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::tasks::{audit, member_slug};
+use super::fencing::Touch;
+use super::tasks::{audit, ended_lease, member_slug};
 use super::{Actor, Board, Tx};
 use crate::api::{ClaimRequest, ReadyQuery};
 use crate::error::{Error, Result};
@@ -34,9 +35,9 @@ pub fn check_lease(seconds: Option<u32>) -> Result<Option<u32>> {
     }
 }
 
-fn lease(holder: Uuid, now: Timestamp, seconds: u32) -> LeaseRecord {
+fn lease(id: Uuid, holder: Uuid, now: Timestamp, seconds: u32) -> LeaseRecord {
     let expires_at = now.checked_add(SignedDuration::from_secs(seconds.into())).unwrap_or(Timestamp::MAX);
-    LeaseRecord { holder, expires_at, seconds }
+    LeaseRecord { id, holder, expires_at, seconds }
 }
 
 /// Which ready tasks a caller is after.
@@ -55,7 +56,13 @@ impl Wanted {
         labels: Option<&[String]>,
     ) -> Result<Wanted> {
         if let Some(p) = project {
-            r.project_required(p)?;
+            let found = r.project_required(p)?;
+            if r.project_role(p, member)?.is_none() {
+                return Err(Error::forbidden(format!(
+                    "only members of project {} may take its ready work",
+                    found.slug
+                )));
+            }
         }
         let labels = match labels {
             Some(names) => {
@@ -178,7 +185,7 @@ impl Board {
         t.status = TaskStatus::InProgress;
         t.assignee_id = Some(me);
         t.add_watcher(me);
-        t.lease = seconds.map(|s| lease(me, tx.now, s));
+        t.lease = seconds.map(|s| lease(Uuid::new_v4(), me, tx.now, s));
         Board::save_task_change(tx, me, &old, t, AuditAction::Take)
     }
 
@@ -186,9 +193,11 @@ impl Board {
     /// `seconds`, or by the lease's last duration.
     pub async fn heartbeat(&self, actor: &Actor, id: Uuid, seconds: Option<u32>) -> Result<Task> {
         let seconds = check_lease(seconds)?;
+        let fence = actor.fence();
         let me = actor.id();
         self.write(move |tx| {
             let old = tx.w.task_required(id)?;
+            fence.check(tx.w, &old, Touch::Comment)?;
             let key = tx.w.task_key_of(&old)?;
             let Some(l) = old.lease else {
                 return Err(Error::conflict(format!("{key} is not held under a lease")));
@@ -197,7 +206,7 @@ impl Board {
                 return Err(Error::forbidden(format!("only the holder of the lease on {key} may renew it")));
             }
             let mut t = old.clone();
-            t.lease = Some(lease(me, tx.now, seconds.unwrap_or(l.seconds)));
+            t.lease = Some(lease(l.id, me, tx.now, seconds.unwrap_or(l.seconds)));
             t.updated_at = tx.now;
             tx.w.put_task(Some(&old), &t)?;
             let task = tx.w.render_task(&t)?;
@@ -215,10 +224,12 @@ impl Board {
         id: Uuid,
         reason: Option<crate::validate::Reason>,
     ) -> Result<Task> {
+        let fence = actor.fence();
         let me = actor.id();
         let admin = actor.role().is_admin();
         self.write(move |tx| {
             let old = tx.w.task_required(id)?;
+            fence.check(tx.w, &old, Touch::Work)?;
             let key = tx.w.task_key_of(&old)?;
             let Some(assignee) = old.assignee_id else {
                 return Err(Error::conflict(format!("{key} has no assignee to release it")));
@@ -258,6 +269,7 @@ impl Board {
         if let Some(r) = &reason {
             changes.insert("reason".into(), Change { from: Value::Null, to: json!(r) });
         }
+        let ended = ended_lease(tx, actor, &old, &t, &mut changes)?;
         tx.w.put_task(Some(&old), &t)?;
         audit(tx, t.id, actor, action, changes)?;
         let task = tx.w.render_task(&t)?;
@@ -268,6 +280,9 @@ impl Board {
             None => format!("{who} released {}", task.key),
         };
         Board::system_message(tx, None, Some(t.id), actor, text)?;
+        if let Some(note) = ended {
+            Board::system_message(tx, None, Some(t.id), actor, note)?;
+        }
         Ok(task)
     }
 

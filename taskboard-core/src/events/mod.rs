@@ -23,7 +23,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::model::{AgentConfig, Listen, MemberType};
+use crate::model::{AgentConfig, Listen, MemberType, Role};
 use crate::records::MemberRecord;
 
 pub use hub::{EventMemory, StreamError, Subscription};
@@ -220,7 +220,8 @@ impl Event {
 pub struct Viewer {
     pub member_id: Uuid,
     pub is_agent: bool,
-    /// An admin or owner when the stream began.
+    /// An admin or owner: as the member is now, since [`Viewer::observe`]
+    /// follows role changes.
     pub is_admin: bool,
     pub chat_listen: Listen,
     pub task_listen: Listen,
@@ -237,10 +238,19 @@ impl Viewer {
         }
     }
 
-    /// Keeps the viewer's settings current: a `config.updated` for this
-    /// member takes effect at once (docs/events.md).
+    /// Keeps the viewer current: a `config.updated` for this member
+    /// takes effect at once (docs/events.md), and so does a change of its
+    /// role or active state (`member.updated`), so a demoted admin's open
+    /// stream stops receiving admin events with the event that demoted it.
     pub fn observe(&mut self, event: &Event) {
-        if event.kind == EventKind::ConfigUpdated
+        if event.kind == EventKind::MemberUpdated {
+            let data = event.data();
+            if data.get("id").and_then(|v| v.as_str()) == Some(self.member_id.to_string().as_str()) {
+                let role = data.get("role").and_then(|r| serde_json::from_value::<Role>(r.clone()).ok());
+                let active = data.get("is_active").and_then(|v| v.as_bool()).unwrap_or(true);
+                self.is_admin = active && role.is_some_and(|r| r.is_admin());
+            }
+        } else if event.kind == EventKind::ConfigUpdated
             && event.audience == (Audience::Member { member_id: self.member_id })
             && let Some(config) = event.data().get("agent_config")
             && let Ok(config) = serde_json::from_value::<AgentConfig>(config.clone())

@@ -147,6 +147,11 @@ pub struct TaskRecord {
 /// A lease on a task; indexed in `LEASES` by its expiry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LeaseRecord {
+    /// The fencing token a holder presents in `Taskboard-Lease`: new at
+    /// every take or claim, kept by heartbeats. Leases written before
+    /// fencing read as the nil id.
+    #[serde(default)]
+    pub id: Uuid,
     pub holder: Uuid,
     pub expires_at: Timestamp,
     /// The duration last asked for, which a heartbeat renews by default.

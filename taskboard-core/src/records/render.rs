@@ -52,7 +52,9 @@ pub trait Render: Records {
             depends_on: self.depends_on(t.id)?,
             position: t.position,
             lease: match t.lease {
-                Some(l) => Some(Lease { holder: self.member_ref(l.holder)?, expires_at: l.expires_at }),
+                Some(l) => {
+                    Some(Lease { id: l.id, holder: self.member_ref(l.holder)?, expires_at: l.expires_at })
+                }
                 None => None,
             },
             created_at: t.created_at,

@@ -128,10 +128,12 @@ tables! {
     PROJECT_READY_TASKS = "projectid_priority_status_position_number_taskid_ready";
     /// expires_at(ms) task_id → () for every task held under a lease
     LEASES = "expiresms_taskid_lease";
-    /// member_id key → IdempotencyRecord: the answer stored for an
-    /// idempotency key
+    /// member_id lookup → StoredAnswer: the answer stored for an
+    /// idempotency key, where lookup is the hex SHA-256 of the member and
+    /// the key (the key itself is not stored; answers stored before this
+    /// layout have the key in its place)
     IDEMPOTENCY = "memberid_key_answer";
-    /// stored_at(ms) member_id key → () so old answers are swept in order
+    /// stored_at(ms) member_id lookup → () so old answers are swept in order
     IDEMPOTENCY_AGE = "storedms_memberid_key";
     /// webhook_id → WebhookRecord (its secret included)
     WEBHOOKS = "webhookid_webhook";

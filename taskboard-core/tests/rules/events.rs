@@ -479,3 +479,37 @@ async fn events_read_from_the_store_equal_those_held_in_memory() {
     let stored = drain(&mut fx.board.subscribe(Some(0)));
     assert_eq!(stored, in_memory);
 }
+
+#[tokio::test]
+async fn a_demoted_admins_open_stream_stops_receiving_admin_events_at_once() {
+    let options = BoardOptions {
+        webhooks: taskboard_core::webhooks::WebhookOptions { allow_private: true, ..Default::default() },
+        ..Default::default()
+    };
+    let fx = board_with(options).await;
+    let admin = fx.human("ada", Role::Admin).await;
+    let mut stream = fx.board.follow(&admin, None);
+    let webhook = |url: &str| taskboard_core::api::NewWebhook {
+        url: url.into(),
+        events: None,
+        project_id: None,
+        description: None,
+    };
+    fx.board.create_webhook(&fx.owner, webhook("http://127.0.0.1:9/one")).await.unwrap();
+    let kinds = |batch: taskboard_core::board::EventBatch| -> Vec<String> {
+        batch.events.iter().map(|e| e.kind.to_string()).collect()
+    };
+    let before = kinds(stream.next_batch(100, std::time::Duration::ZERO).await);
+    assert!(before.iter().any(|k| k == "webhook.created"), "an admin sees admin events: {before:?}");
+    let demote = MemberPatch { role: Patch::Value(Role::Member), ..Default::default() };
+    fx.board.update_member(&fx.owner, admin.id(), demote).await.unwrap();
+    fx.board.create_webhook(&fx.owner, webhook("http://127.0.0.1:9/two")).await.unwrap();
+    fx.project("web").await;
+    let after = kinds(stream.next_batch(100, std::time::Duration::ZERO).await);
+    assert!(after.iter().any(|k| k == "member.updated"), "{after:?}");
+    assert!(after.iter().any(|k| k == "project.created"), "{after:?}");
+    assert!(
+        !after.iter().any(|k| k == "webhook.created"),
+        "a demoted admin's stream got an admin event: {after:?}"
+    );
+}

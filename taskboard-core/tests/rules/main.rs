@@ -10,6 +10,7 @@ mod concurrency;
 mod conditions;
 mod cursors;
 mod events;
+mod fencing;
 mod files;
 mod first_run;
 mod idempotency;

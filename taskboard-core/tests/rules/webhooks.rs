@@ -312,3 +312,65 @@ async fn events_past_their_day_of_retries_fail_at_their_first_attempt_in_one_bat
     assert_eq!(logged.len(), 3);
     assert!(logged.iter().all(|(_, state, attempts)| state == "\"failed\"" && *attempts == 1));
 }
+
+/// A webhook for every event created by `admin`.
+async fn hook_of(fx: &Fx, admin: &taskboard_core::Actor) -> Uuid {
+    let new = NewWebhook {
+        url: "http://127.0.0.1:9/hook".into(),
+        events: Some(vec!["*".to_string()]),
+        project_id: None,
+        description: None,
+    };
+    fx.board.create_webhook(admin, new).await.unwrap().webhook.id
+}
+
+#[tokio::test]
+async fn a_deactivated_creators_webhook_delivers_nothing_more_not_even_its_retries() {
+    let fx = board_with(options(Duration::from_secs(3600))).await;
+    let admin = fx.human("ada", taskboard_core::model::Role::Admin).await;
+    let id = hook_of(&fx, &admin).await;
+    let p = fx.project("web").await;
+    let holder = Uuid::new_v4();
+    let batch = claim(&fx.board, id, holder).await.expect("the project's event is due");
+    let n = batch.items.len();
+    assert!(n >= 1);
+    // The first attempts fail: they become retries.
+    fx.board.finish_deliveries(batch, refused(n)).await.unwrap();
+    fx.board.delete_member(&fx.owner, admin.id()).await.unwrap();
+    fx.task(&p, "after").await;
+    let left = claim(&fx.board, id, holder).await;
+    let items = left.map(|b| b.items).unwrap_or_default();
+    let bodies: Vec<&str> = items.iter().map(|i| i.body.as_str()).collect();
+    assert!(items.is_empty(), "a deactivated creator's webhook sent {bodies:?}");
+}
+
+#[tokio::test]
+async fn a_demoted_creators_webhook_takes_no_more_admin_events() {
+    let fx = board_with(options(Duration::from_secs(3600))).await;
+    let admin = fx.human("ada", taskboard_core::model::Role::Admin).await;
+    let id = hook_of(&fx, &admin).await;
+    let holder = Uuid::new_v4();
+    let batch = claim(&fx.board, id, holder).await.expect("its own creation is due");
+    let n = batch.items.len();
+    fx.board.finish_deliveries(batch, ok(n)).await.unwrap();
+    let demote = taskboard_core::api::MemberPatch {
+        role: taskboard_core::api::Patch::Value(taskboard_core::model::Role::Member),
+        ..Default::default()
+    };
+    fx.board.update_member(&fx.owner, admin.id(), demote).await.unwrap();
+    hook(&fx, &["*"]).await;
+    fx.project("web").await;
+    let batch = claim(&fx.board, id, holder).await.expect("events are due");
+    let kinds: Vec<String> = batch
+        .items
+        .iter()
+        .map(|i| {
+            serde_json::from_str::<serde_json::Value>(&i.body).unwrap()["type"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert!(kinds.iter().any(|k| k == "project.created"), "{kinds:?}");
+    assert!(
+        !kinds.iter().any(|k| k == "webhook.created"),
+        "an admin event reached a demoted admin's webhook: {kinds:?}"
+    );
+}

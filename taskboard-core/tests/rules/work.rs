@@ -85,7 +85,12 @@ async fn ready_work_follows_membership_labels_and_archiving() {
         ["WEB-1", "WEB-2"],
         "member projects only"
     );
-    assert_eq!(ready_keys(&fx, &bot, in_project(&api)).await, ["API-1"], "a named project");
+    assert_eq!(ready_keys(&fx, &bot, in_project(&web)).await, ["WEB-1", "WEB-2"], "a named project");
+    assert_eq!(
+        kind(fx.board.ready_tasks(&bot, in_project(&api)).await),
+        ErrorKind::Forbidden,
+        "a project the caller is not a member of"
+    );
     let rust = ReadyQuery { label: Some("rust".into()), ..Default::default() };
     assert_eq!(ready_keys(&fx, &bot, rust).await, ["WEB-1"]);
     let archive = ProjectPatch {
@@ -276,7 +281,8 @@ async fn release_gives_a_task_back_and_moving_a_task_ends_its_lease() {
     let other = fx.agent("other").await;
     let t = fx.task(&p, "work").await;
     fx.board.take_leased(&bot, t.id, Some(60)).await.unwrap();
-    assert_eq!(kind(fx.board.release(&other, t.id, None).await), ErrorKind::Forbidden);
+    // Fenced: only the holder (or an admin) ends a lease.
+    assert_eq!(kind(fx.board.release(&other, t.id, None).await), ErrorKind::Conflict);
     let reason = Reason::new("blocked on review").unwrap();
     let back = fx.board.release(&bot, t.id, Some(reason)).await.unwrap();
     assert_eq!((back.status, back.assignee, back.lease), (TaskStatus::Todo, None, None));

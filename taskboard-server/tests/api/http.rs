@@ -50,7 +50,7 @@ async fn cors_allows_the_configured_origins_only() {
         c.dev_web_origin = Some("http://localhost:5173".into());
     })
     .await;
-    for origin in ["https://board.example", "http://localhost:5173", "http://localhost:3100"] {
+    for origin in ["https://board.example", "http://localhost:5173"] {
         let res = app
             .send(
                 app.client
@@ -87,6 +87,22 @@ async fn cors_allows_the_configured_origins_only() {
         .await;
     assert_eq!(res.status, 200);
     assert!(res.headers.keys().all(|k| !k.as_str().starts_with("access-control-")));
+}
+
+#[tokio::test]
+async fn the_local_development_origin_is_allowed_only_in_development_mode() {
+    let preflight = |app: &crate::support::TestApp| {
+        app.client
+            .request(Method::OPTIONS, app.url("/api/v1/tasks"))
+            .header("origin", "http://localhost:3100")
+            .header("access-control-request-method", "POST")
+    };
+    let app = spawn().await;
+    let res = app.send(preflight(&app)).await;
+    assert_eq!(res.header("access-control-allow-origin"), None);
+    let app = spawn_with(|c| c.dev = true).await;
+    let res = app.send(preflight(&app)).await;
+    assert_eq!(res.header("access-control-allow-origin"), Some("http://localhost:3100"));
 }
 
 #[tokio::test]

@@ -75,6 +75,18 @@ fn parse_labels(mut s: &str) -> HashMap<String, String> {
     labels
 }
 
+/// The metrics token of the servers these tests scrape.
+const TOKEN: &str = "scrape-secret";
+
+/// A server whose metrics are open to [`TOKEN`].
+async fn spawn_scraped(configure: impl FnOnce(&mut taskboard_server::Config)) -> TestApp {
+    spawn_with(|c| {
+        c.metrics_token = Some(TOKEN.to_string());
+        configure(c);
+    })
+    .await
+}
+
 async fn scrape(app: &TestApp, token: Option<&str>) -> (u16, String) {
     let mut req = app.client.get(app.url("/metrics"));
     if let Some(token) = token {
@@ -99,8 +111,8 @@ fn value(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> Option<f64>
 
 #[tokio::test]
 async fn metrics_count_requests_events_writes_and_the_backend() {
-    let app = spawn().await;
-    let (_, before) = scrape(&app, None).await;
+    let app = spawn_scraped(|_| {}).await;
+    let (_, before) = scrape(&app, Some(TOKEN)).await;
     let (types, samples) = parse(&before);
     let me_before =
         value(&samples, "taskboard_http_requests_total", &[("endpoint", "get_me"), ("status", "200")])
@@ -115,7 +127,7 @@ async fn metrics_count_requests_events_writes_and_the_backend() {
     let p = app.create_project(app.owner(), "web").await;
     app.create_task(app.owner(), p.id, "one").await;
 
-    let (status, text) = scrape(&app, None).await;
+    let (status, text) = scrape(&app, Some(TOKEN)).await;
     assert_eq!(status, 200);
     let (_, samples) = parse(&text);
     let count = |endpoint: &str, status: &str| {
@@ -146,9 +158,9 @@ async fn metrics_count_requests_events_writes_and_the_backend() {
 
 #[tokio::test]
 async fn event_streams_are_counted_while_open() {
-    let app = spawn().await;
+    let app = spawn_scraped(|_| {}).await;
     let gauge = |text: &str, name: &str| value(&parse(text).1, name, &[]).unwrap();
-    let (_, text) = scrape(&app, None).await;
+    let (_, text) = scrape(&app, Some(TOKEN)).await;
     assert_eq!(gauge(&text, "taskboard_websocket_connections"), 0.0);
     assert_eq!(gauge(&text, "taskboard_sse_connections"), 0.0);
 
@@ -161,7 +173,7 @@ async fn event_streams_are_counted_while_open() {
         .await
         .unwrap();
     assert_eq!(sse.status(), 200);
-    let (_, text) = scrape(&app, None).await;
+    let (_, text) = scrape(&app, Some(TOKEN)).await;
     assert_eq!(gauge(&text, "taskboard_websocket_connections"), 1.0);
     assert_eq!(gauge(&text, "taskboard_sse_connections"), 1.0);
 
@@ -172,7 +184,7 @@ async fn event_streams_are_counted_while_open() {
     drop(sse);
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let (_, text) = scrape(&app, None).await;
+        let (_, text) = scrape(&app, Some(TOKEN)).await;
         let open =
             (gauge(&text, "taskboard_websocket_connections"), gauge(&text, "taskboard_sse_connections"));
         if open == (0.0, 0.0) {
@@ -204,18 +216,36 @@ async fn a_metrics_token_closes_the_metrics_to_everyone_else() {
 
 #[tokio::test]
 async fn a_webhook_that_cannot_deliver_shows_its_backlog() {
-    let app = spawn_with(|c| c.webhooks.allow_private = true).await;
+    let app = spawn_scraped(|c| c.webhooks.allow_private = true).await;
     // Port 1 on loopback refuses connections: nothing is ever delivered.
     let body = serde_json::json!({"url": "http://127.0.0.1:1/hook"});
     let created: Value = app.post("/api/v1/webhooks", app.owner(), body).await.expect(201);
     let id = created["id"].as_str().unwrap().to_string();
-    let (_, text) = scrape(&app, None).await;
+    let (_, text) = scrape(&app, Some(TOKEN)).await;
     let before = value(&parse(&text).1, "taskboard_webhook_backlog", &[("webhook", &id)]);
     assert!(before.is_some(), "an active webhook has a backlog gauge:\n{text}");
     app.post("/api/v1/projects", app.owner(), serde_json::json!({"name": "Hooked", "slug": "hooked"}))
         .await
         .expect::<Value>(201);
-    let (_, text) = scrape(&app, None).await;
+    let (_, text) = scrape(&app, Some(TOKEN)).await;
     let after = value(&parse(&text).1, "taskboard_webhook_backlog", &[("webhook", &id)]).unwrap();
     assert!(after >= 1.0, "the project's event waits for the webhook: {after}");
+}
+
+#[tokio::test]
+async fn without_a_token_the_metrics_are_served_only_on_their_own_listener() {
+    let app = spawn().await;
+    let (status, body) = scrape(&app, None).await;
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(scrape(&app, Some(&app.owner_token)).await.0, 404, "not even to the owner");
+
+    let app = spawn_with(|c| c.metrics_listen = Some("127.0.0.1:0".parse().unwrap())).await;
+    assert_eq!(scrape(&app, None).await.0, 404, "the main listener does not serve them");
+    let at = app.metrics_addr().expect("the metrics listener is bound");
+    let res = app.client.get(format!("http://{at}/metrics")).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(res.text().await.unwrap().contains("taskboard_event_seq"));
+    // The metrics listener serves nothing else.
+    let res = app.client.get(format!("http://{at}/api/v1/members/me")).send().await.unwrap();
+    assert_eq!(res.status(), 404);
 }

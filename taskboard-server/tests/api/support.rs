@@ -116,6 +116,11 @@ async fn start(config: Config, dir: tempfile::TempDir) -> TestApp {
 }
 
 impl TestApp {
+    /// The address of the metrics listener, when one was configured.
+    pub fn metrics_addr(&self) -> Option<std::net::SocketAddr> {
+        self.handle.as_ref().and_then(|h| h.metrics_addr())
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }

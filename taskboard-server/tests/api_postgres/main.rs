@@ -28,6 +28,8 @@ mod parsing;
 mod projects;
 #[path = "../api/receiver.rs"]
 mod receiver;
+#[path = "../api/security.rs"]
+mod security;
 mod shared_database;
 #[path = "../api/start.rs"]
 mod start;

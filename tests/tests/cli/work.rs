@@ -32,3 +32,36 @@ fn ready_claim_heartbeat_release_and_idempotent_retries() {
     assert!(none.status.success());
     assert!(String::from_utf8_lossy(&none.stdout).contains("no task is ready"));
 }
+
+/// Fencing from the command line (docs/rules.md, fencing): a change that
+/// presents a lease that is no longer current is refused, locally and
+/// against a server.
+#[test]
+fn a_stale_lease_id_is_refused_and_the_current_one_accepted() {
+    for env in [Env::local(), Env::remote()] {
+        env.run(&["project", "create", "--name", "Web", "--slug", "web"]).success();
+        env.run(&["task", "create", "--project", "web", "--title", "A"]).success();
+        let first = env.json(&["task", "claim", "--project", "web", "--lease", "5m"]);
+        let old = first["lease"]["id"].as_str().expect("a lease id").to_string();
+        env.run(&["task", "release", "WEB-1"]).success();
+        let second = env.json(&["task", "claim", "--project", "web", "--lease", "5m"]);
+        let current = second["lease"]["id"].as_str().unwrap().to_string();
+        assert_ne!(old, current);
+        let stale = env
+            .cmd()
+            .args(["--lease-id", &old, "task", "update", "WEB-1", "--status", "review"])
+            .output()
+            .unwrap();
+        assert!(!stale.status.success());
+        assert!(
+            String::from_utf8_lossy(&stale.stderr).contains("not the current lease"),
+            "{}",
+            String::from_utf8_lossy(&stale.stderr)
+        );
+        let by_env =
+            env.cmd().env("TASKBOARD_LEASE", &old).args(["task", "heartbeat", "WEB-1"]).output().unwrap();
+        assert!(!by_env.status.success(), "TASKBOARD_LEASE is presented too");
+        let moved = env.json(&["--lease-id", &current, "task", "update", "WEB-1", "--status", "review"]);
+        assert_eq!(moved["status"], "review");
+    }
+}
