@@ -74,7 +74,7 @@ pub struct Global {
     /// another took the task) the change is refused rather than written
     /// over the new holder's work. The runner sets it for its agents.
     #[arg(long = "lease-id", global = true, env = "TASKBOARD_LEASE", value_name = "LEASE_ID")]
-    pub lease: Option<uuid::Uuid>,
+    pub lease_id: Option<uuid::Uuid>,
     /// Print only ids.
     #[arg(long, short, global = true)]
     pub quiet: bool,

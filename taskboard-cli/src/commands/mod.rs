@@ -44,7 +44,9 @@ fn choose_mode(g: &Global) -> std::result::Result<Mode, Failure> {
                 .map(|s| s.token),
         };
         return Ok(Mode::Remote(
-            Client::new(server, token)?.with_idempotency_key(g.idempotency_key.clone()).with_lease(g.lease),
+            Client::new(server, token)?
+                .with_idempotency_key(g.idempotency_key.clone())
+                .with_lease(g.lease_id),
         ));
     }
     if g.data_dir.is_some() || g.database.is_some() {
@@ -59,7 +61,7 @@ fn choose_mode(g: &Global) -> std::result::Result<Mode, Failure> {
         Some(stored) => Ok(Mode::Remote(
             Client::new(&stored.server, g.token.clone().or(Some(stored.token)))?
                 .with_idempotency_key(g.idempotency_key.clone())
-                .with_lease(g.lease),
+                .with_lease(g.lease_id),
         )),
         None => Err(Failure::Usage(
             "no board chosen: give --data-dir DIR (local board) or --server URL (a server), or run `taskboard login`"
@@ -151,7 +153,7 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
         command => match choose_mode(&g)? {
             Mode::Local(place) => {
                 let mut backend = LocalBackend::open(&place, g.acting_as.as_deref()).await?;
-                backend.caller.actor = backend.caller.actor.map(|a| a.presenting(g.lease));
+                backend.caller.actor = backend.caller.actor.map(|a| a.presenting(g.lease_id));
                 if let Command::Mcp = command {
                     return crate::mcp::serve_stdio(crate::mcp::Local(std::sync::Arc::new(backend))).await;
                 }
