@@ -37,6 +37,17 @@ pub(crate) struct Fence {
 }
 
 impl Actor {
+    /// The member acting without a lease.
+    pub fn new(member: crate::records::MemberRecord) -> Actor {
+        Actor { member, lease: None }
+    }
+
+    /// The same member presenting `lease` (`Taskboard-Lease`).
+    pub fn presenting(mut self, lease: Option<Uuid>) -> Actor {
+        self.lease = lease;
+        self
+    }
+
     pub(crate) fn fence(&self) -> Fence {
         Fence { member: self.member.id, role: self.member.role, kind: self.member.kind, lease: self.lease }
     }

@@ -128,17 +128,6 @@ pub struct Actor {
 }
 
 impl Actor {
-    /// The member acting without a lease.
-    pub fn new(member: MemberRecord) -> Actor {
-        Actor { member, lease: None }
-    }
-
-    /// The same member presenting `lease` (`Taskboard-Lease`).
-    pub fn presenting(mut self, lease: Option<Uuid>) -> Actor {
-        self.lease = lease;
-        self
-    }
-
     pub fn id(&self) -> Uuid {
         self.member.id
     }
