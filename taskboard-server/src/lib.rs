@@ -49,6 +49,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+pub use mcp::McpLimits;
 pub use openapi::openapi_document;
 
 /// Error of starting the server.
@@ -88,6 +89,8 @@ pub struct Config {
     pub webhooks: taskboard_core::webhooks::WebhookOptions,
     /// The bearer token `GET /metrics` asks for; open when `None`.
     pub metrics_token: Option<String>,
+    /// Bounds on MCP sessions.
+    pub mcp: McpLimits,
     /// Adds `GET /__panic`, a handler that panics, so tests can prove a
     /// panic becomes a 500 and the server keeps serving.
     #[doc(hidden)]
@@ -142,6 +145,7 @@ impl Config {
             event_buffer: BoardOptions::default().event_buffer,
             webhooks: Default::default(),
             metrics_token: None,
+            mcp: McpLimits::default(),
             panic_route: false,
         }
     }
@@ -160,7 +164,7 @@ pub(crate) struct State {
     pub cors: cors::Cors,
     pub limits: Limits,
     pub ws: ws::WsContext,
-    pub mcp: mcp::Service,
+    pub mcp: mcp::Mcp,
     pub metrics: Arc<metrics::Metrics>,
 }
 
@@ -219,7 +223,7 @@ impl Server {
             router: router::Router::new(config.dev, config.panic_route),
             cors: cors::Cors::new(&config),
             limits: config.limits,
-            mcp: mcp::service(board.clone(), &shutdown, config.limits.max_json_bytes),
+            mcp: mcp::service(board.clone(), &shutdown, config.mcp),
             ws: ws::WsContext {
                 board: board.clone(),
                 shutdown: shutdown.clone(),
