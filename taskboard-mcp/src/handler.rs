@@ -13,9 +13,12 @@ use taskboard_core::{Error, ErrorKind};
 use crate::subscribe::Subscriptions;
 use crate::{Connect, Perform, refs, render, schema, tools};
 
-/// The protocol revisions served: those with a session, in which a client
-/// subscribes to a resource and hears of its changes on the session.
+/// The protocol revisions served: the sessionless revision, whose
+/// requests each carry what they need (any process of a board serves
+/// them), and those with a session, in which a client subscribes to a
+/// resource and hears of its changes on the session.
 pub const PROTOCOL_VERSIONS: &[ProtocolVersion] = &[
+    ProtocolVersion::V_2026_07_28,
     ProtocolVersion::V_2025_11_25,
     ProtocolVersion::V_2025_06_18,
     ProtocolVersion::V_2025_03_26,

@@ -51,6 +51,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+pub use mcp::McpLimits;
 pub use openapi::openapi_document;
 
 /// Error of starting the server.
@@ -99,6 +100,8 @@ pub struct Config {
     /// Networks of reverse proxies whose `Forwarded` and
     /// `X-Forwarded-For` headers name the client (`--trusted-proxy`).
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// Bounds on MCP sessions.
+    pub mcp: McpLimits,
     /// Adds `GET /__panic`, a handler that panics, so tests can prove a
     /// panic becomes a 500 and the server keeps serving.
     #[doc(hidden)]
@@ -156,6 +159,7 @@ impl Config {
             metrics_listen: None,
             streams_per_member: streams::DEFAULT_STREAMS_PER_MEMBER,
             trusted_proxies: Vec::new(),
+            mcp: McpLimits::default(),
             panic_route: false,
         }
     }
@@ -174,7 +178,7 @@ pub(crate) struct State {
     pub cors: cors::Cors,
     pub limits: Limits,
     pub ws: ws::WsContext,
-    pub mcp: mcp::Service,
+    pub mcp: mcp::Mcp,
     pub metrics: Arc<metrics::Metrics>,
     pub proxies: proxy::TrustedProxies,
 }
@@ -243,7 +247,7 @@ impl Server {
             router: router::Router::new(config.dev, config.panic_route),
             cors: cors::Cors::new(&config),
             limits: config.limits,
-            mcp: mcp::service(board.clone(), &shutdown, config.limits.max_json_bytes),
+            mcp: mcp::service(board.clone(), &shutdown, config.mcp),
             ws: ws::WsContext {
                 board: board.clone(),
                 shutdown: shutdown.clone(),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use taskboard_server::{Config, Server};
+use taskboard_server::{Config, McpLimits, Server};
 
 /// mimalloc instead of the system allocator: the board's writer thread
 /// spends a fifth of its time in glibc malloc/free, and with mimalloc
@@ -75,6 +75,14 @@ struct Args {
     /// client; repeat for several. Login throttling counts by that client.
     #[arg(long = "trusted-proxy", env = "TASKBOARD_TRUSTED_PROXIES", value_delimiter = ',')]
     trusted_proxies: Vec<ipnet::IpNet>,
+    /// Most MCP sessions open in this process; an `initialize` past it is
+    /// 429 (a member holds at most 16, its oldest idle one closing first).
+    #[arg(long, env = "TASKBOARD_MCP_MAX_SESSIONS", default_value_t = McpLimits::default().sessions_per_process)]
+    mcp_max_sessions: usize,
+    /// Seconds after which an MCP session with no request and no open
+    /// stream is closed.
+    #[arg(long, env = "TASKBOARD_MCP_SESSION_IDLE_SECS", default_value_t = McpLimits::default().idle.as_secs())]
+    mcp_session_idle_secs: u64,
     /// Log filter (`info`, `warn`, `taskboard_server=debug` …); RUST_LOG wins when set.
     #[arg(long, env = "TASKBOARD_LOG_LEVEL", default_value = "info")]
     log_level: String,
@@ -141,6 +149,8 @@ async fn run(args: Args) -> Result<(), taskboard_server::StartError> {
     config.metrics_listen = args.metrics_listen;
     config.streams_per_member = args.streams_per_member as usize;
     config.trusted_proxies = args.trusted_proxies;
+    config.mcp.sessions_per_process = args.mcp_max_sessions;
+    config.mcp.idle = std::time::Duration::from_secs(args.mcp_session_idle_secs);
     if let Some(ms) = args.webhook_timeout_ms {
         config.webhooks.policy.timeout = std::time::Duration::from_millis(ms);
     }

@@ -5,79 +5,129 @@
 //!
 //! Before a request reaches the service: an `Origin` other than the
 //! server's own or a configured web origin is 403 (a web page must not
-//! drive a local agent's tools), and credentials are checked as for the
-//! API (401 without or with bad ones). Sessions (`Mcp-Session-Id`),
-//! resumption of an SSE stream (`Last-Event-ID`) and the protocol-version
-//! header are the service's; a session stays with the member that opened
-//! it.
+//! drive a local agent's tools), credentials are checked as for the API
+//! (401 without or with bad ones), a message is read and checked as JSON-RPC
+//! (a transport error is a JSON-RPC error object or a JSON `detail`, never
+//! text), and a request naming a session must name one its member opened
+//! (404 otherwise, whatever the verb).
+//!
+//! Sessions live in the memory of the process that opened them and are
+//! bounded ([`McpLimits`]): per member (a new `initialize` closes that
+//! member's least recently used idle session), per process (429 beyond),
+//! and in time (closed once idle). Requests of the sessionless revision
+//! (2026-07-28) carry everything they need, so any process of a board
+//! serves them: that is how a client works behind a balancer that spreads
+//! requests (docs/decisions.md, MCP sessions).
 
+use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
-use http_body_util::{BodyExt, Either};
-use hyper::body::Incoming;
+use bytes::Bytes;
+use futures_util::Stream;
+use http_body_util::{BodyExt, Either, Full, Limited};
+use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::header::{self, HeaderValue};
-use hyper::{Request, Response};
-use rmcp::model::Extensions;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use hyper::{Method, Request, Response, StatusCode};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, ErrorCode, Extensions, GetExtensions, ServerJsonRpcMessage,
+};
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError,
+};
+use rmcp::transport::streamable_http_server::session::{ServerSseMessage, SessionId, SessionManager};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::{Value, json};
 use taskboard_core::api::{self, Caller, Endpoint};
 use taskboard_core::board::Actor;
+use taskboard_core::error::ErrorBody;
 use taskboard_core::{Board, Error, Result};
 use taskboard_mcp::{Connect, McpServer, Perform};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 use crate::State;
-use crate::http::{ResBody, error};
+use crate::http::{JSON, Reject, ResBody, error, full};
 
 /// The path of the MCP endpoint.
 pub(crate) const PATH: &str = "/mcp";
 
-pub(crate) type Service = StreamableHttpService<McpServer<SessionConnect>, LocalSessionManager>;
+/// The header naming a session.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// How long a client refused for the process's bound is asked to wait.
+const FULL_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// The bounds on MCP sessions (docs/rules.md, agents over MCP).
+#[derive(Debug, Clone, Copy)]
+pub struct McpLimits {
+    /// Open sessions of one member in one process; an `initialize` past
+    /// it closes that member's least recently used idle session first.
+    pub sessions_per_member: usize,
+    /// Open sessions of one process; an `initialize` past it is 429.
+    pub sessions_per_process: usize,
+    /// A session with no request under way and no open stream for this
+    /// long is closed.
+    pub idle: Duration,
+}
+
+impl Default for McpLimits {
+    fn default() -> McpLimits {
+        McpLimits { sessions_per_member: 16, sessions_per_process: 1024, idle: Duration::from_secs(30 * 60) }
+    }
+}
+
+/// The endpoint: rmcp's service and the sessions it keeps.
+pub(crate) struct Mcp {
+    service: StreamableHttpService<McpServer<SessionConnect>, Sessions>,
+    sessions: Arc<Sessions>,
+}
 
 /// The service, its sessions ending when `shutdown` is cancelled; a
 /// message body is limited like any JSON body of the API.
-pub(crate) fn service(board: Board, shutdown: &CancellationToken, max_json_bytes: usize) -> Service {
+pub(crate) fn service(board: Board, shutdown: &CancellationToken, limits: McpLimits) -> Mcp {
     let config = StreamableHttpServerConfig::default()
-        .with_max_request_body_bytes(max_json_bytes)
         // Hosts are not limited to loopback names: the server is reached
         // by whatever name it is deployed under, and requests without
         // credentials never reach the tools.
         .disable_allowed_hosts()
         .with_sse_keep_alive(Some(Duration::from_secs(15)))
         .with_cancellation_token(shutdown.child_token());
-    StreamableHttpService::new(
-        move || Ok(McpServer::new(SessionConnect { board: board.clone(), member: OnceLock::new() })),
-        Arc::new(LocalSessionManager::default()),
+    let mut local = LocalSessionManager::default();
+    // Idleness is judged here, where open streams are seen: rmcp's own
+    // timer counts only messages, and would close a session whose client
+    // listens on its stream for a quiet half hour.
+    local.session_config.keep_alive = None;
+    let sessions = Arc::new(Sessions { local, table: Mutex::default(), limits });
+    sessions.clone().reap_idle(shutdown.child_token());
+    let service = StreamableHttpService::new(
+        move || Ok(McpServer::new(SessionConnect { board: board.clone() })),
+        sessions.clone(),
         config,
-    )
+    );
+    Mcp { service, sessions }
 }
 
-/// The board as the member of each request of one session.
+/// The board as the member of each request.
 pub(crate) struct SessionConnect {
     board: Board,
-    member: OnceLock<Uuid>,
 }
 
 impl Connect for SessionConnect {
     type Backend = BoardCaller;
 
     fn backend(&self, extensions: &Extensions) -> Result<BoardCaller> {
-        let actor = extensions
-            .get::<hyper::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Actor>())
-            .cloned()
-            .ok_or_else(|| Error::unauthorized("credentials are required"))?;
-        let owner = *self.member.get_or_init(|| actor.id());
-        if owner != actor.id() {
-            return Err(Error::forbidden(
-                "this MCP session belongs to another member; start a session of your own",
-            ));
-        }
+        let actor = actor_of(extensions).ok_or_else(|| Error::unauthorized("credentials are required"))?;
         Ok(BoardCaller { board: self.board.clone(), caller: Caller::member(actor) })
     }
+}
+
+/// The member of the request whose message carries these extensions.
+fn actor_of(extensions: &Extensions) -> Option<Actor> {
+    extensions.get::<hyper::http::request::Parts>().and_then(|parts| parts.extensions.get::<Actor>()).cloned()
 }
 
 /// The board, performing endpoints as one member.
@@ -99,6 +149,250 @@ impl Perform for BoardCaller {
     }
 }
 
+/// One open session: whose it is and how it is used.
+struct Entry {
+    member: Uuid,
+    /// Requests under way and streams open in it.
+    in_use: usize,
+    /// When the last of them ended (or the session opened).
+    last_used: Instant,
+}
+
+#[derive(Default)]
+struct Table {
+    open: HashMap<SessionId, Entry>,
+    /// `initialize` requests admitted and not yet answered, per member.
+    opening: HashMap<Uuid, usize>,
+}
+
+impl Table {
+    fn opening_total(&self) -> usize {
+        self.opening.values().sum()
+    }
+}
+
+/// rmcp's sessions of this process, each bound to the member whose
+/// `initialize` opened it.
+pub(crate) struct Sessions {
+    local: LocalSessionManager,
+    table: Mutex<Table>,
+    limits: McpLimits,
+}
+
+impl Sessions {
+    fn table(&self) -> MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A request of `member` in the session `id` begins: the session must
+    /// be open and the member's. Unknown and foreign sessions are answered
+    /// alike, so an id tells nothing to whoever does not own it.
+    fn enter(self: &Arc<Self>, id: &HeaderValue, member: Uuid) -> Result<InUse> {
+        let not_found = || {
+            Error::not_found(
+                "no MCP session of yours has this Mcp-Session-Id: it was ended (DELETE), closed after \
+                 being idle, closed for a newer session of yours, or opened by another member or \
+                 another server process; start a new session with initialize",
+            )
+        };
+        let id: SessionId = id.to_str().map_err(|_| not_found())?.into();
+        let mut table = self.table();
+        let entry = table.open.get_mut(&id).filter(|e| e.member == member).ok_or_else(not_found)?;
+        entry.in_use += 1;
+        entry.last_used = Instant::now();
+        Ok(InUse { sessions: self.clone(), id })
+    }
+
+    /// Admits an `initialize` of `member` within the bounds: past the
+    /// member's bound its least recently used idle session is closed;
+    /// past the process's bound, or with every session of the member in
+    /// use, it is refused (429).
+    async fn admit(self: &Arc<Self>, member: Uuid) -> Result<Opening> {
+        let evicted = {
+            let mut table = self.table();
+            let opening = table.opening.get(&member).copied().unwrap_or(0);
+            let mine = table.open.values().filter(|e| e.member == member).count() + opening;
+            let mut evicted = None;
+            if mine >= self.limits.sessions_per_member {
+                let idle = table
+                    .open
+                    .iter()
+                    .filter(|(_, e)| e.member == member && e.in_use == 0)
+                    .min_by_key(|(_, e)| e.last_used)
+                    .map(|(id, _)| id.clone());
+                let Some(id) = idle else {
+                    return Err(Error::too_many_requests(
+                        format!(
+                            "you have {} MCP sessions open on this server, each with a request or stream \
+                             under way; end one (DELETE with its Mcp-Session-Id) before starting another",
+                            self.limits.sessions_per_member
+                        ),
+                        FULL_RETRY_AFTER,
+                    ));
+                };
+                evicted = Some(id);
+            }
+            let total = table.open.len() + table.opening_total() - usize::from(evicted.is_some());
+            if total >= self.limits.sessions_per_process {
+                return Err(Error::too_many_requests(
+                    format!(
+                        "this server process holds its most MCP sessions ({}); try again later",
+                        self.limits.sessions_per_process
+                    ),
+                    FULL_RETRY_AFTER,
+                ));
+            }
+            if let Some(id) = &evicted {
+                table.open.remove(id);
+            }
+            *table.opening.entry(member).or_default() += 1;
+            evicted
+        };
+        if let Some(id) = evicted {
+            tracing::debug!(session = %id, "MCP session closed for a newer one of its member");
+            self.close_local(&id).await;
+        }
+        Ok(Opening { sessions: self.clone(), member })
+    }
+
+    async fn close_local(&self, id: &SessionId) {
+        if let Err(e) = self.local.close_session(id).await {
+            tracing::warn!(session = %id, error = %e, "an MCP session did not close cleanly");
+        }
+    }
+
+    /// Closes, every quarter of the idle time (at most every minute), the
+    /// sessions idle for longer than it.
+    fn reap_idle(self: Arc<Self>, stop: CancellationToken) {
+        let idle = self.limits.idle;
+        let every = (idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(60));
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = ticks.tick() => {}
+                }
+                let expired: Vec<SessionId> = {
+                    let mut table = self.table();
+                    let expired: Vec<SessionId> = table
+                        .open
+                        .iter()
+                        .filter(|(_, e)| e.in_use == 0 && e.last_used.elapsed() >= idle)
+                        .map(|(id, _)| id.clone())
+                        .collect();
+                    for id in &expired {
+                        table.open.remove(id);
+                    }
+                    expired
+                };
+                for id in expired {
+                    tracing::debug!(session = %id, "idle MCP session closed");
+                    self.close_local(&id).await;
+                }
+            }
+        });
+    }
+}
+
+/// A request or stream in a session, until it ends.
+struct InUse {
+    sessions: Arc<Sessions>,
+    id: SessionId,
+}
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        if let Some(entry) = self.sessions.table().open.get_mut(&self.id) {
+            entry.in_use = entry.in_use.saturating_sub(1);
+            entry.last_used = Instant::now();
+        }
+    }
+}
+
+/// An admitted `initialize`, counted against the bounds until answered.
+struct Opening {
+    sessions: Arc<Sessions>,
+    member: Uuid,
+}
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        let mut table = self.sessions.table();
+        if let Some(n) = table.opening.get_mut(&self.member) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                table.opening.remove(&self.member);
+            }
+        }
+    }
+}
+
+/// rmcp's in-memory sessions, with each session bound to its member when
+/// it is initialized and forgotten when it closes, however it closes.
+impl SessionManager for Sessions {
+    type Error = LocalSessionManagerError;
+    type Transport = <LocalSessionManager as SessionManager>::Transport;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        self.local.create_session().await
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        let member = match &message {
+            ClientJsonRpcMessage::Request(req) => actor_of(req.request.extensions()).map(|a| a.id()),
+            _ => None,
+        };
+        // Without a member (never, behind `serve`) the session is bound
+        // to no one, and every request naming it is 404.
+        if let Some(member) = member {
+            self.table().open.insert(id.clone(), Entry { member, in_use: 0, last_used: Instant::now() });
+        }
+        self.local.initialize_session(id, message).await
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        self.local.has_session(id).await
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        self.table().open.remove(id);
+        self.local.close_session(id).await
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.local.create_stream(id, message).await
+    }
+
+    async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
+        self.local.accept_message(id, message).await
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.local.create_standalone_stream(id).await
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.local.resume(id, last_event_id).await
+    }
+}
+
 /// Whether the request's `Origin`, if it has one, may use the endpoint:
 /// the server's own origin (its `Host`) or a configured web origin.
 fn origin_allowed(state: &State, req: &Request<Incoming>) -> bool {
@@ -115,8 +409,56 @@ fn origin_allowed(state: &State, req: &Request<Incoming>) -> bool {
     authority.is_some_and(|a| a.eq_ignore_ascii_case(host))
 }
 
+/// A JSON-RPC error answering a message that could not be read (400).
+fn jsonrpc_error(id: Value, code: ErrorCode, message: String) -> Response<ResBody> {
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code.0, "message": message}});
+    full(StatusCode::BAD_REQUEST, JSON, serde_json::to_vec(&body).unwrap_or_default())
+}
+
+/// Reads a POSTed message: JSON (415 otherwise), within the size of a
+/// JSON body (413), and a JSON-RPC message (a JSON-RPC parse error or
+/// invalid request otherwise).
+async fn read_message(
+    parts: &hyper::http::request::Parts,
+    body: Incoming,
+    limits: &crate::Limits,
+) -> Result<(Bytes, ClientJsonRpcMessage), Response<ResBody>> {
+    if !parts.headers.contains_key(header::CONTENT_TYPE) {
+        return Err(error(&Error::unsupported_media_type(
+            "content-type: an MCP message is JSON; send Content-Type: application/json",
+        )));
+    }
+    crate::parse::check_json_type(&parts.headers).map_err(|e| error(&e))?;
+    let declared = parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse().ok());
+    let bytes = match crate::parse::read_body(body, declared, limits).await {
+        Ok(bytes) => bytes,
+        Err(Reject::Api(e)) => return Err(error(&e)),
+        Err(Reject::Abort(why)) => return Err(error(&Error::bad_request(why))),
+    };
+    let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        jsonrpc_error(Value::Null, ErrorCode::PARSE_ERROR, format!("Parse error: the body is not JSON: {e}"))
+    })?;
+    let message = serde_json::from_value::<ClientJsonRpcMessage>(value.clone()).map_err(|e| {
+        let id = match value.get("id") {
+            Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+            _ => Value::Null,
+        };
+        let what = if value.is_array() {
+            "a batch; send one message per request".to_string()
+        } else {
+            format!("not a JSON-RPC 2.0 request, notification or response of MCP: {e}")
+        };
+        jsonrpc_error(id, ErrorCode::INVALID_REQUEST, format!("Invalid Request: the message is {what}"))
+    })?;
+    Ok((bytes, message))
+}
+
+fn is_initialize(message: &ClientJsonRpcMessage) -> bool {
+    matches!(message, ClientJsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::InitializeRequest(_)))
+}
+
 /// Serves one request to `/mcp`.
-pub(crate) async fn serve(state: &State, mut req: Request<Incoming>) -> Response<ResBody> {
+pub(crate) async fn serve(state: &State, req: Request<Incoming>) -> Response<ResBody> {
     if !origin_allowed(state, &req) {
         return error(&Error::forbidden(
             "this Origin may not use the MCP endpoint; configure it as the web origin, or connect without a browser",
@@ -130,7 +472,114 @@ pub(crate) async fn serve(state: &State, mut req: Request<Incoming>) -> Response
             return res;
         }
     };
-    req.extensions_mut().insert(actor);
-    let res = state.mcp.handle(req).await;
-    res.map(|body| Either::Right(body.map_err(|never: Infallible| match never {}).boxed_unsync()))
+    let mcp = &state.mcp;
+    let member = actor.id();
+    let (mut parts, body) = req.into_parts();
+    parts.extensions.insert(actor);
+    let in_use = match parts.headers.get(SESSION_HEADER) {
+        Some(id) => match mcp.sessions.enter(id, member) {
+            Ok(in_use) => Some(in_use),
+            Err(e) => return error(&e),
+        },
+        None => None,
+    };
+    let mut opening = None;
+    let body = if parts.method == Method::POST {
+        let (bytes, message) = match read_message(&parts, body, &state.limits).await {
+            Ok(read) => read,
+            Err(res) => return res,
+        };
+        if in_use.is_none() && is_initialize(&message) {
+            match mcp.sessions.admit(member).await {
+                Ok(admitted) => opening = Some(admitted),
+                Err(e) => return error(&e),
+            }
+        }
+        bytes
+    } else {
+        Bytes::new()
+    };
+    let ending = parts.method == Method::DELETE;
+    let mut res = mcp.service.handle(Request::from_parts(parts, Full::new(body))).await;
+    drop(opening);
+    if ending && res.status() == StatusCode::ACCEPTED {
+        // An ended session is answered 204 No Content, as MCP clients
+        // expect (rmcp says 202, which the Python SDK reports as a
+        // failed termination).
+        *res.status_mut() = StatusCode::NO_CONTENT;
+    }
+    answer(res, in_use).await
+}
+
+/// rmcp's answer as ours: a transport error it words as text becomes a
+/// JSON `detail` with the same status; a session's answer keeps the
+/// session in use until its body ends.
+async fn answer(
+    res: Response<http_body_util::combinators::BoxBody<Bytes, Infallible>>,
+    in_use: Option<InUse>,
+) -> Response<ResBody> {
+    let is_json = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if (res.status().is_client_error() || res.status().is_server_error()) && !is_json {
+        let (parts, body) = res.into_parts();
+        let text = match Limited::new(body, 16 * 1024).collect().await {
+            Ok(collected) => String::from_utf8_lossy(&collected.to_bytes()).trim().to_string(),
+            Err(_) => String::new(),
+        };
+        return transport_error(parts.status, &parts.headers, text);
+    }
+    res.map(|body| {
+        let body = Tracked { inner: body, _in_use: in_use };
+        Either::Right(body.map_err(|never: Infallible| match never {}).boxed_unsync())
+    })
+}
+
+/// A transport error of rmcp's, worded as text, as a JSON `detail`.
+fn transport_error(status: StatusCode, headers: &hyper::HeaderMap, text: String) -> Response<ResBody> {
+    let code = match status {
+        StatusCode::NOT_ACCEPTABLE => "not_acceptable",
+        s => taskboard_core::ErrorKind::from_status(s.as_u16()).code(),
+    };
+    let detail = match status {
+        StatusCode::NOT_FOUND => {
+            "no MCP session has this Mcp-Session-Id any more; start a new session with initialize".to_string()
+        }
+        _ if text.is_empty() => status.canonical_reason().unwrap_or("error").to_string(),
+        _ => text,
+    };
+    let body = ErrorBody { detail, code: code.to_string() };
+    let mut res = full(status, JSON, serde_json::to_vec(&body).unwrap_or_default());
+    if let Some(allow) = headers.get(header::ALLOW) {
+        res.headers_mut().insert(header::ALLOW, allow.clone());
+    }
+    res
+}
+
+/// A response body that keeps its session in use while it is read.
+struct Tracked<B> {
+    inner: B,
+    _in_use: Option<InUse>,
+}
+
+impl<B: Body + Unpin> Body for Tracked<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<std::result::Result<Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.get_mut().inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
 }

@@ -1,10 +1,11 @@
 //! Several `taskboard-server` processes on one PostgreSQL database: the
 //! real binary started three times with `--database` on a throwaway
 //! cluster (one per test binary, a fresh schema per test), driven over
-//! HTTP and WebSocket as a load balancer would spread clients.
+//! HTTP, WebSocket and MCP as a load balancer would spread clients.
 
 mod crash;
 mod events;
+mod mcp;
 #[path = "../api/receiver.rs"]
 mod receiver;
 mod support;

@@ -2,5 +2,6 @@
 //! against the server, and over stdio against the `taskboard` binary.
 
 mod http;
+mod sessions;
 mod stdio;
 mod support;

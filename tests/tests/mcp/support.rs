@@ -10,7 +10,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient};
 use serde_json::{Value, json};
-use taskboard_server::{Config, Server, ServerHandle};
+use taskboard_server::{Config, McpLimits, Server, ServerHandle};
 use tokio::sync::mpsc;
 
 pub const OWNER_PASSWORD: &str = "owner-password-1";
@@ -27,10 +27,16 @@ pub struct Board {
 
 impl Board {
     pub async fn start() -> Board {
+        Board::start_with(McpLimits::default()).await
+    }
+
+    /// A board whose MCP sessions have these bounds.
+    pub async fn start_with(mcp: McpLimits) -> Board {
         let dir = tempfile::tempdir().expect("a temp dir");
         let mut config = Config::new(dir.path().join("data"));
         config.listen = SocketAddr::from(([127, 0, 0, 1], 0));
         config.owner_password = Some(OWNER_PASSWORD.into());
+        config.mcp = mcp;
         let server = Server::bind(config).await.expect("the server binds");
         let owner = server.board().login("owner", OWNER_PASSWORD, None).await.expect("owner login").token;
         let server = server.spawn();
