@@ -18,6 +18,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod backups;
 mod cors;
 mod dispatch;
 mod files;
@@ -27,9 +28,11 @@ mod metrics;
 mod openapi;
 mod parse;
 pub mod reference;
+mod request_id;
 mod router;
 mod shape;
 mod sse;
+pub mod tls;
 mod web;
 mod webhooks;
 pub mod ws;
@@ -88,6 +91,11 @@ pub struct Config {
     pub webhooks: taskboard_core::webhooks::WebhookOptions,
     /// The bearer token `GET /metrics` asks for; open when `None`.
     pub metrics_token: Option<String>,
+    /// Scheduled backups (`--backup-dir`), none when `None`.
+    pub backups: Option<backups::BackupSchedule>,
+    /// Serves HTTPS with this certificate and key (`--tls-cert`,
+    /// `--tls-key`), reloaded on SIGHUP; plain HTTP when `None`.
+    pub tls: Option<tls::TlsFiles>,
     /// Adds `GET /__panic`, a handler that panics, so tests can prove a
     /// panic becomes a 500 and the server keeps serving.
     #[doc(hidden)]
@@ -142,6 +150,8 @@ impl Config {
             event_buffer: BoardOptions::default().event_buffer,
             webhooks: Default::default(),
             metrics_token: None,
+            backups: None,
+            tls: None,
             panic_route: false,
         }
     }
@@ -176,7 +186,13 @@ pub struct Server {
     maintenance: tokio::task::JoinHandle<()>,
     /// The webhook sender, which hands its claims back on shutdown.
     webhooks: tokio::task::JoinHandle<()>,
+    /// Scheduled backups, which finish one under way on shutdown.
+    backups: Option<(tokio::task::JoinHandle<()>, BackupWatch)>,
+    tls: Option<tls::Tls>,
 }
+
+/// What the scheduled backups did so far, changing with each.
+pub type BackupWatch = tokio::sync::watch::Receiver<backups::BackupState>;
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -214,6 +230,22 @@ impl Server {
             None => board.initial_password().await?,
         };
         let shutdown = CancellationToken::new();
+        let tls = match config.tls.clone() {
+            Some(files) => {
+                let tls = tokio::task::spawn_blocking(move || tls::Tls::new(files)).await??;
+                tls.clone().reload_on_hangup(shutdown.clone())?;
+                Some(tls)
+            }
+            None => None,
+        };
+        let backups = match &config.backups {
+            Some(schedule) => {
+                let (checked, b) = (schedule.clone(), board.clone());
+                tokio::task::spawn_blocking(move || backups::prepare(&checked, &b)).await??;
+                Some(backups::spawn(board.clone(), schedule.clone(), shutdown.clone()))
+            }
+            None => None,
+        };
         let metrics = Arc::new(metrics::Metrics::new(config.metrics_token.as_deref()));
         let state = Arc::new(State {
             router: router::Router::new(config.dev, config.panic_route),
@@ -232,7 +264,7 @@ impl Server {
         let maintenance = state.board.spawn_maintenance();
         let webhooks = webhooks::spawn(state.board.clone(), shutdown)
             .map_err(|e| format!("cannot start the webhook sender: {e}"))?;
-        Ok(Server { listener, addr, state, bootstrap, initial_password, maintenance, webhooks })
+        Ok(Server { listener, addr, state, bootstrap, initial_password, maintenance, webhooks, backups, tls })
     }
 
     /// The bound address, with the real port when port 0 was asked for.
@@ -242,6 +274,16 @@ impl Server {
 
     pub fn board(&self) -> &Board {
         &self.state.board
+    }
+
+    /// `https` with TLS, `http` without.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls.is_some() { "https" } else { "http" }
+    }
+
+    /// What the scheduled backups did so far, when they are on.
+    pub fn backups(&self) -> Option<BackupWatch> {
+        self.backups.as_ref().map(|(_, watch)| watch.clone())
     }
 
     /// What the start did to an empty board, if it was empty.
@@ -270,7 +312,7 @@ impl Server {
     /// accepting, lets requests in flight finish, closes WebSockets (1001)
     /// and flushes the board.
     pub async fn run(self, signal: impl Future<Output = ()> + Send) -> Result<(), StartError> {
-        let Server { listener, state, maintenance, webhooks, .. } = self;
+        let Server { listener, state, maintenance, webhooks, backups, tls, .. } = self;
         let shutdown = state.ws.shutdown.clone();
         let connections = TaskTracker::new();
         let mut http = http1::Builder::new();
@@ -303,22 +345,30 @@ impl Server {
                     let state = state.clone();
                     let shutdown = shutdown.clone();
                     let http = http.clone();
+                    let tls = tls.clone();
                     connections.spawn(async move {
                         let client = ClientAddr(peer.ip());
-                        let service = hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
-                            req.extensions_mut().insert(client);
-                            let state = state.clone();
-                            async move { http::handle(state, req).await }
-                        });
-                        let conn = http.serve_connection(TokioIo::new(stream), service).with_upgrades();
-                        let mut conn = pin!(conn);
-                        tokio::select! {
-                            _ = conn.as_mut() => {}
-                            _ = shutdown.cancelled() => {
-                                conn.as_mut().graceful_shutdown();
-                                let _ = conn.await;
-                            }
-                        }
+                        let Some(tls) = tls else {
+                            return serve_io(state, &http, TokioIo::new(stream), client, &shutdown).await;
+                        };
+                        // The handshake has the time a client has for its
+                        // request head.
+                        let handshake = tokio::time::timeout(state.limits.header_read_timeout, tls.acceptor.accept(stream));
+                        let stream = tokio::select! {
+                            done = handshake => match done {
+                                Ok(Ok(stream)) => stream,
+                                Ok(Err(e)) => {
+                                    tracing::debug!(%e, "TLS handshake failed");
+                                    return;
+                                }
+                                Err(_) => {
+                                    tracing::debug!("TLS handshake timed out");
+                                    return;
+                                }
+                            },
+                            _ = shutdown.cancelled() => return,
+                        };
+                        serve_io(state, &http, TokioIo::new(stream), client, &shutdown).await
                     });
                 }
             }
@@ -332,8 +382,38 @@ impl Server {
         maintenance.abort();
         let _ = maintenance.await;
         let _ = webhooks.await;
+        if let Some((task, _)) = backups {
+            let _ = task.await;
+        }
         state.board.flush().await?;
         Ok(())
+    }
+}
+
+/// Serves the requests of one connection (plain or TLS) until it ends or
+/// the server shuts down.
+async fn serve_io<I>(
+    state: Arc<State>,
+    http: &http1::Builder,
+    io: I,
+    client: ClientAddr,
+    shutdown: &CancellationToken,
+) where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let service = hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
+        req.extensions_mut().insert(client);
+        let state = state.clone();
+        async move { http::handle(state, req).await }
+    });
+    let conn = http.serve_connection(io, service).with_upgrades();
+    let mut conn = pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        _ = shutdown.cancelled() => {
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
+        }
     }
 }
 
