@@ -91,10 +91,18 @@ fn scheduled_backups_restore_to_identical_exports(postgres: bool) {
         let project = project["id"].as_str().unwrap().to_string();
 
         let stop = Arc::new(AtomicBool::new(false));
+        let (created_tx, mut created) = tokio::sync::watch::channel(0u64);
+        let created_tx = Arc::new(created_tx);
         let writers: Vec<_> = (0..2)
             .map(|w| {
-                let (http, base, token, project, stop) =
-                    (http.clone(), base.clone(), token.clone(), project.clone(), stop.clone());
+                let (http, base, token, project, stop, created_tx) = (
+                    http.clone(),
+                    base.clone(),
+                    token.clone(),
+                    project.clone(),
+                    stop.clone(),
+                    created_tx.clone(),
+                );
                 tokio::spawn(async move {
                     let mut n = 0;
                     while !stop.load(Ordering::Relaxed) {
@@ -106,6 +114,7 @@ fn scheduled_backups_restore_to_identical_exports(postgres: bool) {
                             .await
                             .unwrap();
                         assert_eq!(res.status(), 201);
+                        created_tx.send_modify(|c| *c += 1);
                         n += 1;
                     }
                     n
@@ -113,8 +122,11 @@ fn scheduled_backups_restore_to_identical_exports(postgres: bool) {
             })
             .collect();
 
-        // Three backups while both writers keep writing.
-        let state = watch.wait_for(|s| s.written >= 3).await.unwrap().clone();
+        // Two backups begun once the board holds tasks, while both
+        // writers keep writing.
+        created.wait_for(|c| *c >= 10).await.unwrap();
+        let before = watch.borrow().written;
+        let state = watch.wait_for(|s| s.written >= before + 2).await.unwrap().clone();
         let under_load = state.last.clone().unwrap();
         stop.store(true, Ordering::Relaxed);
         let mut created = 0;
