@@ -23,6 +23,9 @@ pub enum ErrorKind {
     /// queue); the error carries how long to wait.
     TooManyRequests,
     Internal,
+    /// The service cannot serve now (`GET /ready` when the store cannot
+    /// be read).
+    Unavailable,
 }
 
 impl ErrorKind {
@@ -41,6 +44,7 @@ impl ErrorKind {
             ErrorKind::Validation => 422,
             ErrorKind::TooManyRequests => 429,
             ErrorKind::Internal => 500,
+            ErrorKind::Unavailable => 503,
         }
     }
 
@@ -59,11 +63,12 @@ impl ErrorKind {
             ErrorKind::MethodNotAllowed => "method_not_allowed",
             ErrorKind::TooManyRequests => "too_many_requests",
             ErrorKind::Internal => "internal",
+            ErrorKind::Unavailable => "unavailable",
         }
     }
 
     /// Every kind.
-    pub const ALL: [ErrorKind; 12] = [
+    pub const ALL: [ErrorKind; 13] = [
         ErrorKind::BadRequest,
         ErrorKind::Unauthorized,
         ErrorKind::Forbidden,
@@ -76,6 +81,7 @@ impl ErrorKind {
         ErrorKind::MethodNotAllowed,
         ErrorKind::TooManyRequests,
         ErrorKind::Internal,
+        ErrorKind::Unavailable,
     ];
 
     /// The kind an error body's `code` names; more precise than the status
@@ -99,6 +105,7 @@ impl ErrorKind {
             415 => ErrorKind::UnsupportedMediaType,
             422 => ErrorKind::Validation,
             429 => ErrorKind::TooManyRequests,
+            503 => ErrorKind::Unavailable,
             _ => ErrorKind::Internal,
         }
     }

@@ -126,8 +126,17 @@ fn looks_like_credential(value: &str) -> bool {
         || (value.starts_with("eyJ") && value.matches('.').count() == 2)
 }
 
-/// Serves one request.
+/// Serves one request in a span carrying its id, and echoes the id on
+/// the response (`request_id`).
 pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<ResBody>, Aborted> {
+    let id = crate::request_id::of(req.headers());
+    let span = tracing::info_span!("http", request_id = id.to_str().unwrap_or_default());
+    let mut res = serve(state, req).instrument(span).await?;
+    res.headers_mut().insert(crate::request_id::HEADER, id);
+    Ok(res)
+}
+
+async fn serve(state: Arc<State>, req: Request<Incoming>) -> Result<Response<ResBody>, Aborted> {
     let started = Instant::now();
     let method = req.method().clone();
     let origin = state.cors.allowed_origin(req.headers());

@@ -18,6 +18,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod backups;
 mod cors;
 mod dispatch;
 mod files;
@@ -28,10 +29,12 @@ mod openapi;
 mod parse;
 mod proxy;
 pub mod reference;
+mod request_id;
 mod router;
 mod shape;
 mod sse;
 mod streams;
+pub mod tls;
 mod web;
 mod webhooks;
 pub mod ws;
@@ -102,6 +105,11 @@ pub struct Config {
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Bounds on MCP sessions.
     pub mcp: McpLimits,
+    /// Scheduled backups (`--backup-dir`), none when `None`.
+    pub backups: Option<backups::BackupSchedule>,
+    /// Serves HTTPS with this certificate and key (`--tls-cert`,
+    /// `--tls-key`), reloaded on SIGHUP; plain HTTP when `None`.
+    pub tls: Option<tls::TlsFiles>,
     /// Adds `GET /__panic`, a handler that panics, so tests can prove a
     /// panic becomes a 500 and the server keeps serving.
     #[doc(hidden)]
@@ -160,6 +168,8 @@ impl Config {
             streams_per_member: streams::DEFAULT_STREAMS_PER_MEMBER,
             trusted_proxies: Vec::new(),
             mcp: McpLimits::default(),
+            backups: None,
+            tls: None,
             panic_route: false,
         }
     }
@@ -198,7 +208,13 @@ pub struct Server {
     maintenance: tokio::task::JoinHandle<()>,
     /// The webhook sender, which hands its claims back on shutdown.
     webhooks: tokio::task::JoinHandle<()>,
+    /// Scheduled backups, which finish one under way on shutdown.
+    backups: Option<(tokio::task::JoinHandle<()>, BackupWatch)>,
+    tls: Option<tls::Tls>,
 }
+
+/// What the scheduled backups did so far, changing with each.
+pub type BackupWatch = tokio::sync::watch::Receiver<backups::BackupState>;
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -242,6 +258,22 @@ impl Server {
             None => board.initial_password().await?,
         };
         let shutdown = CancellationToken::new();
+        let tls = match config.tls.clone() {
+            Some(files) => {
+                let tls = tokio::task::spawn_blocking(move || tls::Tls::new(files)).await??;
+                tls.clone().reload_on_hangup(shutdown.clone())?;
+                Some(tls)
+            }
+            None => None,
+        };
+        let backups = match &config.backups {
+            Some(schedule) => {
+                let (checked, b) = (schedule.clone(), board.clone());
+                tokio::task::spawn_blocking(move || backups::prepare(&checked, &b)).await??;
+                Some(backups::spawn(board.clone(), schedule.clone(), shutdown.clone()))
+            }
+            None => None,
+        };
         let metrics = Arc::new(metrics::Metrics::new(config.metrics_token.as_deref()));
         let state = Arc::new(State {
             router: router::Router::new(config.dev, config.panic_route),
@@ -271,6 +303,8 @@ impl Server {
             initial_password,
             maintenance,
             webhooks,
+            backups,
+            tls,
         })
     }
 
@@ -286,6 +320,16 @@ impl Server {
 
     pub fn board(&self) -> &Board {
         &self.state.board
+    }
+
+    /// `https` with TLS, `http` without.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls.is_some() { "https" } else { "http" }
+    }
+
+    /// What the scheduled backups did so far, when they are on.
+    pub fn backups(&self) -> Option<BackupWatch> {
+        self.backups.as_ref().map(|(_, watch)| watch.clone())
     }
 
     /// What the start did to an empty board, if it was empty.
@@ -315,7 +359,7 @@ impl Server {
     /// accepting, lets requests in flight finish, closes WebSockets (1001)
     /// and flushes the board.
     pub async fn run(self, signal: impl Future<Output = ()> + Send) -> Result<(), StartError> {
-        let Server { listener, metrics_listener, state, maintenance, webhooks, .. } = self;
+        let Server { listener, metrics_listener, state, maintenance, webhooks, backups, tls, .. } = self;
         let shutdown = state.ws.shutdown.clone();
         let connections = TaskTracker::new();
         let mut http = http1::Builder::new();
@@ -348,23 +392,33 @@ impl Server {
                     let state = state.clone();
                     let shutdown = shutdown.clone();
                     let http = http.clone();
+                    let tls = tls.clone();
                     connections.spawn(async move {
                         let client = ClientAddr(peer.ip());
-                        let service = hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
-                            req.extensions_mut().insert(client);
-                            req.extensions_mut().insert(listened);
-                            let state = state.clone();
-                            async move { http::handle(state, req).await }
-                        });
-                        let conn = http.serve_connection(TokioIo::new(stream), service).with_upgrades();
-                        let mut conn = pin!(conn);
-                        tokio::select! {
-                            _ = conn.as_mut() => {}
-                            _ = shutdown.cancelled() => {
-                                conn.as_mut().graceful_shutdown();
-                                let _ = conn.await;
-                            }
-                        }
+                        // The metrics listener serves plain HTTP on a
+                        // private network; TLS is the main listener's.
+                        let tls = tls.filter(|_| listened == Listened::Main);
+                        let Some(tls) = tls else {
+                            return serve_io(state, &http, TokioIo::new(stream), client, listened, &shutdown).await;
+                        };
+                        // The handshake has the time a client has for its
+                        // request head.
+                        let handshake = tokio::time::timeout(state.limits.header_read_timeout, tls.acceptor.accept(stream));
+                        let stream = tokio::select! {
+                            done = handshake => match done {
+                                Ok(Ok(stream)) => stream,
+                                Ok(Err(e)) => {
+                                    tracing::debug!(%e, "TLS handshake failed");
+                                    return;
+                                }
+                                Err(_) => {
+                                    tracing::debug!("TLS handshake timed out");
+                                    return;
+                                }
+                            },
+                            _ = shutdown.cancelled() => return,
+                        };
+                        serve_io(state, &http, TokioIo::new(stream), client, listened, &shutdown).await
                     });
                 }
             }
@@ -378,6 +432,9 @@ impl Server {
         maintenance.abort();
         let _ = maintenance.await;
         let _ = webhooks.await;
+        if let Some((task, _)) = backups {
+            let _ = task.await;
+        }
         state.board.flush().await?;
         Ok(())
     }
@@ -405,6 +462,35 @@ async fn accept(
     tokio::select! {
         accepted = main.accept() => accepted.map(|(s, p)| (s, p, Listened::Main)),
         accepted = metrics_accept => accepted.map(|(s, p)| (s, p, Listened::Metrics)),
+    }
+}
+
+/// Serves the requests of one connection (plain or TLS) until it ends or
+/// the server shuts down.
+async fn serve_io<I>(
+    state: Arc<State>,
+    http: &http1::Builder,
+    io: I,
+    client: ClientAddr,
+    listened: Listened,
+    shutdown: &CancellationToken,
+) where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let service = hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
+        req.extensions_mut().insert(client);
+        req.extensions_mut().insert(listened);
+        let state = state.clone();
+        async move { http::handle(state, req).await }
+    });
+    let conn = http.serve_connection(io, service).with_upgrades();
+    let mut conn = pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        _ = shutdown.cancelled() => {
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
+        }
     }
 }
 

@@ -5,8 +5,11 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 use taskboard_server::{Config, McpLimits, Server};
+
+mod config;
+mod logging;
 
 /// mimalloc instead of the system allocator: the board's writer thread
 /// spends a fifth of its time in glibc malloc/free, and with mimalloc
@@ -86,6 +89,57 @@ struct Args {
     /// Log filter (`info`, `warn`, `taskboard_server=debug` …); RUST_LOG wins when set.
     #[arg(long, env = "TASKBOARD_LOG_LEVEL", default_value = "info")]
     log_level: String,
+    /// `text` (lines for people) or `json` (one object per line, with the
+    /// request id of each HTTP request).
+    #[arg(long, env = "TASKBOARD_LOG_FORMAT", value_enum, default_value_t)]
+    log_format: logging::LogFormat,
+    /// Directory of scheduled backups (archives as `taskboard export`
+    /// writes them, named by their UTC time); none without it.
+    #[arg(long, env = "TASKBOARD_BACKUP_DIR", value_name = "DIR")]
+    backup_dir: Option<PathBuf>,
+    /// Time between two scheduled backups: `90s`, `30m`, `1h`, `1d`, `1h30m`.
+    #[arg(long, env = "TASKBOARD_BACKUP_EVERY", value_name = "INTERVAL", default_value = "1d",
+          value_parser = taskboard_server::backups::parse_every)]
+    backup_every: std::time::Duration,
+    /// How many of the newest scheduled backups are kept.
+    #[arg(long, env = "TASKBOARD_BACKUP_KEEP", value_name = "N", default_value_t = 7,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    backup_keep: u64,
+    /// Serve HTTPS with this certificate chain (PEM, the server's own
+    /// first); needs --tls-key. Both files are read again on SIGHUP.
+    #[arg(long, env = "TASKBOARD_TLS_CERT", value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, env = "TASKBOARD_TLS_KEY", value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// A TOML file of settings: each key is a flag's long name
+    /// (`data-dir = "/var/lib/taskboard"`); a flag or its environment
+    /// variable wins over the file.
+    #[arg(long, env = "TASKBOARD_CONFIG", value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Sub>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Sub {
+    /// Configuration files.
+    #[command(subcommand)]
+    Config(ConfigCmd),
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum ConfigCmd {
+    /// Checks a configuration file: valid TOML, known keys, values each
+    /// flag accepts.
+    Check {
+        /// The file to check.
+        file: PathBuf,
+    },
+    /// Prints the effective configuration (flags, environment, the
+    /// --config file and defaults, each line saying which), secrets
+    /// masked, as a file --config reads.
+    Print,
 }
 
 /// Transparent huge pages off for this process. Where the kernel gives
@@ -103,21 +157,34 @@ fn without_transparent_huge_pages() {
 
 fn main() -> ExitCode {
     without_transparent_huge_pages();
-    let args = Args::parse();
+    let cmd = Args::command();
+    let (matches, file) = config::parse(cmd.clone(), std::env::args_os().collect());
+    let args = Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    match &args.command {
+        Some(Sub::Config(ConfigCmd::Check { file })) => {
+            return match config::FileValues::load(&cmd, file) {
+                Ok(values) => {
+                    println!("{}: valid, {} settings", file.display(), values.count());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            };
+        }
+        Some(Sub::Config(ConfigCmd::Print)) => {
+            print!("{}", config::print(&cmd, &matches, file.as_ref()));
+            return ExitCode::SUCCESS;
+        }
+        None => {}
+    }
     let filter =
         std::env::var("RUST_LOG").ok().filter(|v| !v.is_empty()).unwrap_or_else(|| args.log_level.clone());
-    let filter = match tracing_subscriber::EnvFilter::try_new(&filter) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: bad log level {filter:?}: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    if let Err(e) = logging::init(args.log_format, &filter) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
 
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -151,6 +218,14 @@ async fn run(args: Args) -> Result<(), taskboard_server::StartError> {
     config.trusted_proxies = args.trusted_proxies;
     config.mcp.sessions_per_process = args.mcp_max_sessions;
     config.mcp.idle = std::time::Duration::from_secs(args.mcp_session_idle_secs);
+    if let (Some(cert), Some(key)) = (args.tls_cert, args.tls_key) {
+        config.tls = Some(taskboard_server::tls::TlsFiles { cert, key });
+    }
+    config.backups = args.backup_dir.map(|dir| taskboard_server::backups::BackupSchedule {
+        dir,
+        every: args.backup_every,
+        keep: args.backup_keep as usize,
+    });
     if let Some(ms) = args.webhook_timeout_ms {
         config.webhooks.policy.timeout = std::time::Duration::from_millis(ms);
     }
@@ -168,6 +243,7 @@ async fn run(args: Args) -> Result<(), taskboard_server::StartError> {
 
     let server = Server::bind(config).await?;
     let addr = server.local_addr();
+    let scheme = server.scheme();
     let kept = server.initial_password();
     if let Some(boot) = server.bootstrap() {
         let slug = &boot.owner.slug;
@@ -200,11 +276,11 @@ async fn run(args: Args) -> Result<(), taskboard_server::StartError> {
         );
     }
     if dev {
-        println!("development mode: API reference at http://{addr}/docs");
+        println!("development mode: API reference at {scheme}://{addr}/docs");
     }
     // The listener is bound and accepting into its backlog; serving starts
     // with the next await.
-    println!("listening on http://{addr}");
+    println!("listening on {scheme}://{addr}");
     server.run(shutdown_signal()).await?;
     tracing::info!("stopped");
     Ok(())

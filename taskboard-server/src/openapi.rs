@@ -150,6 +150,9 @@ fn error_statuses<E: Endpoint>(has_query: bool) -> Vec<(u16, &'static str)> {
     if e.errors.contains(&429) {
         out.push((429, "too many requests; see Retry-After"));
     }
+    if e.errors.contains(&503) {
+        out.push((503, "the service cannot serve now; the detail says why"));
+    }
     out
 }
 

@@ -176,6 +176,17 @@ The directory must be absent or empty. While a server holds the board, use `back
         /// An archive directory written by `export` or `backup`.
         dir: PathBuf,
     },
+    /// Create a new board from a backup: in --data-dir, or with --database in that database.
+    #[command(
+        after_help = "Examples:\n  taskboard restore /var/backups/taskboard/taskboard-20261125T221530.123Z --data-dir ./restored\n  \
+taskboard restore ARCHIVE --database 'postgres://taskboard@localhost/taskboard' --data-dir ./files\n\n\
+ARCHIVE is a scheduled backup of the server (--backup-dir), or an archive of `export` or `backup`. \
+A data directory that is not empty, or a database that already holds a board, is refused."
+    )]
+    Restore {
+        /// The archive directory of a backup.
+        archive: PathBuf,
+    },
     /// A consistent archive of the board, also while a server runs (owners only).
     #[command(
         after_help = "Example:\n  taskboard --server http://127.0.0.1:8080 backup /var/backups/taskboard/2024-05-01\n\n\

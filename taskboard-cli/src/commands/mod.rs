@@ -2,7 +2,7 @@
 //! of the board: it turns arguments into requests, resolves the references
 //! a person types (slugs, keys, names) and prints the answers.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use taskboard_core::api::*;
 use taskboard_core::validate::*;
@@ -85,6 +85,22 @@ fn need_place(g: &Global, command: &str) -> std::result::Result<Place, Failure> 
     }
 }
 
+/// Makes a new board from an archive (`import`, `restore`).
+async fn unpack(
+    g: &Global,
+    archive: PathBuf,
+    (command, done): (&str, &str),
+    out: Out,
+) -> std::result::Result<(), Failure> {
+    let place = need_place(g, command)?;
+    let bar = bar(command, "records");
+    let summary =
+        Board::import_archive_into(archive, place.database, place.data_dir, archive_progress(&bar)).await;
+    finish(bar);
+    out.summary(done, &summary?);
+    Ok(())
+}
+
 /// Runs one parsed command line.
 pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
     let out = Out { json: cli.global.json, quiet: cli.global.quiet };
@@ -100,15 +116,8 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
             Ok(())
         }
         Command::Init { owner, password } => init(&need_place(&g, "init")?, &owner, password, out).await,
-        Command::Import { dir } => {
-            let place = need_place(&g, "import")?;
-            let bar = bar("import", "records");
-            let summary =
-                Board::import_archive_into(dir, place.database, place.data_dir, archive_progress(&bar)).await;
-            finish(bar);
-            out.summary("imported", &summary?);
-            Ok(())
-        }
+        Command::Import { dir } => unpack(&g, dir, ("import", "imported"), out).await,
+        Command::Restore { archive } => unpack(&g, archive, ("restore", "restored"), out).await,
         Command::Export { dir } => {
             let board = open_board(&need_place(&g, "export")?).await.map_err(|e| {
                 if e.kind() == ErrorKind::Conflict {
@@ -275,6 +284,7 @@ async fn execute<B: Backend>(b: &B, command: Command, out: Out) -> std::result::
         | Command::Mcp
         | Command::Export { .. }
         | Command::Import { .. }
+        | Command::Restore { .. }
         | Command::Completions { .. } => unreachable!("handled before a backend is chosen"),
     }
     Ok(())

@@ -34,6 +34,34 @@ impl Endpoint for GetHealth {
     }
 }
 
+/// `GET /ready`.
+#[derive(Debug)]
+pub struct GetReady;
+
+impl Endpoint for GetReady {
+    const INFO: Info = Info {
+        name: "ready",
+        method: Method::Get,
+        path: "/ready",
+        auth: false,
+        status: 200,
+        summary: "Readiness: the store can be read",
+        description: "Reads the store in a fresh snapshot (on PostgreSQL over a connection of the pool) and \
+            checks the database file and the directory of file contents are in place; answers \
+            `{\"status\": \"ready\", \"version\": …}`, or 503 with a `detail` naming what fails. \
+            Needs no credentials. `GET /health` is liveness and reads nothing.",
+        errors: &[503],
+    };
+    type Path = ();
+    type Query = ();
+    type Body = ();
+    type Response = Health;
+
+    async fn handle(board: &Board, _: &Caller, _: Call<Self>) -> Result<Health> {
+        board.ready().await
+    }
+}
+
 /// `POST /auth/login`.
 #[derive(Debug)]
 pub struct Login;

@@ -145,6 +145,7 @@ endpoint::wire!(
 /// Visits every endpoint, in the order of the reference.
 pub fn visit_all(v: &mut impl Visitor) {
     v.visit::<GetHealth>();
+    v.visit::<GetReady>();
     v.visit::<Login>();
     // members
     v.visit::<ListMembers>();

@@ -27,6 +27,7 @@ mod presence;
 mod processes;
 mod projects;
 mod queries;
+mod ready;
 pub(crate) mod search;
 mod steps;
 mod tasks;

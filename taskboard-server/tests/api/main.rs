@@ -15,6 +15,7 @@ mod openapi;
 mod parsing;
 mod projects;
 mod protocol;
+mod ready;
 mod receiver;
 mod security;
 mod start;

@@ -26,6 +26,8 @@ mod openapi;
 mod parsing;
 #[path = "../api/projects.rs"]
 mod projects;
+#[path = "../api/ready.rs"]
+mod ready;
 #[path = "../api/receiver.rs"]
 mod receiver;
 #[path = "../api/security.rs"]

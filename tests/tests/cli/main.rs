@@ -1,6 +1,7 @@
 //! End-to-end tests of the `taskboard` binary, in one test binary.
 
 mod admin;
+mod backups;
 mod first_use;
 mod modes;
 mod postgres;

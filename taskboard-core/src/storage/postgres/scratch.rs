@@ -23,6 +23,11 @@ pub struct Scratch {
     dir: PathBuf,
     /// The TCP port of a cluster that listens on 127.0.0.1 too.
     port: Option<u16>,
+    /// The PostgreSQL binaries, and whether they run as `postgres`.
+    bin: PathBuf,
+    root: bool,
+    /// The server options it was started with, for [`Scratch::resume`].
+    options: String,
     /// Closing it (when the process ends) stops the cluster.
     _stdin: ChildStdin,
     _child: Child,
@@ -179,7 +184,20 @@ impl Scratch {
                 log("server.log")
             ));
         }
-        Ok(Scratch { dir, port, _stdin: stdin, _child: child })
+        let sync = if durable { "on" } else { "off" };
+        let mut options = format!(
+            "-k {} -p {} -c listen_addresses={} -c fsync={sync} -c full_page_writes={sync} -c max_connections=300",
+            dir.display(),
+            port.unwrap_or(5432),
+            if tls { "127.0.0.1" } else { "''" },
+        );
+        if tls {
+            let d = dir.display();
+            options.push_str(&format!(
+                " -c ssl=on -c ssl_cert_file={d}/server.crt -c ssl_key_file={d}/server.key"
+            ));
+        }
+        Ok(Scratch { dir, port, bin, root, options, _stdin: stdin, _child: child })
     }
 
     /// One cluster for the whole process, started on first use.
@@ -218,6 +236,44 @@ impl Scratch {
     /// The certificate of a CA that signed nothing of this cluster.
     pub fn other_ca_cert(&self) -> PathBuf {
         self.dir.join("other-ca.crt")
+    }
+
+    /// Stops the cluster (fast shutdown: open connections are closed);
+    /// [`Scratch::resume`] starts it again on the same directory.
+    pub fn pause(&self) -> Result<(), String> {
+        self.pg_ctl(&["-m", "fast", "stop"])
+    }
+
+    /// Starts a cluster stopped by [`Scratch::pause`] and waits until it
+    /// accepts connections.
+    pub fn resume(&self) -> Result<(), String> {
+        let log = self.dir.join("server.log");
+        let log = log.to_str().ok_or("the cluster's directory is not UTF-8")?;
+        self.pg_ctl(&["-l", log, "-o", &self.options, "start"])
+    }
+
+    fn pg_ctl(&self, args: &[&str]) -> Result<(), String> {
+        let pg_ctl = self.bin.join("pg_ctl");
+        let mut command = if self.root {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(&pg_ctl);
+            c
+        } else {
+            Command::new(&pg_ctl)
+        };
+        let out = command
+            .arg("-D")
+            .arg(self.dir.join("data"))
+            .arg("-w")
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run pg_ctl: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!("pg_ctl {args:?} failed: {}", String::from_utf8_lossy(&out.stderr)))
+        }
     }
 
     /// The directory holding the cluster and its socket.

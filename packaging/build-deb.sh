@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Builds the Debian package of Taskboard (both binaries, the systemd unit
+# and /etc/taskboard/server.toml) with cargo-deb, installing cargo-deb
+# first when it is missing. Prints the path of the .deb on its last line.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! cargo deb --version >/dev/null 2>&1; then
+  cargo install cargo-deb --locked
+fi
+# cargo-deb builds the package it is asked for; the `taskboard` binary
+# comes from taskboard-cli, so both are built first, in one release build.
+cargo build --release -p taskboard-server -p taskboard-cli
+cargo deb -p taskboard-server --no-build "$@" | tail -n 1

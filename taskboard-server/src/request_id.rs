@@ -1,0 +1,60 @@
+//! The request id (`X-Request-Id`): taken from the client when it is
+//! usable, generated otherwise; echoed on every response and carried by
+//! the request's log span, so a client's report and the server's log
+//! lines meet.
+
+use hyper::HeaderMap;
+use hyper::header::{HeaderName, HeaderValue};
+
+pub(crate) const HEADER: HeaderName = HeaderName::from_static("x-request-id");
+
+/// Longest id accepted from a client; a longer one is replaced, as log
+/// lines should not carry what a client chose to make large.
+pub(crate) const MAX_LEN: usize = 128;
+
+/// The id of a request: the client's `X-Request-Id` when there is exactly
+/// one of 1 to [`MAX_LEN`] visible ASCII characters (no spaces, no
+/// controls), a fresh random one otherwise.
+pub(crate) fn of(headers: &HeaderMap) -> HeaderValue {
+    let mut given = headers.get_all(&HEADER).iter();
+    match (given.next(), given.next()) {
+        (Some(v), None) if usable(v.as_bytes()) => v.clone(),
+        _ => generated(),
+    }
+}
+
+fn usable(id: &[u8]) -> bool {
+    !id.is_empty() && id.len() <= MAX_LEN && id.iter().all(|b| b.is_ascii_graphic())
+}
+
+fn generated() -> HeaderValue {
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    HeaderValue::from_str(&id).expect("hex digits are a valid header value")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(values: &[&[u8]]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for v in values {
+            h.append(HEADER, HeaderValue::from_bytes(v).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn a_usable_id_is_kept_and_any_other_replaced() {
+        assert_eq!(of(&with(&[b"abc-123_X.y:z"])), "abc-123_X.y:z");
+        let long = vec![b'a'; MAX_LEN];
+        assert_eq!(of(&with(&[&long])).as_bytes(), &long[..]);
+        for bad in [&b"has space"[..], b"tab\there", &[b'a'; MAX_LEN + 1], "é".as_bytes(), b""] {
+            let id = of(&with(&[bad]));
+            assert_ne!(id.as_bytes(), bad);
+            assert_eq!(id.len(), 32, "a generated id: {id:?}");
+        }
+        assert_eq!(of(&with(&[b"one", b"two"])).len(), 32, "two ids: neither is taken");
+        assert_eq!(of(&HeaderMap::new()).len(), 32);
+    }
+}

@@ -1,0 +1,116 @@
+//! `--config FILE`: every flag is a key; precedence flag, environment,
+//! file, default; unknown keys and bad values named; `config check` and
+//! `config print`.
+
+use std::path::Path;
+
+use crate::support::{Process, http, server_command};
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+fn run(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut command = server_command();
+    command.args(args);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let out = command.output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+}
+
+fn line<'a>(printed: &'a str, key: &str) -> &'a str {
+    printed
+        .lines()
+        .find(|l| l.starts_with(&format!("{key} = ")) || l.starts_with(&format!("# {key} ")))
+        .unwrap_or_else(|| panic!("no line for {key} in:\n{printed}"))
+}
+
+#[test]
+fn a_flag_wins_over_the_environment_which_wins_over_the_file_which_wins_over_the_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "server.toml",
+        "max-upload-bytes = 1000\nlog-level = \"warn\"\ndev = true\nweb-origin = \"https://file.example\"\n\
+         jwt-secret = \"file-secret-value\"\n",
+    );
+    let (code, printed, err) = run(
+        &["--config", &file, "--max-upload-bytes", "5", "config", "print"],
+        &[("TASKBOARD_LOG_LEVEL", "debug"), ("TASKBOARD_WEB_ORIGIN", "https://env.example")],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(line(&printed, "max-upload-bytes"), "max-upload-bytes = 5  # flag");
+    assert_eq!(line(&printed, "log-level"), "log-level = \"debug\"  # environment");
+    assert_eq!(line(&printed, "web-origin"), "web-origin = \"https://env.example\"  # environment");
+    assert_eq!(line(&printed, "dev"), "dev = true  # file");
+    assert_eq!(line(&printed, "listen"), "listen = \"127.0.0.1:8080\"  # default");
+    assert_eq!(line(&printed, "database"), "# database is not set");
+    assert!(!printed.contains("file-secret-value"), "secrets are masked:\n{printed}");
+    assert!(line(&printed, "jwt-secret").contains("secret, from the file"));
+
+    // What `config print` prints is a file the server reads back.
+    let (code, _, err) = run(&["--config", &file, "config", "print"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let printed_file =
+        write(dir.path(), "printed.toml", &run(&["--config", &file, "config", "print"], &[]).1);
+    let (code, out, err) = run(&["config", "check", &printed_file], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("valid"), "{out}");
+}
+
+#[tokio::test]
+async fn the_server_runs_from_a_configuration_file_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("from-file");
+    let file = write(
+        dir.path(),
+        "server.toml",
+        &format!("listen = \"127.0.0.1:0\"\ndata-dir = {:?}\ndev = true\n", data.to_str().unwrap()),
+    );
+    let mut command = server_command();
+    command.current_dir(dir.path()).env("TASKBOARD_CONFIG", &file);
+    let mut server = Process::start(command, &dir.path().join("server.log"));
+    let docs = http().get(format!("{}/openapi.json", server.base)).send().await.unwrap();
+    assert_eq!(docs.status(), 200, "dev = true came from the file");
+    assert!(data.join("board.redb").exists(), "data-dir came from the file");
+    assert!(server.stop().success());
+}
+
+#[test]
+fn an_unknown_key_is_named_with_the_nearest_known_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "typo.toml", "listen = \"127.0.0.1:0\"\ndata_dri = \"/tmp/x\"\n");
+    for args in [vec!["--config", &file], vec!["config", "check", &file]] {
+        let (code, _, err) = run(&args, &[]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("unknown key `data_dri`"), "{err}");
+        assert!(err.contains("nearest known key is `data-dir`"), "{err}");
+        assert!(err.contains("typo.toml"), "{err}");
+    }
+}
+
+#[test]
+fn a_bad_value_or_bad_toml_is_an_error_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    for (text, expected) in [
+        ("listen = \"nowhere\"\n", "listen: invalid value 'nowhere'"),
+        ("max-upload-bytes = \"many\"\n", "max-upload-bytes: invalid value 'many'"),
+        ("dev = \"yes\"\n", "dev: takes true or false"),
+        ("log-format = \"xml\"\n", "log-format: invalid value 'xml'"),
+        ("listen = [\"127.0.0.1:1\"]\n", "listen: takes one value"),
+        ("listen = \n", "not valid TOML"),
+    ] {
+        let file = write(dir.path(), "bad.toml", text);
+        let (code, _, err) = run(&["config", "check", &file], &[]);
+        assert_eq!(code, 2, "{text}: {err}");
+        assert!(err.contains(expected), "{text}: {err}");
+    }
+    let (code, _, err) = run(&["--config", &dir.path().join("absent.toml").to_string_lossy()], &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("absent.toml"), "{err}");
+}

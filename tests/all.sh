@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Every test, on a fresh machine too: installs what is missing
+# (tests/setup.sh), then format and lint checks, the Rust tests, and the
+# scripted suites against real servers. `.ci/run` runs this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash tests/setup.sh
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+# The parsing layer's property tests run here, 1,000 cases each.
+cargo test --workspace
+# Schemathesis against the debug server: seeded, bounded, about two
+# minutes; fails on any check failure.
+bash tests/schemathesis/run.sh
+# Clients generated from /openapi.json by openapi-python-client and
+# @hey-api/openapi-ts (pinned, installed under the target directory) log
+# in, create a task and take it as an agent.
+bash tests/clients/run.sh
+# The MCP server through the official Python SDK (pinned, installed under
+# the target directory): tools and their schemas, the work loop, a refused
+# call and a resource subscription over HTTP, and `taskboard mcp` over stdio.
+bash tests/mcp-python/run.sh
+# The Debian package: built, installed with dpkg, the installed server
+# started with the installed configuration and ready, then purged. It
+# installs system files, so it runs where that is wanted: in CI, or
+# with TASKBOARD_TEST_PACKAGE=1.
+if [ "${CI:-}" = true ] || [ "${TASKBOARD_TEST_PACKAGE:-}" = 1 ]; then
+  bash packaging/ci-deb.sh
+fi
