@@ -17,6 +17,7 @@ use crate::output::Out;
 use taskboard_core::archive::BackupRequest;
 
 mod helpers;
+mod import;
 mod members;
 mod messages;
 mod tasks;
@@ -95,7 +96,7 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
             Ok(())
         }
         Command::Init { owner, password } => init(&need_place(&g, "init")?, &owner, password, out).await,
-        Command::Import { dir } => {
+        Command::Import { dir, from: None, .. } => {
             let place = need_place(&g, "import")?;
             let bar = bar("import", "records");
             let summary =
@@ -257,6 +258,12 @@ async fn execute<B: Backend>(b: &B, command: Command, out: Out) -> std::result::
                 downloaded(out, &done, &path);
             }
         }
+        Command::Import { dir, from: Some(format), project, dry_run, create_members } => {
+            let project =
+                project.ok_or_else(|| Failure::Usage("import --from needs --project SLUG".into()))?;
+            let options = import::Options { format, path: dir, project, dry_run, create_members };
+            import::import(b, options, out).await?;
+        }
         Command::Backup { dir } => {
             let path = b.local_path(&dir)?;
             let summary = b.call::<Backup>((), (), BackupRequest { path }).await?;
@@ -268,7 +275,7 @@ async fn execute<B: Backend>(b: &B, command: Command, out: Out) -> std::result::
         | Command::Events { .. }
         | Command::Mcp
         | Command::Export { .. }
-        | Command::Import { .. }
+        | Command::Import { from: None, .. }
         | Command::Completions { .. } => unreachable!("handled before a backend is chosen"),
     }
     Ok(())

@@ -17,6 +17,7 @@ mod files;
 mod first_run;
 mod follow;
 mod idempotency;
+mod import;
 mod labels;
 mod links;
 mod members;

@@ -2,6 +2,7 @@
 
 mod admin;
 mod first_use;
+mod imports;
 mod modes;
 mod postgres;
 mod remote;
