@@ -8,13 +8,19 @@
 # record unchanged) and prints the same figures.
 #
 #   bench/import.sh [N, default 100000]
+#
+# TASKBOARD_BIN=path/to/taskboard measures that binary instead of
+# building the release one.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 N="${1:-100000}"
-cargo build --release -q -p taskboard-cli --bin taskboard
-TARGET_DIR="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
-TB="$TARGET_DIR/release/taskboard"
+TB="${TASKBOARD_BIN:-}"
+if [ -z "$TB" ]; then
+    cargo build --release -q -p taskboard-cli --bin taskboard
+    TARGET_DIR="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
+    TB="$TARGET_DIR/release/taskboard"
+fi
 [ -x /usr/bin/time ] || { echo "needs GNU time (/usr/bin/time): apt-get install time" >&2; exit 1; }
 
 WORK="$(mktemp -d)"
