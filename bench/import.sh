@@ -67,7 +67,7 @@ run() {
     /usr/bin/time -f "%e %M" -o "$WORK/time" "$TB" --data-dir "$WORK/board" --json \
         import --from beads "$WORK/issues.jsonl" --project bench --create-members > "$WORK/plan.json"
     read -r SECONDS_TAKEN PEAK_KB < "$WORK/time"
-    SUMMARY="$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); print(f"{p[\"created\"]} created, {p[\"updated\"]} updated, {p[\"unchanged\"]} unchanged, {p[\"skipped\"]} skipped")' "$WORK/plan.json")"
+    SUMMARY="$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); print(p["created"], "created,", p["updated"], "updated,", p["unchanged"], "unchanged,", p["skipped"], "skipped")' "$WORK/plan.json")"
     echo "$1: ${SECONDS_TAKEN} s, peak RSS $((PEAK_KB / 1024)) MiB ($SUMMARY)"
 }
 run "first import"
