@@ -13,6 +13,7 @@ pub mod cli;
 pub mod client;
 mod commands;
 pub mod exit;
+pub mod import;
 pub mod login;
 mod mcp;
 mod output;

@@ -249,6 +249,24 @@ pub struct Task {
     pub lease: Option<Lease>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// Where an imported task came from; absent for tasks made here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_ref: Option<ExternalRef>,
+}
+
+/// The origin of an imported task: the tracker it came from and its id
+/// there (`{"source": "beads", "id": "bd-12"}`). Importing again finds
+/// the task by it, within its project.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub struct ExternalRef {
+    pub source: String,
+    pub id: String,
+}
+
+impl std::fmt::Display for ExternalRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.source, self.id)
+    }
 }
 
 /// A time-limited hold on a task: the holder keeps it by heartbeats, and
@@ -370,6 +388,8 @@ pub enum AuditAction {
     Reject,
     Release,
     LeaseExpired,
+    /// Created or changed by an import; `changes.source` names where from.
+    Imported,
 }
 
 impl AuditAction {
@@ -382,6 +402,7 @@ impl AuditAction {
             AuditAction::Reject => "reject",
             AuditAction::Release => "release",
             AuditAction::LeaseExpired => "lease_expired",
+            AuditAction::Imported => "imported",
         }
     }
 }

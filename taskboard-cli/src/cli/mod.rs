@@ -170,11 +170,34 @@ The directory must be absent or empty. While a server holds the board, use `back
         /// The archive directory: absent or empty.
         dir: PathBuf,
     },
-    /// Create a new board in --data-dir from an archive.
-    #[command(after_help = "Example:\n  taskboard --data-dir ./restored import ./board-archive")]
+    /// Create a new board in --data-dir from an archive; with --from, import
+    /// another tracker's tasks into a project.
+    #[command(after_help = "Examples:\n  taskboard --data-dir ./restored import ./board-archive\n  \
+taskboard import --from beads .beads/issues.jsonl --project web --dry-run\n  \
+taskboard --server http://127.0.0.1:8080 import --from github issues.json --project web --create-members\n\n\
+With --from, PATH is read as that tracker writes it (docs/import.md): beads' issues.jsonl, \
+Backlog.md's backlog/ folder, Task Master's tasks.json, the JSON of `gh issue list --state all \
+--json number,title,body,state,labels,assignees,author,comments,createdAt,closedAt,milestone`, or a \
+Jira or Linear CSV export. Importing again updates the tasks it made instead of adding new ones. \
+A malformed record is named by file and line or row, and nothing is imported.")]
     Import {
-        /// An archive directory written by `export` or `backup`.
+        /// An archive directory written by `export` or `backup`; with --from,
+        /// the tracker's file or folder.
+        #[arg(value_name = "PATH")]
         dir: PathBuf,
+        /// Read PATH as the files of this tracker, into --project.
+        #[arg(long, value_enum, value_name = "FORMAT")]
+        from: Option<crate::import::Format>,
+        /// The project the tasks go to (slug or id); needed with --from.
+        #[arg(long, requires = "from")]
+        project: Option<String>,
+        /// Print what the import would create, update, leave or skip, and change nothing.
+        #[arg(long, requires = "from")]
+        dry_run: bool,
+        /// Create people of the source who match no member (by slug, email or
+        /// name) as inactive human members.
+        #[arg(long, requires = "from")]
+        create_members: bool,
     },
     /// Create a new board from a backup: in --data-dir, or with --database in that database.
     #[command(

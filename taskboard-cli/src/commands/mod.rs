@@ -17,6 +17,7 @@ use crate::output::Out;
 use taskboard_core::archive::BackupRequest;
 
 mod helpers;
+mod import;
 mod members;
 mod messages;
 mod tasks;
@@ -116,7 +117,7 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
             Ok(())
         }
         Command::Init { owner, password } => init(&need_place(&g, "init")?, &owner, password, out).await,
-        Command::Import { dir } => unpack(&g, dir, ("import", "imported"), out).await,
+        Command::Import { dir, from: None, .. } => unpack(&g, dir, ("import", "imported"), out).await,
         Command::Restore { archive } => unpack(&g, archive, ("restore", "restored"), out).await,
         Command::Export { dir } => {
             let board = open_board(&need_place(&g, "export")?).await.map_err(|e| {
@@ -272,6 +273,12 @@ async fn execute<B: Backend>(b: &B, command: Command, out: Out) -> std::result::
                 downloaded(out, &done, &path);
             }
         }
+        Command::Import { dir, from: Some(format), project, dry_run, create_members } => {
+            let project =
+                project.ok_or_else(|| Failure::Usage("import --from needs --project SLUG".into()))?;
+            let options = import::Options { format, path: dir, project, dry_run, create_members };
+            import::import(b, options, out).await?;
+        }
         Command::Backup { dir } => {
             let path = b.local_path(&dir)?;
             let summary = b.call::<Backup>((), (), BackupRequest { path }).await?;
@@ -283,7 +290,7 @@ async fn execute<B: Backend>(b: &B, command: Command, out: Out) -> std::result::
         | Command::Events { .. }
         | Command::Mcp
         | Command::Export { .. }
-        | Command::Import { .. }
+        | Command::Import { from: None, .. }
         | Command::Restore { .. }
         | Command::Completions { .. } => unreachable!("handled before a backend is chosen"),
     }

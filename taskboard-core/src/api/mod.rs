@@ -46,6 +46,7 @@ mod admin;
 pub mod endpoint;
 mod events;
 pub mod fields;
+mod imports;
 pub mod json;
 mod members;
 mod messages;
@@ -64,6 +65,7 @@ pub use endpoint::{
     call_idempotent, call_idempotent_with, decode_body, etag, etag_listed, etag_of_wire, if_match,
 };
 pub use events::*;
+pub use imports::*;
 pub use members::*;
 pub use messages::*;
 pub use paged::{
@@ -116,6 +118,7 @@ endpoint::wire!(
     NewWebhook,
     WebhookPatch,
     DeliveryQuery,
+    ImportRequest,
     // answers
     Health,
     LoginResponse,
@@ -140,6 +143,7 @@ endpoint::wire!(
     crate::webhooks::Webhook,
     crate::webhooks::CreatedWebhook,
     crate::webhooks::Delivery,
+    ImportPlan,
 );
 
 /// Visits every endpoint, in the order of the reference.
@@ -210,6 +214,7 @@ pub fn visit_all(v: &mut impl Visitor) {
     v.visit::<DeleteLabel>();
     // administration and events
     v.visit::<Backup>();
+    v.visit::<ImportTasks>();
     v.visit::<EventStream>();
     v.visit::<PollEvents>();
     // webhooks

@@ -18,6 +18,7 @@ mod files;
 mod first_run;
 mod follow;
 mod idempotency;
+mod import;
 mod labels;
 mod links;
 mod members;

@@ -64,7 +64,12 @@ pub(super) fn member_slug(r: &(impl Records + ?Sized), id: Option<Uuid>) -> Resu
 
 /// Checks a new parent: it exists (404), is in the same project (422) and
 /// is not the task or one of its descendants (422).
-fn check_parent(r: &(impl Records + ?Sized), task: Option<Uuid>, project: Uuid, parent: Uuid) -> Result<()> {
+pub(super) fn check_parent(
+    r: &(impl Records + ?Sized),
+    task: Option<Uuid>,
+    project: Uuid,
+    parent: Uuid,
+) -> Result<()> {
     let p = r.task(parent)?.ok_or_else(|| Error::not_found(format!("parent task {parent} not found")))?;
     if p.project_id != project {
         return Err(Error::invalid("parent_id", "the parent must be in the same project"));
@@ -474,6 +479,7 @@ fn create_in(tx: &mut Tx<'_>, creator: Uuid, project_id: Uuid, new: NewTask) -> 
         created_at: tx.now,
         updated_at: tx.now,
         lease: None,
+        external_ref: None,
     };
     if t.assignee_id.is_none() && project.auto_assign {
         let names = label_names(tx.w, &t.label_ids)?;

@@ -142,6 +142,9 @@ pub struct TaskRecord {
     /// Absent in records written before leases existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease: Option<LeaseRecord>,
+    /// Origin of an imported task, indexed in `EXTERNAL_REFS`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_ref: Option<ExternalRef>,
 }
 
 /// A lease on a task; indexed in `LEASES` by its expiry.

@@ -59,6 +59,7 @@ pub trait Render: Records {
             },
             created_at: t.created_at,
             updated_at: t.updated_at,
+            external_ref: t.external_ref.clone(),
         })
     }
 

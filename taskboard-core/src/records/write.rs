@@ -209,6 +209,9 @@ pub(crate) fn task_index_entries(t: &TaskRecord) -> Vec<(Table, Vec<u8>, Vec<u8>
     if let Some(parent) = t.parent_id {
         out.push((SUBTASKS, Key::new().uuid(parent).uuid(t.id).build(), Vec::new()));
     }
+    if let Some(r) = &t.external_ref {
+        out.push((EXTERNAL_REFS, Key::new().uuid(p).str0(&r.source).str(&r.id).build(), id.clone()));
+    }
     for &l in &t.label_ids {
         out.push((LABEL_TASKS, Key::new().uuid(l).uuid(t.id).build(), Vec::new()));
         out.push((PROJECT_LABEL_ORDER, ordered(Key::new().uuid(p).uuid(l)), Vec::new()));

@@ -161,4 +161,7 @@ tables! {
     /// title (UTF-8): the titles not yet folded into TITLE_TRIGRAMS with
     /// every slice of their trigrams (see `board::search`)
     TITLE_RECENT = "taskid_recenttitle";
+    /// project_id source 0 external_id → task_id: imported tasks by their
+    /// origin (`board::import`)
+    EXTERNAL_REFS = "projectid_source_externalid_taskid";
 }

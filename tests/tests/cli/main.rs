@@ -3,6 +3,7 @@
 mod admin;
 mod backups;
 mod first_use;
+mod imports;
 mod modes;
 mod postgres;
 mod remote;

@@ -1,0 +1,651 @@
+//! Imports from other trackers (docs/import.md): records already read
+//! from their files are applied in one transaction, or, for a dry run,
+//! applied and rolled back so the plan is exactly what an import does.
+//!
+//! A task remembers its origin (`external_ref`, indexed per project in
+//! `EXTERNAL_REFS`), so importing again updates what differs and creates
+//! only what is new. The source owns what it describes: the fields of a
+//! record, its steps, and the links between tasks of the same source;
+//! comments are only ever added.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use jiff::Timestamp;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use super::labels::label_ids;
+use super::tasks::{audit, check_parent};
+use super::{Actor, Board, Tx};
+use crate::api::{ImportAction, ImportItem, ImportPlan, ImportRecord, ImportRequest, MAX_IMPORT_RECORDS};
+use crate::error::{Error, ErrorKind, Result};
+use crate::events::EventKind;
+use crate::model::*;
+use crate::records::*;
+use crate::storage::codec::{Key, uuid_value};
+use crate::storage::tables::*;
+use crate::validate::{LabelName, Slug};
+
+/// Longest source id.
+const MAX_EXTERNAL_ID: usize = 200;
+
+impl Board {
+    /// `POST /projects/{id}/import` (admins and owners).
+    pub async fn import_tasks(
+        &self,
+        actor: &Actor,
+        project_id: Uuid,
+        req: ImportRequest,
+    ) -> Result<ImportPlan> {
+        actor.require_admin("import tasks")?;
+        check_request(&req)?;
+        let me = actor.id();
+        let dry_run = req.dry_run;
+        let kept: Arc<Mutex<Option<ImportPlan>>> = Arc::default();
+        let stash = kept.clone();
+        let result = self
+            .write(move |tx| {
+                let plan = apply(tx, me, project_id, &req)?;
+                if req.dry_run {
+                    *stash.lock().unwrap_or_else(|e| e.into_inner()) = Some(plan);
+                    // Refusing the operation rolls every write of it back.
+                    return Err(Error::conflict("dry run"));
+                }
+                Ok(plan)
+            })
+            .await;
+        match result {
+            Err(e) if dry_run && e.kind() == ErrorKind::Conflict => {
+                kept.lock().unwrap_or_else(|e| e.into_inner()).take().ok_or(e)
+            }
+            other => other,
+        }
+    }
+}
+
+fn check_request(req: &ImportRequest) -> Result<()> {
+    if req.records.len() > MAX_IMPORT_RECORDS {
+        return Err(Error::invalid(
+            "records",
+            format!("at most {MAX_IMPORT_RECORDS} records per request, got {}", req.records.len()),
+        ));
+    }
+    for (i, r) in req.records.iter().enumerate() {
+        let bad = |field: &str, problem: &str| Error::invalid(&format!("records[{i}].{field}"), problem);
+        let check_id = |field: &str, id: &str| {
+            if id.trim().is_empty()
+                || id.chars().count() > MAX_EXTERNAL_ID
+                || id.chars().any(char::is_control)
+            {
+                Err(bad(field, "must be 1-200 characters without control characters"))
+            } else {
+                Ok(())
+            }
+        };
+        check_id("id", &r.id)?;
+        if let Some(p) = &r.parent {
+            check_id("parent", p)?;
+        }
+        for (j, l) in r.links.iter().enumerate() {
+            check_id(&format!("links[{j}].target"), &l.target)?;
+        }
+        for (j, c) in r.comments.iter().enumerate() {
+            if c.content.trim().is_empty() {
+                return Err(bad(&format!("comments[{j}].content"), "must not be empty"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The task a source id names in a project, if imported before.
+pub(crate) fn task_by_external_ref(
+    r: &(impl Records + ?Sized),
+    project: Uuid,
+    source: &str,
+    id: &str,
+) -> Result<Option<Uuid>> {
+    let key = Key::new().uuid(project).str0(source).str(id);
+    match r.get(EXTERNAL_REFS, &key)? {
+        Some(v) => Ok(Some(uuid_value(&v)?)),
+        None => Ok(None),
+    }
+}
+
+/// Members of the board by what a source calls people, created when
+/// asked to and missing.
+struct People {
+    create: bool,
+    found: HashMap<String, Option<Uuid>>,
+    created: Vec<String>,
+}
+
+impl People {
+    fn resolve(&mut self, tx: &mut Tx<'_>, who: &str) -> Result<Option<Uuid>> {
+        let who = who.trim().trim_start_matches('@').trim();
+        if who.is_empty() {
+            return Ok(None);
+        }
+        if let Some(found) = self.found.get(who) {
+            return Ok(*found);
+        }
+        let found = match find_member(tx.w, who)? {
+            Some(id) => Some(id),
+            None if self.create => {
+                let m = create_inactive(tx, who)?;
+                self.created.push(m.slug.clone());
+                Some(m.id)
+            }
+            None => None,
+        };
+        self.found.insert(who.to_string(), found);
+        Ok(found)
+    }
+}
+
+/// By slug, by an email's local part as a slug, then by a name only one
+/// member has (any case).
+fn find_member(r: &(impl Records + ?Sized), who: &str) -> Result<Option<Uuid>> {
+    let lower = who.to_lowercase();
+    if let Some(m) = r.member_by_slug(&lower)? {
+        return Ok(Some(m.id));
+    }
+    if let Some((local, _)) = lower.split_once('@')
+        && let Some(m) = r.member_by_slug(local)?
+    {
+        return Ok(Some(m.id));
+    }
+    let named = r.members_by_name(who)?;
+    Ok(if named.len() == 1 { Some(named[0].id) } else { None })
+}
+
+/// A slug made of a name: lower-case letters and digits, other runs as
+/// one hyphen; an email gives its local part.
+fn slug_of(who: &str) -> String {
+    let base = who.split('@').next().unwrap_or(who);
+    let mut slug = String::new();
+    for c in base.to_lowercase().chars() {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' {
+            slug.push(c);
+        } else if !slug.ends_with('-') && !slug.is_empty() {
+            slug.push('-');
+        }
+    }
+    let slug: String = slug.trim_end_matches('-').chars().take(56).collect();
+    if slug.is_empty() { "imported".to_string() } else { slug }
+}
+
+fn create_inactive(tx: &mut Tx<'_>, who: &str) -> Result<MemberRecord> {
+    let base = slug_of(who);
+    let mut slug = base.clone();
+    let mut n = 2;
+    while tx.w.member_by_slug(&slug)?.is_some() {
+        slug = format!("{base}-{n}");
+        n += 1;
+    }
+    let slug = Slug::new(slug).map_err(|e| e.at("assignee"))?;
+    let name: String = who.chars().take(200).collect();
+    let m = MemberRecord {
+        id: Uuid::now_v7(),
+        name,
+        slug: slug.to_string(),
+        kind: MemberType::Human,
+        role: Role::Member,
+        status: MemberStatus::Offline,
+        is_active: false,
+        avatar_url: None,
+        last_seen_at: tx.now,
+        agent_config: AgentConfig::default(),
+        created_at: tx.now,
+    };
+    tx.w.put_member(None, &m)?;
+    tx.w.put_secret(m.id, &Secret::default())?;
+    tx.emit_all(EventKind::MemberCreated, m.to_wire())?;
+    Ok(m)
+}
+
+/// A time-ordered id at `at`, so imported comments sort among the others
+/// by the time they were written.
+fn id_at(at: Timestamp) -> Uuid {
+    let secs = at.as_second().max(0) as u64;
+    let nanos = at.subsec_nanosecond().max(0) as u32;
+    Uuid::new_v7(uuid::Timestamp::from_unix(uuid::NoContext, secs, nanos))
+}
+
+fn change(from: impl serde::Serialize, to: impl serde::Serialize) -> Change {
+    Change {
+        from: serde_json::to_value(from).unwrap_or(Value::Null),
+        to: serde_json::to_value(to).unwrap_or(Value::Null),
+    }
+}
+
+fn apply(tx: &mut Tx<'_>, me: Uuid, project_id: Uuid, req: &ImportRequest) -> Result<ImportPlan> {
+    let mut project = tx.w.project_required(project_id)?;
+    let source = req.source.as_str();
+    let mut plan = ImportPlan { dry_run: req.dry_run, ..Default::default() };
+    let mut people = People { create: req.create_members, found: HashMap::new(), created: Vec::new() };
+    let mut position = tx.w.max_position(project_id)?.map_or(0.0, f64::floor);
+
+    // Pass 1: every record gets its task, so parents and links can name
+    // records in any order.
+    let mut seen = HashSet::new();
+    // (record, task id, the task before the import for an existing one)
+    let mut work: Vec<(&ImportRecord, Uuid, Option<TaskRecord>)> = Vec::new();
+    let mut item_of: Vec<usize> = Vec::new();
+    for r in &req.records {
+        if !seen.insert(r.id.as_str()) {
+            plan.items.push(skip(r, "the same id appears earlier in this import"));
+            continue;
+        }
+        let labels = new_labels(tx, &r.labels, &mut plan.labels_created)?;
+        let assignee = match &r.assignee {
+            Some(a) => people.resolve(tx, a)?,
+            None => None,
+        };
+        let existing = task_by_external_ref(tx.w, project_id, source, &r.id)?;
+        let item = match existing.map(|id| tx.w.task_required(id)).transpose()? {
+            Some(old) => {
+                let id = old.id;
+                work.push((r, id, Some(old)));
+                ImportItem { task_id: Some(id), ..item(r, ImportAction::Unchanged) }
+            }
+            None => {
+                project.task_counter += 1;
+                position += 1.0;
+                let created_at = r.created_at.unwrap_or(tx.now);
+                let mut t = TaskRecord {
+                    id: Uuid::now_v7(),
+                    project_id,
+                    number: project.task_counter,
+                    title: r.title.to_string(),
+                    description: r.description.as_ref().map(|d| d.to_string()),
+                    kind: r.kind,
+                    status: r.status,
+                    priority: r.priority,
+                    label_ids: labels,
+                    assignee_id: assignee,
+                    reviewer_id: None,
+                    parent_id: None,
+                    watcher_ids: vec![me],
+                    position,
+                    created_by: me,
+                    created_at,
+                    updated_at: r.closed_at.unwrap_or(created_at).max(created_at),
+                    lease: None,
+                    external_ref: Some(ExternalRef { source: source.to_string(), id: r.id.clone() }),
+                };
+                if let Some(a) = assignee {
+                    t.add_watcher(a);
+                }
+                tx.w.put_task(None, &t)?;
+                let mut changes = BTreeMap::new();
+                changes.insert("source".to_string(), change(Value::Null, format!("{source}:{}", r.id)));
+                changes.insert("status".to_string(), change(Value::Null, r.status));
+                record_action(tx, t.id, me, AuditAction::Imported, changes, created_at)?;
+                if let Some(closed) = r.closed_at {
+                    let mut changes = BTreeMap::new();
+                    changes.insert("closed_at".to_string(), change(Value::Null, closed));
+                    record_action(tx, t.id, me, AuditAction::Imported, changes, closed)?;
+                }
+                work.push((r, t.id, None));
+                ImportItem {
+                    task_id: Some(t.id),
+                    key: Some(task_key(&project.slug, t.number)),
+                    ..item(r, ImportAction::Create)
+                }
+            }
+        };
+        item_of.push(plan.items.len());
+        plan.items.push(item);
+    }
+    tx.w.put_project_record(&project)?;
+
+    // Pass 2: fields of existing tasks, parents, links, steps, comments.
+    for (n, (r, id, old)) in work.iter().enumerate() {
+        let it = &mut plan.items[item_of[n]];
+        let mut unresolved = Vec::new();
+        let parent = match &r.parent {
+            Some(p) if *p == r.id => {
+                it.notes.push("a task cannot be its own parent".into());
+                None
+            }
+            Some(p) => match task_by_external_ref(tx.w, project_id, source, p)? {
+                Some(pid) => match check_parent(tx.w, Some(*id), project_id, pid) {
+                    Ok(()) => Some(pid),
+                    Err(_) => {
+                        it.notes.push(format!("parent {p} would make a cycle; left out"));
+                        None
+                    }
+                },
+                None => {
+                    unresolved.push(p.clone());
+                    None
+                }
+            },
+            None => None,
+        };
+        let mut changed = Vec::new();
+        let current = tx.w.task_required(*id)?;
+        let mut t = current.clone();
+        match old {
+            Some(old) => {
+                t.title = r.title.to_string();
+                t.description = r.description.as_ref().map(|d| d.to_string());
+                t.kind = r.kind;
+                t.status = r.status;
+                t.priority = r.priority;
+                t.label_ids = label_ids(tx, &r.labels)?;
+                t.assignee_id = match &r.assignee {
+                    Some(a) => people.resolve(tx, a)?,
+                    None => None,
+                };
+                if let Some(a) = t.assignee_id {
+                    t.add_watcher(a);
+                }
+                // A parent not imported yet does not take away the one
+                // the task has.
+                if parent.is_some() || (r.parent.is_none() && old.parent_id.is_some()) {
+                    t.parent_id = parent;
+                }
+                for (field, differs) in [
+                    ("title", old.title != t.title),
+                    ("description", old.description != t.description),
+                    ("type", old.kind != t.kind),
+                    ("status", old.status != t.status),
+                    ("priority", old.priority != t.priority),
+                    ("labels", old.label_ids != t.label_ids),
+                    ("assignee", old.assignee_id != t.assignee_id),
+                    ("parent", old.parent_id != t.parent_id),
+                ] {
+                    if differs {
+                        changed.push(field.to_string());
+                    }
+                }
+                if !changed.is_empty() {
+                    Board::save_task_change(tx, me, old, t.clone(), AuditAction::Updated)?;
+                }
+            }
+            None => {
+                if parent.is_some() {
+                    t.parent_id = parent;
+                    tx.w.put_task(Some(&current), &t)?;
+                }
+            }
+        }
+        if sync_links(tx, *id, project_id, source, r, &mut unresolved, &mut it.notes)? {
+            changed.push("links".into());
+        }
+        if sync_steps(tx, *id, r)? {
+            changed.push("steps".into());
+        }
+        if add_comments(tx, &mut people, me, *id, r)? {
+            changed.push("comments".into());
+        }
+        it.unresolved = unresolved;
+        if old.is_some() && !changed.is_empty() {
+            it.action = ImportAction::Update;
+            it.changes = changed;
+            let mut changes = BTreeMap::new();
+            changes.insert("source".to_string(), change(Value::Null, format!("{source}:{}", r.id)));
+            changes.insert("fields".to_string(), change(Value::Null, &it.changes));
+            record_action(tx, *id, me, AuditAction::Imported, changes, tx.now)?;
+        }
+    }
+
+    // Events once every task is whole, and the keys of the answer.
+    for (n, (_, id, old)) in work.iter().enumerate() {
+        let it = &plan.items[item_of[n]];
+        let t = tx.w.task_required(*id)?;
+        match (old, it.action) {
+            (None, _) => {
+                let task = tx.w.render_task(&t)?;
+                tx.emit_all(EventKind::TaskCreated, &task)?;
+            }
+            // `save_task_change` told of field changes; links, steps and
+            // comments alone are told here.
+            (Some(old), ImportAction::Update) if same_fields(old, &t) => {
+                let task = tx.w.render_task(&t)?;
+                tx.emit_all(EventKind::TaskUpdated, &task)?;
+            }
+            _ => {}
+        }
+        plan.items[item_of[n]].key = Some(task_key(&project.slug, t.number));
+    }
+    for it in &plan.items {
+        match it.action {
+            ImportAction::Create => plan.created += 1,
+            ImportAction::Update => plan.updated += 1,
+            ImportAction::Unchanged => plan.unchanged += 1,
+            ImportAction::Skip => plan.skipped += 1,
+        }
+    }
+    plan.members_created = people.created;
+    if plan.created + plan.updated > 0 {
+        let who = super::tasks::member_slug(tx.w, Some(me))?;
+        let text = format!(
+            "{who} imported from {source}: {} created, {} updated, {} unchanged",
+            plan.created, plan.updated, plan.unchanged
+        );
+        Board::system_message(tx, Some(project.chat_id), None, me, text)?;
+    }
+    Ok(plan)
+}
+
+fn same_fields(a: &TaskRecord, b: &TaskRecord) -> bool {
+    a.title == b.title
+        && a.description == b.description
+        && a.kind == b.kind
+        && a.status == b.status
+        && a.priority == b.priority
+        && a.label_ids == b.label_ids
+        && a.assignee_id == b.assignee_id
+        && a.parent_id == b.parent_id
+}
+
+fn item(r: &ImportRecord, action: ImportAction) -> ImportItem {
+    ImportItem {
+        id: r.id.clone(),
+        action,
+        key: None,
+        task_id: None,
+        changes: Vec::new(),
+        reason: None,
+        unresolved: Vec::new(),
+        notes: Vec::new(),
+    }
+}
+
+fn skip(r: &ImportRecord, reason: &str) -> ImportItem {
+    ImportItem { reason: Some(reason.to_string()), ..item(r, ImportAction::Skip) }
+}
+
+/// Label ids for names, noting the labels that are new.
+fn new_labels(tx: &mut Tx<'_>, names: &[LabelName], created: &mut Vec<String>) -> Result<Vec<Uuid>> {
+    for n in names {
+        if tx.w.label_by_name(n)?.is_none() && !created.iter().any(|c| c.eq_ignore_ascii_case(n)) {
+            created.push(n.to_string());
+        }
+    }
+    label_ids(tx, names)
+}
+
+fn record_action(
+    tx: &mut Tx<'_>,
+    task: Uuid,
+    actor: Uuid,
+    action: AuditAction,
+    changes: BTreeMap<String, Change>,
+    at: Timestamp,
+) -> Result<()> {
+    if at == tx.now {
+        return audit(tx, task, actor, action, changes);
+    }
+    let a = ActionRecord { id: id_at(at), task_id: task, actor_id: actor, action, changes, created_at: at };
+    tx.w.put_record(ACTIONS, &Key::new().uuid(task).uuid(a.id), &a)
+}
+
+/// Makes the task's links to tasks of the same source those of the
+/// record; links to other tasks are the board's own and stay.
+fn sync_links(
+    tx: &mut Tx<'_>,
+    id: Uuid,
+    project: Uuid,
+    source: &str,
+    r: &ImportRecord,
+    unresolved: &mut Vec<String>,
+    notes: &mut Vec<String>,
+) -> Result<bool> {
+    let mut wanted: Vec<(LinkType, Uuid)> = Vec::new();
+    for l in &r.links {
+        match task_by_external_ref(tx.w, project, source, &l.target)? {
+            Some(target) if target == id => notes.push(format!("link to itself ({}) left out", l.target)),
+            Some(target) => {
+                if !wanted.contains(&(l.link_type, target)) {
+                    wanted.push((l.link_type, target));
+                }
+            }
+            None => unresolved.push(l.target.clone()),
+        }
+    }
+    let mut changed = false;
+    let mut have = Vec::new();
+    for l in tx.w.links_from(id)? {
+        let from_source =
+            tx.w.task(l.target_id)?
+                .and_then(|t| t.external_ref)
+                .is_some_and(|e| e.source == source && !unresolved.contains(&e.id));
+        if !from_source {
+            continue;
+        }
+        if wanted.contains(&(l.link_type, l.target_id)) {
+            have.push((l.link_type, l.target_id));
+        } else {
+            tx.w.delete_link(&l)?;
+            tx.emit_all(
+                EventKind::LinkDeleted,
+                json!({"id": l.id, "source_id": l.source_id, "target_id": l.target_id}),
+            )?;
+            changed = true;
+        }
+    }
+    for (link_type, target) in wanted {
+        if have.contains(&(link_type, target)) {
+            continue;
+        }
+        let edge = match link_type {
+            LinkType::DependsOn => Some((id, target)),
+            LinkType::Blocks => Some((target, id)),
+            LinkType::RelatesTo => None,
+        };
+        if let Some((depender, dependee)) = edge
+            && super::links::depends_transitively(tx.w, dependee, depender)?
+        {
+            let key = tx.w.task_key_of(&tx.w.task_required(target)?)?;
+            notes.push(format!("{link_type} {key} would make a dependency cycle; left out"));
+            continue;
+        }
+        let l = LinkRecord {
+            id: Uuid::now_v7(),
+            source_id: id,
+            target_id: target,
+            link_type,
+            created_at: tx.now,
+        };
+        tx.w.put_link(&l)?;
+        let link = tx.w.render_link(&l)?;
+        tx.emit_all(EventKind::LinkCreated, &link)?;
+        changed = true;
+    }
+    Ok(changed)
+}
+
+/// Makes the task's steps those of the record when they differ.
+fn sync_steps(tx: &mut Tx<'_>, id: Uuid, r: &ImportRecord) -> Result<bool> {
+    let have = tx.w.steps(id)?;
+    let same = have.len() == r.steps.len()
+        && have.iter().zip(&r.steps).all(|(h, w)| h.title == w.title.as_str() && h.done == w.done);
+    if same {
+        return Ok(false);
+    }
+    for s in &have {
+        tx.w.delete(STEPS, &Key::new().uuid(id).uuid(s.id))?;
+    }
+    for (i, s) in r.steps.iter().enumerate() {
+        let step = StepRecord {
+            id: Uuid::now_v7(),
+            task_id: id,
+            title: s.title.to_string(),
+            done: s.done,
+            position: i as i64 + 1,
+        };
+        tx.w.put_record(STEPS, &Key::new().uuid(id).uuid(step.id), &step)?;
+    }
+    Ok(true)
+}
+
+/// Adds the record's comments the task does not have yet (the same text
+/// at the same time).
+fn add_comments(tx: &mut Tx<'_>, people: &mut People, me: Uuid, id: Uuid, r: &ImportRecord) -> Result<bool> {
+    if r.comments.is_empty() {
+        return Ok(false);
+    }
+    let mut have = HashSet::new();
+    for mid in tx.w.ids_with_prefix(TASK_MESSAGES, id.as_bytes(), crate::storage::Direction::Forward)? {
+        if let Some(m) = tx.w.message(mid)?
+            && m.author_type != AuthorType::System
+        {
+            have.insert((m.created_at, m.content));
+        }
+    }
+    let mut added = false;
+    for c in &r.comments {
+        let at = c.created_at.unwrap_or(tx.now);
+        let author = match &c.author {
+            Some(a) => people.resolve(tx, a)?,
+            None => None,
+        };
+        let content = match (&c.author, author) {
+            (Some(name), None) => format!("{}:\n\n{}", name.trim(), c.content.as_str()),
+            _ => c.content.to_string(),
+        };
+        if have.contains(&(at, content.clone())) {
+            continue;
+        }
+        let author_id = author.unwrap_or(me);
+        let kind = match tx.w.member(author_id)?.map(|m| m.kind) {
+            Some(MemberType::Agent) => AuthorType::Agent,
+            _ => AuthorType::Human,
+        };
+        let m = MessageRecord {
+            id: id_at(at),
+            chat_id: None,
+            task_id: Some(id),
+            parent_id: None,
+            author_type: kind,
+            author_id: Some(author_id),
+            actor_id: Some(me),
+            content: content.clone(),
+            thinking: None,
+            mention_ids: Vec::new(),
+            voice_url: None,
+            attachment_ids: Vec::new(),
+            created_at: at,
+        };
+        tx.w.put_message(&m)?;
+        have.insert((at, content));
+        added = true;
+    }
+    Ok(added)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn slugs_of_names_and_emails() {
+        assert_eq!(super::slug_of("Ada Lovelace"), "ada-lovelace");
+        assert_eq!(super::slug_of("ada@example.com"), "ada");
+        assert_eq!(super::slug_of("@@@"), "imported");
+        assert_eq!(super::slug_of("Zoë O'Neil"), "zo-o-neil");
+    }
+}
