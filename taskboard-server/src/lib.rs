@@ -88,6 +88,8 @@ pub struct Config {
     pub webhooks: taskboard_core::webhooks::WebhookOptions,
     /// The bearer token `GET /metrics` asks for; open when `None`.
     pub metrics_token: Option<String>,
+    /// Bytes a run's transcript keeps (`--transcript-cap`).
+    pub transcript_cap: u64,
     /// Adds `GET /__panic`, a handler that panics, so tests can prove a
     /// panic becomes a 500 and the server keeps serving.
     #[doc(hidden)]
@@ -142,6 +144,7 @@ impl Config {
             event_buffer: BoardOptions::default().event_buffer,
             webhooks: Default::default(),
             metrics_token: None,
+            transcript_cap: BoardOptions::default().transcript_cap,
             panic_route: false,
         }
     }
@@ -160,7 +163,7 @@ pub(crate) struct State {
     pub cors: cors::Cors,
     pub limits: Limits,
     pub ws: ws::WsContext,
-    pub mcp: mcp::Service,
+    pub mcp: mcp::Services,
     pub metrics: Arc<metrics::Metrics>,
 }
 
@@ -200,6 +203,7 @@ impl Server {
             event_buffer: config.event_buffer,
             jwt_secret: config.jwt_secret.clone(),
             webhooks: config.webhooks.clone(),
+            transcript_cap: config.transcript_cap,
             ..BoardOptions::default()
         };
         let board = Board::open_database(config.database.as_deref(), &config.data_dir, options).await?;
@@ -219,7 +223,7 @@ impl Server {
             router: router::Router::new(config.dev, config.panic_route),
             cors: cors::Cors::new(&config),
             limits: config.limits,
-            mcp: mcp::service(board.clone(), &shutdown, config.limits.max_json_bytes),
+            mcp: mcp::Services::new(board.clone(), &shutdown, config.limits.max_json_bytes),
             ws: ws::WsContext {
                 board: board.clone(),
                 shutdown: shutdown.clone(),

@@ -50,6 +50,10 @@ struct Args {
     /// addresses (refused otherwise, at creation and at every attempt).
     #[arg(long, env = "TASKBOARD_WEBHOOK_ALLOW_PRIVATE")]
     webhook_allow_private: bool,
+    /// Bytes of text a run's transcript keeps; later output is dropped and
+    /// counted.
+    #[arg(long, env = "TASKBOARD_TRANSCRIPT_CAP", default_value_t = taskboard_core::runs::DEFAULT_TRANSCRIPT_CAP)]
+    transcript_cap: u64,
     /// Timeout of a delivery attempt in milliseconds (tests).
     #[arg(long, hide = true)]
     webhook_timeout_ms: Option<u64>,
@@ -125,6 +129,7 @@ async fn run(args: Args) -> Result<(), taskboard_server::StartError> {
     config.dev_web_origin = args.dev_web_origin;
     config.webhooks.allow_private = args.webhook_allow_private;
     config.metrics_token = args.metrics_token.filter(|t| !t.is_empty());
+    config.transcript_cap = args.transcript_cap;
     if let Some(ms) = args.webhook_timeout_ms {
         config.webhooks.policy.timeout = std::time::Duration::from_millis(ms);
     }

@@ -25,7 +25,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use taskboard_core::api::{self, Caller, Endpoint};
 use taskboard_core::board::Actor;
 use taskboard_core::{Board, Error, Result};
-use taskboard_mcp::{Connect, McpServer, Perform};
+use taskboard_mcp::{Connect, McpServer, Perform, Profile};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
@@ -37,9 +37,37 @@ pub(crate) const PATH: &str = "/mcp";
 
 pub(crate) type Service = StreamableHttpService<McpServer<SessionConnect>, LocalSessionManager>;
 
+/// One service per profile (`/mcp?profile=worker|full`, full by default):
+/// a session lives in the service that opened it, and its later requests
+/// name the same profile.
+pub(crate) struct Services {
+    full: Service,
+    worker: Service,
+}
+
+impl Services {
+    pub(crate) fn new(board: Board, shutdown: &CancellationToken, max_json_bytes: usize) -> Services {
+        Services {
+            full: service(board.clone(), shutdown, max_json_bytes, Profile::Full),
+            worker: service(board, shutdown, max_json_bytes, Profile::Worker),
+        }
+    }
+}
+
+/// The profile a request's query names; `Err` with the problem otherwise.
+fn profile_of(req: &Request<Incoming>) -> Result<Profile> {
+    let mut profile = Profile::Full;
+    for (name, value) in form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes()) {
+        if name == "profile" {
+            profile = value.parse().map_err(|e: String| Error::invalid("profile", e))?;
+        }
+    }
+    Ok(profile)
+}
+
 /// The service, its sessions ending when `shutdown` is cancelled; a
 /// message body is limited like any JSON body of the API.
-pub(crate) fn service(board: Board, shutdown: &CancellationToken, max_json_bytes: usize) -> Service {
+fn service(board: Board, shutdown: &CancellationToken, max_json_bytes: usize, profile: Profile) -> Service {
     let config = StreamableHttpServerConfig::default()
         .with_max_request_body_bytes(max_json_bytes)
         // Hosts are not limited to loopback names: the server is reached
@@ -49,7 +77,10 @@ pub(crate) fn service(board: Board, shutdown: &CancellationToken, max_json_bytes
         .with_sse_keep_alive(Some(Duration::from_secs(15)))
         .with_cancellation_token(shutdown.child_token());
     StreamableHttpService::new(
-        move || Ok(McpServer::new(SessionConnect { board: board.clone(), member: OnceLock::new() })),
+        move || {
+            Ok(McpServer::new(SessionConnect { board: board.clone(), member: OnceLock::new() })
+                .with_profile(profile))
+        },
         Arc::new(LocalSessionManager::default()),
         config,
     )
@@ -130,7 +161,12 @@ pub(crate) async fn serve(state: &State, mut req: Request<Incoming>) -> Response
             return res;
         }
     };
+    let service = match profile_of(&req) {
+        Ok(Profile::Full) => &state.mcp.full,
+        Ok(Profile::Worker) => &state.mcp.worker,
+        Err(e) => return error(&e),
+    };
     req.extensions_mut().insert(actor);
-    let res = state.mcp.handle(req).await;
+    let res = service.handle(req).await;
     res.map(|body| Either::Right(body.map_err(|never: Infallible| match never {}).boxed_unsync()))
 }

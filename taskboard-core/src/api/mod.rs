@@ -53,6 +53,7 @@ pub mod paged;
 mod projects;
 mod reply;
 mod requests;
+mod runs;
 mod tasks;
 mod webhooks;
 mod work;
@@ -71,6 +72,7 @@ pub use paged::{
 };
 pub use projects::*;
 pub use requests::*;
+pub use runs::*;
 pub use tasks::*;
 pub use webhooks::*;
 pub use work::*;
@@ -116,6 +118,12 @@ endpoint::wire!(
     NewWebhook,
     WebhookPatch,
     DeliveryQuery,
+    RunListQuery,
+    NewRun,
+    RunPatch,
+    NewEntries,
+    RunAnswer,
+    TranscriptQuery,
     // answers
     Health,
     LoginResponse,
@@ -140,6 +148,8 @@ endpoint::wire!(
     crate::webhooks::Webhook,
     crate::webhooks::CreatedWebhook,
     crate::webhooks::Delivery,
+    crate::runs::Run,
+    crate::runs::TranscriptEntry,
 );
 
 /// Visits every endpoint, in the order of the reference.
@@ -220,6 +230,15 @@ pub fn visit_all(v: &mut impl Visitor) {
     v.visit::<RotateWebhookSecret>();
     v.visit::<ListDeliveries>();
     v.visit::<Redeliver>();
+    // runs
+    v.visit::<ListRuns>();
+    v.visit::<GetRun>();
+    v.visit::<GetTranscript>();
+    v.visit::<StartRun>();
+    v.visit::<UpdateRun>();
+    v.visit::<AppendTranscript>();
+    v.visit::<CancelRun>();
+    v.visit::<AnswerRun>();
 }
 
 /// The route and documentation of every endpoint.

@@ -159,4 +159,16 @@ tables! {
     /// title (UTF-8): the titles not yet folded into TITLE_TRIGRAMS with
     /// every slice of their trigrams (see `board::search`)
     TITLE_RECENT = "taskid_recenttitle";
+    /// run_id → RunRecord (ids are time-ordered, so this is also the
+    /// board-wide run order)
+    RUNS = "runid_run";
+    /// task_id run_id → () for every run of a task
+    TASK_RUNS = "taskid_runid";
+    /// agent_id run_id → () for every run of an agent
+    AGENT_RUNS = "agentid_runid";
+    /// task_id → run_id: the run of the task not yet in a final state
+    /// (at most one a task)
+    LIVE_RUNS = "taskid_liverunid";
+    /// run_id n → TranscriptEntry: a run's transcript, n from 1
+    RUN_TRANSCRIPT = "runid_n_entry";
 }

@@ -16,6 +16,7 @@ mod parsing;
 mod projects;
 mod protocol;
 mod receiver;
+mod runs;
 mod start;
 pub mod support;
 mod tasks;
