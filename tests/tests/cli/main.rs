@@ -5,5 +5,6 @@ mod first_use;
 mod modes;
 mod postgres;
 mod remote;
+mod runs;
 mod webhooks;
 mod work;
