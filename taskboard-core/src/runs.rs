@@ -23,19 +23,19 @@ pub const MAX_ENTRIES_PER_APPEND: usize = 1000;
 pub const FAILURE_TAIL_CHARS: usize = 2000;
 
 /// The state of a run. The last five are final: a run in one of them
-/// never changes again.
+/// never changes again. `awaiting_input`: the agent asked a question
+/// and waits for a person's answer; `lost`: its runner stopped renewing
+/// the task's lease.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunState {
     Starting,
     Running,
-    /// The agent asked a question (`question`) and waits for an answer.
     AwaitingInput,
     Succeeded,
     Failed,
     Cancelled,
     TimedOut,
-    /// Its runner stopped renewing the task's lease.
     Lost,
 }
 
@@ -153,11 +153,11 @@ pub struct Run {
     pub transcript_count: u64,
 }
 
-/// What a transcript entry holds.
+/// What a transcript entry holds: `output` is what the agent printed,
+/// `state` a change of the run's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EntryKind {
-    /// Lines the agent printed.
     Output,
     Message,
     Thought,
@@ -165,7 +165,6 @@ pub enum EntryKind {
     Plan,
     Question,
     Answer,
-    /// A change of the run's state.
     State,
 }
 
