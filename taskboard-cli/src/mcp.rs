@@ -42,8 +42,11 @@ impl Perform for RemoteBackend {
 }
 
 /// Serves MCP on standard input and output until the client closes them.
-pub(crate) async fn serve_stdio<B: Perform>(backend: B) -> Result<(), Failure> {
-    let server = McpServer::new(Fixed(backend));
+pub(crate) async fn serve_stdio<B: Perform>(
+    backend: B,
+    profile: taskboard_mcp::Profile,
+) -> Result<(), Failure> {
+    let server = McpServer::new(Fixed(backend)).with_profile(profile);
     let running = server
         .serve(rmcp::transport::stdio())
         .await

@@ -46,6 +46,7 @@ pub mod metrics;
 pub mod model;
 pub mod private;
 pub mod records;
+pub mod runs;
 pub mod storage;
 pub mod validate;
 pub mod webhooks;

@@ -11,6 +11,7 @@ use taskboard_core::api::{ListTasks, Page, TaskFilter};
 use taskboard_core::{Error, ErrorKind};
 
 use crate::subscribe::Subscriptions;
+use crate::tools::Profile;
 use crate::{Connect, Perform, refs, render, schema, tools};
 
 /// The protocol revisions served: the sessionless revision, whose
@@ -27,7 +28,8 @@ pub const PROTOCOL_VERSIONS: &[ProtocolVersion] = &[
 
 const TASK_URI: &str = "taskboard://tasks/";
 
-static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(tools::definitions);
+static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| tools::definitions(Profile::Full));
+static WORKER_TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| tools::definitions(Profile::Worker));
 
 const INSTRUCTIONS: &str = "Taskboard: a task board shared by people and agents. Find work with \
 ready_tasks or claim_task, read it with get_task, plan it as steps, report with comment, and \
@@ -38,6 +40,7 @@ finish with update_task (status review or done). The work_loop prompt has the wh
 pub struct McpServer<C: Connect> {
     connect: Arc<C>,
     subscriptions: Arc<Subscriptions>,
+    profile: Profile,
 }
 
 impl<C: Connect> McpServer<C> {
@@ -47,7 +50,20 @@ impl<C: Connect> McpServer<C> {
 
     /// A connection sharing `connect` with others.
     pub fn shared(connect: Arc<C>) -> McpServer<C> {
-        McpServer { connect, subscriptions: Arc::default() }
+        McpServer { connect, subscriptions: Arc::default(), profile: Profile::Full }
+    }
+
+    /// The same connection offering only the tools of `profile`.
+    pub fn with_profile(mut self, profile: Profile) -> McpServer<C> {
+        self.profile = profile;
+        self
+    }
+
+    fn tools(&self) -> &'static [Tool] {
+        match self.profile {
+            Profile::Full => &TOOLS,
+            Profile::Worker => &WORKER_TOOLS,
+        }
     }
 }
 
@@ -100,11 +116,11 @@ impl<C: Connect> ServerHandler for McpServer<C> {
         _: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(TOOLS.clone()))
+        Ok(ListToolsResult::with_all_items(self.tools().to_vec()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        TOOLS.iter().find(|t| t.name == name).cloned()
+        self.tools().iter().find(|t| t.name == name).cloned()
     }
 
     async fn call_tool(
@@ -112,7 +128,7 @@ impl<C: Connect> ServerHandler for McpServer<C> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let Some(tool) = TOOLS.iter().find(|t| t.name == request.name) else {
+        let Some(tool) = self.tools().iter().find(|t| t.name == request.name) else {
             return Err(McpError::invalid_params(format!("no tool named {}", request.name), None));
         };
         let args = request.arguments.unwrap_or_default();
@@ -275,4 +291,31 @@ fn work_loop(project: Option<&str>) -> String {
          409 conflict when someone else already took the task): read the detail and adjust; \
          do not retry the same call unchanged."
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The worker profile's `tools/list` answer, as sent.
+    fn listed(tools: &[Tool]) -> String {
+        serde_json::to_string(&ListToolsResult::with_all_items(tools.to_vec())).unwrap()
+    }
+
+    #[test]
+    fn the_worker_profile_lists_its_tools_in_at_most_3000_tokens() {
+        let worker = listed(&WORKER_TOOLS);
+        // 3,000 tokens at four characters a token.
+        assert!(
+            worker.chars().count() <= 12_000,
+            "worker tools/list is {} characters",
+            worker.chars().count()
+        );
+        let names: Vec<&str> = WORKER_TOOLS.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(names, crate::WORKER_TOOL_NAMES);
+        assert!(listed(&TOOLS).len() > worker.len());
+        for name in crate::WORKER_TOOL_NAMES {
+            assert!(crate::TOOL_NAMES.contains(name), "{name} is a tool of the full profile too");
+        }
+    }
 }

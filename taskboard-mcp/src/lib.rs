@@ -26,7 +26,7 @@ mod subscribe;
 mod tools;
 
 pub use handler::{McpServer, PROTOCOL_VERSIONS};
-pub use tools::{TOOL_NAMES, WAIT_CAP_SECONDS};
+pub use tools::{Profile, TOOL_NAMES, WAIT_CAP_SECONDS, WORKER_TOOL_NAMES};
 
 /// Performs endpoints as one member: what every tool calls.
 pub trait Perform: Clone + Send + Sync + 'static {

@@ -47,6 +47,58 @@ pub const TOOL_NAMES: &[&str] = &[
     "wait_for_events",
 ];
 
+/// The tools of the `worker` profile: what an agent at work on a task
+/// needs, and no more, so its `tools/list` stays small (the runner offers
+/// this profile to the agents it starts).
+pub const WORKER_TOOL_NAMES: &[&str] = &[
+    "ready_tasks",
+    "claim_task",
+    "get_task",
+    "heartbeat",
+    "release_task",
+    "add_step",
+    "complete_step",
+    "comment",
+    "wait_for_events",
+];
+
+/// Which tools a connection offers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Profile {
+    /// Every tool.
+    #[default]
+    Full,
+    /// [`WORKER_TOOL_NAMES`] only.
+    Worker,
+}
+
+impl Profile {
+    pub fn tool_names(self) -> &'static [&'static str] {
+        match self {
+            Profile::Full => TOOL_NAMES,
+            Profile::Worker => WORKER_TOOL_NAMES,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Full => "full",
+            Profile::Worker => "worker",
+        }
+    }
+}
+
+impl std::str::FromStr for Profile {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Profile, String> {
+        match s {
+            "full" => Ok(Profile::Full),
+            "worker" => Ok(Profile::Worker),
+            _ => Err(format!("unknown MCP profile {s:?}, expected full or worker")),
+        }
+    }
+}
+
 /// What a tool answers: structured content (an object) and its short text.
 pub(crate) struct Answer {
     pub structured: Value,
@@ -277,8 +329,9 @@ fn output_schema(name: &str) -> rmcp::model::JsonObject {
 }
 
 /// Every tool's definition, for `tools/list`.
-pub(crate) fn definitions() -> Vec<Tool> {
-    TOOL_NAMES
+pub(crate) fn definitions(profile: Profile) -> Vec<Tool> {
+    profile
+        .tool_names()
         .iter()
         .map(|&name| {
             let (description, read_only) = describe(name);
@@ -287,9 +340,15 @@ pub(crate) fn definitions() -> Vec<Tool> {
                 true => ToolAnnotations::new().read_only(true),
                 false => ToolAnnotations::new().destructive(false),
             };
-            Tool::new(name, description, input(name).build())
-                .with_raw_output_schema(Arc::new(output_schema(name)))
-                .with_annotations(annotations)
+            let tool = Tool::new(name, description, input(name).build()).with_annotations(annotations);
+            // The worker profile leaves out output schemas: the Task's
+            // schema alone would be repeated in five of its tools, more
+            // than half of its list. Answers still carry structured
+            // content and text.
+            match profile {
+                Profile::Full => tool.with_raw_output_schema(Arc::new(output_schema(name))),
+                Profile::Worker => tool,
+            }
         })
         .collect()
 }
@@ -522,7 +581,7 @@ mod tests {
 
     #[test]
     fn every_tool_is_described_with_object_schemas() {
-        let tools = definitions();
+        let tools = definitions(Profile::Full);
         assert_eq!(tools.len(), TOOL_NAMES.len());
         for tool in &tools {
             assert!(tool.description.as_ref().is_some_and(|d| d.len() > 40), "{} is described", tool.name);

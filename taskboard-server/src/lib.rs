@@ -110,6 +110,8 @@ pub struct Config {
     /// Serves HTTPS with this certificate and key (`--tls-cert`,
     /// `--tls-key`), reloaded on SIGHUP; plain HTTP when `None`.
     pub tls: Option<tls::TlsFiles>,
+    /// Bytes a run's transcript keeps (`--transcript-cap`).
+    pub transcript_cap: u64,
     /// Adds `GET /__panic`, a handler that panics, so tests can prove a
     /// panic becomes a 500 and the server keeps serving.
     #[doc(hidden)]
@@ -170,6 +172,7 @@ impl Config {
             mcp: McpLimits::default(),
             backups: None,
             tls: None,
+            transcript_cap: BoardOptions::default().transcript_cap,
             panic_route: false,
         }
     }
@@ -244,6 +247,7 @@ impl Server {
             event_buffer: config.event_buffer,
             jwt_secret: config.jwt_secret.clone(),
             webhooks: config.webhooks.clone(),
+            transcript_cap: config.transcript_cap,
             ..BoardOptions::default()
         };
         let board = Board::open_database(config.database.as_deref(), &config.data_dir, options).await?;

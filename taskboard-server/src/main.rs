@@ -53,6 +53,10 @@ struct Args {
     /// addresses (refused otherwise, at creation and at every attempt).
     #[arg(long, env = "TASKBOARD_WEBHOOK_ALLOW_PRIVATE")]
     webhook_allow_private: bool,
+    /// Bytes of text a run's transcript keeps; later output is dropped and
+    /// counted.
+    #[arg(long, env = "TASKBOARD_TRANSCRIPT_CAP", default_value_t = taskboard_core::runs::DEFAULT_TRANSCRIPT_CAP)]
+    transcript_cap: u64,
     /// Timeout of a delivery attempt in milliseconds (tests).
     #[arg(long, hide = true)]
     webhook_timeout_ms: Option<u64>,
@@ -226,6 +230,7 @@ async fn run(args: Args) -> Result<(), taskboard_server::StartError> {
         every: args.backup_every,
         keep: args.backup_keep as usize,
     });
+    config.transcript_cap = args.transcript_cap;
     if let Some(ms) = args.webhook_timeout_ms {
         config.webhooks.policy.timeout = std::time::Duration::from_millis(ms);
     }

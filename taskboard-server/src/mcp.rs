@@ -45,7 +45,7 @@ use taskboard_core::api::{self, Caller, Endpoint};
 use taskboard_core::board::Actor;
 use taskboard_core::error::ErrorBody;
 use taskboard_core::{Board, Error, Result};
-use taskboard_mcp::{Connect, McpServer, Perform};
+use taskboard_mcp::{Connect, McpServer, Perform, Profile};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
@@ -80,10 +80,26 @@ impl Default for McpLimits {
     }
 }
 
-/// The endpoint: rmcp's service and the sessions it keeps.
+type Service = StreamableHttpService<McpServer<SessionConnect>, Sessions>;
+
+/// The endpoint: one rmcp service per profile (`/mcp?profile=worker|full`,
+/// full by default) over one table of sessions. A session keeps the
+/// profile of the `initialize` that opened it.
 pub(crate) struct Mcp {
-    service: StreamableHttpService<McpServer<SessionConnect>, Sessions>,
+    full: Service,
+    worker: Service,
     sessions: Arc<Sessions>,
+}
+
+/// The profile a request's query names; `Err` with the problem otherwise.
+fn profile_of(req: &Request<Incoming>) -> Result<Profile> {
+    let mut profile = Profile::Full;
+    for (name, value) in form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes()) {
+        if name == "profile" {
+            profile = value.parse().map_err(|e: String| Error::invalid("profile", e))?;
+        }
+    }
+    Ok(profile)
 }
 
 /// The service, its sessions ending when `shutdown` is cancelled; a
@@ -103,12 +119,15 @@ pub(crate) fn service(board: Board, shutdown: &CancellationToken, limits: McpLim
     local.session_config.keep_alive = None;
     let sessions = Arc::new(Sessions { local, table: Mutex::default(), limits });
     sessions.clone().reap_idle(shutdown.child_token());
-    let service = StreamableHttpService::new(
-        move || Ok(McpServer::new(SessionConnect { board: board.clone() })),
-        sessions.clone(),
-        config,
-    );
-    Mcp { service, sessions }
+    let service = |profile: Profile| {
+        let board = board.clone();
+        StreamableHttpService::new(
+            move || Ok(McpServer::new(SessionConnect { board: board.clone() }).with_profile(profile)),
+            sessions.clone(),
+            config.clone(),
+        )
+    };
+    Mcp { full: service(Profile::Full), worker: service(Profile::Worker), sessions }
 }
 
 /// The board as the member of each request.
@@ -472,6 +491,10 @@ pub(crate) async fn serve(state: &State, req: Request<Incoming>) -> Response<Res
             return res;
         }
     };
+    let profile = match profile_of(&req) {
+        Ok(profile) => profile,
+        Err(e) => return error(&e),
+    };
     let mcp = &state.mcp;
     let member = actor.id();
     let (mut parts, body) = req.into_parts();
@@ -500,7 +523,11 @@ pub(crate) async fn serve(state: &State, req: Request<Incoming>) -> Response<Res
         Bytes::new()
     };
     let ending = parts.method == Method::DELETE;
-    let mut res = mcp.service.handle(Request::from_parts(parts, Full::new(body))).await;
+    let service = match profile {
+        Profile::Full => &mcp.full,
+        Profile::Worker => &mcp.worker,
+    };
+    let mut res = service.handle(Request::from_parts(parts, Full::new(body))).await;
     drop(opening);
     if ending && res.status() == StatusCode::ACCEPTED {
         // An ended session is answered 204 No Content, as MCP clients

@@ -92,6 +92,12 @@ export function apply(frame) {
       state.tasks.set(d.id, d);
       notify("tasks");
       break;
+    case "task.lease_renewed":
+      patchTask(d.id, (t) => {
+        t.lease = d.lease;
+        t.updated_at = d.updated_at;
+      });
+      break;
     case "task.deleted":
       state.tasks.delete(d.id);
       notify("tasks");

@@ -7,12 +7,14 @@ use clap::{Args, Parser, Subcommand};
 mod members;
 mod messages;
 mod projects;
+mod runs;
 mod tasks;
 mod webhooks;
 
 pub use members::*;
 pub use messages::*;
 pub use projects::*;
+pub use runs::*;
 pub use tasks::*;
 pub use webhooks::*;
 
@@ -135,6 +137,9 @@ named by TASKBOARD_CREDENTIALS.")]
     /// Webhooks and their deliveries (admins and owners).
     #[command(subcommand)]
     Webhook(WebhookCmd),
+    /// Runs of agents at tasks: list, show, start, cancel, answer, logs.
+    #[command(subcommand)]
+    Run(RunCmd),
     /// Chat messages and task comments.
     #[command(subcommand)]
     Message(MessageCmd),
@@ -161,8 +166,14 @@ write to a board this process holds).")]
     #[command(after_help = "Examples:\n  taskboard --data-dir ./board --as agent-1 mcp\n  \
 TASKBOARD_SERVER=http://127.0.0.1:8080 TASKBOARD_TOKEN=tbk-... taskboard mcp\n\n\
 Reads JSON-RPC on standard input and answers on standard output; an MCP client starts it (see \
-README, MCP). The tools act as the --as member locally, or as the token's member on a server.")]
-    Mcp,
+README, MCP). The tools act as the --as member locally, or as the token's member on a server. \
+--profile worker offers only what an agent at work on a task needs (ready, claim, get, heartbeat, \
+release, steps, comment, wait for events).")]
+    Mcp {
+        /// Which tools to offer: full (every tool) or worker.
+        #[arg(long, default_value = "full")]
+        profile: taskboard_mcp::Profile,
+    },
     /// Export the whole local board to an archive directory (JSON lines plus file blobs).
     #[command(after_help = "Example:\n  taskboard --data-dir ./board export ./board-archive\n\n\
 The directory must be absent or empty. While a server holds the board, use `backup` instead.")]

@@ -20,6 +20,7 @@ mod helpers;
 mod import;
 mod members;
 mod messages;
+mod runs;
 mod tasks;
 mod webhooks;
 
@@ -164,8 +165,9 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
             Mode::Local(place) => {
                 let mut backend = LocalBackend::open(&place, g.acting_as.as_deref()).await?;
                 backend.caller.actor = backend.caller.actor.map(|a| a.presenting(g.lease_id));
-                if let Command::Mcp = command {
-                    return crate::mcp::serve_stdio(crate::mcp::Local(std::sync::Arc::new(backend))).await;
+                if let Command::Mcp { profile } = command {
+                    let backend = crate::mcp::Local(std::sync::Arc::new(backend));
+                    return crate::mcp::serve_stdio(backend, profile).await;
                 }
                 if let Command::Events { since, .. } = command {
                     return local_events(&backend, since, out).await;
@@ -173,8 +175,8 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
                 execute(&backend, command, out).await
             }
             Mode::Remote(client) => {
-                if let Command::Mcp = command {
-                    return crate::mcp::serve_stdio(crate::backend::RemoteBackend { client }).await;
+                if let Command::Mcp { profile } = command {
+                    return crate::mcp::serve_stdio(crate::backend::RemoteBackend { client }, profile).await;
                 }
                 if let Command::Events { since, sse: true } = command {
                     let mut events = client.sse_events(since).await?;
@@ -257,6 +259,7 @@ async fn execute<B: Backend>(b: &B, command: Command, out: Out) -> std::result::
         Command::Step(c) => tasks::step(b, c, out).await?,
         Command::Label(c) => tasks::label(b, c, out).await?,
         Command::Webhook(c) => webhooks::webhook(b, c, out).await?,
+        Command::Run(c) => runs::run(b, c, out).await?,
         Command::Message(c) => messages::message(b, c, out).await?,
         Command::File(c) => messages::file(b, c, out).await?,
         Command::Attachment(AttachmentCmd::Download { attachment, output }) => {
@@ -288,7 +291,7 @@ async fn execute<B: Backend>(b: &B, command: Command, out: Out) -> std::result::
         | Command::Login { .. }
         | Command::Logout
         | Command::Events { .. }
-        | Command::Mcp
+        | Command::Mcp { .. }
         | Command::Export { .. }
         | Command::Import { from: None, .. }
         | Command::Restore { .. }

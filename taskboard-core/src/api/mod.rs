@@ -54,6 +54,7 @@ pub mod paged;
 mod projects;
 mod reply;
 mod requests;
+mod runs;
 mod tasks;
 mod webhooks;
 mod work;
@@ -73,6 +74,7 @@ pub use paged::{
 };
 pub use projects::*;
 pub use requests::*;
+pub use runs::*;
 pub use tasks::*;
 pub use webhooks::*;
 pub use work::*;
@@ -119,6 +121,12 @@ endpoint::wire!(
     WebhookPatch,
     DeliveryQuery,
     ImportRequest,
+    RunListQuery,
+    NewRun,
+    RunPatch,
+    NewEntries,
+    RunAnswer,
+    TranscriptQuery,
     // answers
     Health,
     LoginResponse,
@@ -144,6 +152,8 @@ endpoint::wire!(
     crate::webhooks::CreatedWebhook,
     crate::webhooks::Delivery,
     ImportPlan,
+    crate::runs::Run,
+    crate::runs::TranscriptEntry,
 );
 
 /// Visits every endpoint, in the order of the reference.
@@ -226,6 +236,15 @@ pub fn visit_all(v: &mut impl Visitor) {
     v.visit::<RotateWebhookSecret>();
     v.visit::<ListDeliveries>();
     v.visit::<Redeliver>();
+    // runs
+    v.visit::<ListRuns>();
+    v.visit::<GetRun>();
+    v.visit::<GetTranscript>();
+    v.visit::<StartRun>();
+    v.visit::<UpdateRun>();
+    v.visit::<AppendTranscript>();
+    v.visit::<CancelRun>();
+    v.visit::<AnswerRun>();
 }
 
 /// The route and documentation of every endpoint.

@@ -125,6 +125,7 @@ pub enum CursorKind {
     Steps = 9,
     ProjectMembers = 10,
     Replies = 11,
+    Runs = 12,
 }
 
 /// Version of the cursor layout; a cursor of another version is refused

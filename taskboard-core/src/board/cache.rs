@@ -105,6 +105,16 @@ pub(super) fn invalidate(inner: &Inner, events: &[Event]) {
         cache.generation += 1;
         cache.tasks.clear();
         cache.bytes = 0;
+    } else if events.iter().any(|e| e.kind == EventKind::TaskLeaseRenewed) {
+        // A heartbeat changes its task's lease only: that task goes.
+        let mut cache = inner.task_cache.write().unwrap();
+        cache.generation += 1;
+        for e in events.iter().filter(|e| e.kind == EventKind::TaskLeaseRenewed) {
+            let id = e.data().get("id").and_then(|v| v.as_str()).and_then(|s| s.parse::<Uuid>().ok());
+            if let Some(old) = id.and_then(|id| cache.tasks.remove(&id)) {
+                cache.bytes -= old.weight();
+            }
+        }
     }
 }
 

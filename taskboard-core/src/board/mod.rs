@@ -29,6 +29,7 @@ mod processes;
 mod projects;
 mod queries;
 mod ready;
+mod runs;
 pub(crate) mod search;
 mod steps;
 mod tasks;
@@ -65,6 +66,7 @@ pub use idempotency::{AnswerOf, IDEMPOTENCY_TTL, IdempotencyKey, Idempotent, Sto
 pub use members::Bootstrap;
 pub use pages::{STREAM_CHUNK, STREAM_DEPTH};
 pub use presence::{PRESENCE_RENEWAL, PRESENCE_TTL};
+pub use runs::OUTPUT_INTERVAL_MS;
 pub use search::{RECENT_MAX as TITLE_RECENT_MAX, STEP as TITLE_FOLD_STEP};
 pub use throttle::{Clock, LoginLimits};
 pub use work::LEASE_SECONDS;
@@ -99,6 +101,8 @@ pub struct BoardOptions {
     pub clock: Clock,
     /// Which targets webhooks may have, and how deliveries are retried.
     pub webhooks: crate::webhooks::WebhookOptions,
+    /// Bytes a run's transcript keeps before it drops entries.
+    pub transcript_cap: u64,
 }
 
 impl Default for BoardOptions {
@@ -115,6 +119,7 @@ impl Default for BoardOptions {
             password_hashers: (cpus / 2).max(1),
             clock: Clock::system(),
             webhooks: Default::default(),
+            transcript_cap: crate::runs::DEFAULT_TRANSCRIPT_CAP,
         }
     }
 }
@@ -188,6 +193,8 @@ struct Inner {
     /// Wakes the webhook sender for work no event announces (a
     /// redelivery).
     webhook_wake: tokio::sync::Notify,
+    /// Where the `run.output` frames of each run stand.
+    run_output: Arc<runs::OutputPaces>,
 }
 
 impl Drop for Inner {
@@ -381,6 +388,7 @@ impl Board {
                 hashers,
                 idempotency_running: Mutex::new(Default::default()),
                 webhook_wake: tokio::sync::Notify::new(),
+                run_output: Default::default(),
             }),
         };
         Ok(board)
@@ -563,8 +571,15 @@ impl Board {
             let mut presence = tokio::time::interval(presence::PRESENCE_RENEWAL);
             presence.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             let mut uploads = tokio::time::interval(Duration::from_secs(3600));
+            let mut output = tokio::time::interval(Duration::from_millis(runs::OUTPUT_INTERVAL_MS as u64));
+            output.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tokio::select! {
+                    _ = output.tick() => {
+                        if let Err(e) = board.flush_run_output().await {
+                            tracing::warn!(%e, "sending held-back run output failed");
+                        }
+                    }
                     _ = presence.tick() => {
                         if let Err(e) = board.renew_presence().await {
                             tracing::warn!(%e, "renewing presence failed");

@@ -231,6 +231,14 @@ impl Board {
         changes.note("position", &old.position, &t.position);
         changes.note("watcher_ids", &old.watcher_ids, &t.watcher_ids);
         t.end_lease_if_moved();
+        if old.lease.is_some() && t.lease.map(|l| l.holder) != old.lease.map(|l| l.holder) {
+            Board::end_live_run(
+                tx,
+                t.id,
+                crate::runs::RunState::Cancelled,
+                "the task was moved or reassigned",
+            )?;
+        }
         if changes.0.is_empty() && t.lease == old.lease {
             return tx.w.render_task(old);
         }
@@ -282,6 +290,7 @@ impl Board {
     /// subtasks lose their parent (docs/rules.md, tasks).
     pub(crate) fn delete_task_in(tx: &mut Tx<'_>, t: &TaskRecord) -> Result<()> {
         let key = tx.w.task_key_of(t)?;
+        Board::end_live_run(tx, t.id, crate::runs::RunState::Cancelled, "the task was deleted")?;
         for step in tx.w.steps(t.id)? {
             tx.w.delete(STEPS, &Key::new().uuid(t.id).uuid(step.id))?;
         }
@@ -353,6 +362,7 @@ impl Board {
             t.status = TaskStatus::Backlog;
             t.assignee_id = None;
             t.lease = None;
+            Board::end_live_run(tx, id, crate::runs::RunState::Cancelled, "the task was rejected")?;
             let key = tx.w.task_key_of(&old)?;
             let who = member_slug(tx.w, Some(me))?;
             let mut changes = Changes::default();

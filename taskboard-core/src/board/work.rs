@@ -35,7 +35,7 @@ pub fn check_lease(seconds: Option<u32>) -> Result<Option<u32>> {
     }
 }
 
-fn lease(id: Uuid, holder: Uuid, now: Timestamp, seconds: u32) -> LeaseRecord {
+pub(super) fn lease(id: Uuid, holder: Uuid, now: Timestamp, seconds: u32) -> LeaseRecord {
     let expires_at = now.checked_add(SignedDuration::from_secs(seconds.into())).unwrap_or(Timestamp::MAX);
     LeaseRecord { id, holder, expires_at, seconds }
 }
@@ -210,7 +210,10 @@ impl Board {
             t.updated_at = tx.now;
             tx.w.put_task(Some(&old), &t)?;
             let task = tx.w.render_task(&t)?;
-            tx.emit_all(EventKind::TaskUpdated, &task)?;
+            // A light event, not the whole task (docs/decisions.md, runs).
+            let renewed = json!({"id": task.id, "key": task.key, "project_id": t.project_id,
+                "lease": task.lease, "updated_at": task.updated_at});
+            tx.emit_all(EventKind::TaskLeaseRenewed, renewed)?;
             Ok(task)
         })
         .await
@@ -245,13 +248,19 @@ impl Board {
         .await
     }
 
-    fn release_in(
+    pub(super) fn release_in(
         tx: &mut Tx<'_>,
         actor: Uuid,
         old: TaskRecord,
         reason: Option<String>,
         action: AuditAction,
     ) -> Result<Task> {
+        // The task's run, if one is live, ends with the lease.
+        let run_state = match action {
+            AuditAction::LeaseExpired => crate::runs::RunState::Lost,
+            _ => crate::runs::RunState::Cancelled,
+        };
+        Board::end_live_run(tx, old.id, run_state, reason.as_deref().unwrap_or("the task was released"))?;
         let mut t = old.clone();
         t.assignee_id = None;
         t.status = TaskStatus::Todo;

@@ -51,6 +51,9 @@ event_kinds! {
     TaskUpdated => "task.updated",
     /// The task's last open dependency is done: it is ready work now.
     TaskReady => "task.ready",
+    /// A heartbeat renewed a task's lease: the task's id, key, project and
+    /// lease only, in place of a whole `task.updated`.
+    TaskLeaseRenewed => "task.lease_renewed",
     TaskDeleted => "task.deleted",
     LinkCreated => "link.created",
     LinkDeleted => "link.deleted",
@@ -68,6 +71,10 @@ event_kinds! {
     WebhookCreated => "webhook.created",
     WebhookUpdated => "webhook.updated",
     WebhookDeleted => "webhook.deleted",
+    RunCreated => "run.created",
+    RunUpdated => "run.updated",
+    /// New transcript entries of a run, batched.
+    RunOutput => "run.output",
 }
 
 impl EventKind {
@@ -80,8 +87,11 @@ impl EventKind {
             | ProjectUpdated | ProjectDeleted | ProjectMemberAdded | ProjectMemberRemoved | TaskCreated
             | TaskUpdated | TaskReady | TaskDeleted | LinkCreated | LinkDeleted | StepCreated
             | StepUpdated | StepDeleted | LabelCreated | LabelUpdated | LabelDeleted => true,
-            AgentStatus | ConfigUpdated | MessageNew | FileUploaded | FileReplaced | FileUpdated
-            | FileDeleted | WebhookCreated | WebhookUpdated | WebhookDeleted => false,
+            // A renewed lease changes one task: `board::cache` drops that
+            // one rather than every rendering.
+            TaskLeaseRenewed | AgentStatus | ConfigUpdated | MessageNew | FileUploaded | FileReplaced
+            | FileUpdated | FileDeleted | WebhookCreated | WebhookUpdated | WebhookDeleted | RunCreated
+            | RunUpdated | RunOutput => false,
         }
     }
 
@@ -96,7 +106,9 @@ impl EventKind {
             | TaskCreated | TaskUpdated | TaskReady | TaskDeleted | LinkCreated | LinkDeleted
             | StepCreated | StepUpdated | StepDeleted | LabelCreated | LabelUpdated | LabelDeleted
             | MessageNew | FileUploaded | FileReplaced | FileUpdated | FileDeleted | WebhookCreated
-            | WebhookUpdated | WebhookDeleted => false,
+            | WebhookUpdated | WebhookDeleted | TaskLeaseRenewed | RunCreated | RunUpdated | RunOutput => {
+                false
+            }
         }
     }
 

@@ -164,4 +164,16 @@ tables! {
     /// project_id source 0 external_id → task_id: imported tasks by their
     /// origin (`board::import`)
     EXTERNAL_REFS = "projectid_source_externalid_taskid";
+    /// run_id → RunRecord (ids are time-ordered, so this is also the
+    /// board-wide run order)
+    RUNS = "runid_run";
+    /// task_id run_id → () for every run of a task
+    TASK_RUNS = "taskid_runid";
+    /// agent_id run_id → () for every run of an agent
+    AGENT_RUNS = "agentid_runid";
+    /// task_id → run_id: the run of the task not yet in a final state
+    /// (at most one a task)
+    LIVE_RUNS = "taskid_liverunid";
+    /// run_id n → TranscriptEntry: a run's transcript, n from 1
+    RUN_TRANSCRIPT = "runid_n_entry";
 }

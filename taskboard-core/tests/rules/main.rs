@@ -19,6 +19,7 @@ mod messages;
 mod paging;
 mod projects;
 mod reads;
+mod runs;
 mod schema;
 mod tasks;
 mod webhooks;

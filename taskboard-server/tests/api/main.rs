@@ -17,6 +17,7 @@ mod projects;
 mod protocol;
 mod ready;
 mod receiver;
+mod runs;
 mod security;
 mod start;
 pub mod support;

@@ -7,5 +7,6 @@ mod imports;
 mod modes;
 mod postgres;
 mod remote;
+mod runs;
 mod webhooks;
 mod work;

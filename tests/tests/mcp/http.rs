@@ -53,6 +53,42 @@ async fn tools_list_names_every_tool_with_input_and_output_schemas() {
 }
 
 #[tokio::test]
+async fn the_worker_profile_offers_the_tools_of_work_only() {
+    let board = Board::start().await;
+    let token = board.agent("bot").await;
+    let config = StreamableHttpClientTransportConfig::with_uri(format!("{}?profile=worker", board.mcp_url()))
+        .auth_header(token.clone());
+    let (handler, _updates) = client();
+    let session = handler
+        .serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .expect("the MCP session starts");
+    let tools = session.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, taskboard_mcp::WORKER_TOOL_NAMES);
+    let listed = serde_json::to_string(&json!({"tools": tools})).unwrap();
+    assert!(listed.chars().count() <= 12_000, "worker tools/list is {} characters", listed.len());
+    // A tool of the full profile only is no tool here.
+    let refused = session.call_tool(rmcp::model::CallToolRequestParams::new("create_task")).await;
+    assert!(refused.is_err(), "create_task is not a worker tool");
+    let task = board.task("Work").await;
+    // Without output schemas, answers still carry structured content.
+    let got = call(&session, "get_task", json!({"task": task["key"]})).await;
+    assert_ne!(got.is_error, Some(true), "{:?}", got.content);
+    assert_eq!(got.structured_content.expect("structured content")["task"]["key"], task["key"]);
+    session.cancel().await.ok();
+    let bad = reqwest::Client::new()
+        .post(format!("{}?profile=everything", board.mcp_url()))
+        .bearer_auth(&token)
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 422);
+    board.shutdown().await;
+}
+
+#[tokio::test]
 async fn an_agent_works_a_task_through_the_whole_loop() {
     let board = Board::start().await;
     let token = board.agent("bot").await;

@@ -1,0 +1,328 @@
+//! Runs: an agent's attempts at tasks, started by a person or by the
+//! agent's runner, written by the runner, followed and answered by people.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::endpoint::{Call, Caller, Endpoint, Info, Method};
+use super::paged::Paged;
+use super::requests::Patch;
+use crate::board::Board;
+use crate::error::Result;
+use crate::runs::{EntryKind, Question, Run, RunState, TranscriptEntry, Usage};
+
+/// The query of `GET /runs`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct RunListQuery {
+    /// Only the runs of this task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<Uuid>,
+    /// Only the runs of this agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<Uuid>,
+    /// Only the runs in this state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<RunState>,
+    /// 1–1000, default 50.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 1000), extend("default" = 50))]
+    pub limit: Option<u32>,
+    /// Where the page starts: the cursor from the `Link: <…>; rel="next"`
+    /// header of the page before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
+/// The body of `POST /tasks/{id}/runs`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct NewRun {
+    /// The agent to run.
+    pub agent_id: Uuid,
+    /// The lease the run holds the task under, renewed by the runner's
+    /// heartbeats (10–86,400 seconds, default 300).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_seconds: Option<u32>,
+}
+
+/// The body of `PATCH /runs/{id}`: what the runner reports.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct RunPatch {
+    /// Any state but `starting` and `lost`; a final one ends the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<RunState>,
+    /// The runner's name (host and process), 1–200 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Up to 2,000 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// A question makes the run `awaiting_input` until a person answers;
+    /// null withdraws it.
+    #[serde(default, skip_serializing_if = "Patch::is_absent")]
+    pub question: Patch<Question>,
+}
+
+/// One entry of `POST /runs/{id}/transcript`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct NewEntry {
+    pub kind: EntryKind,
+    /// Up to 65,536 bytes.
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+/// The body of `POST /runs/{id}/transcript`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct NewEntries {
+    /// 1–1,000 entries, appended in order.
+    pub entries: Vec<NewEntry>,
+}
+
+/// The body of `POST /runs/{id}/answer`: one of the question's options,
+/// or text.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct RunAnswer {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub option_id: Option<String>,
+    /// Up to 10,000 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+/// The query of `GET /runs/{id}/transcript`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct TranscriptQuery {
+    /// Only entries after this `n`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<u64>,
+    /// 1–1000, default 200.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 1000), extend("default" = 200))]
+    pub limit: Option<u32>,
+}
+
+/// `GET /runs`.
+#[derive(Debug)]
+pub struct ListRuns;
+
+impl Endpoint for ListRuns {
+    const INFO: Info = Info {
+        name: "list_runs",
+        method: Method::Get,
+        path: "/api/v1/runs",
+        auth: true,
+        status: 200,
+        summary: "List runs",
+        description: "Runs of agents at tasks, newest first, optionally of one task, one agent or in one \
+            state. Paged by `cursor` (the `Link` header of the page before).",
+        errors: &[],
+    };
+    type Path = ();
+    type Query = RunListQuery;
+    type Body = ();
+    type Response = Paged<Run>;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Paged<Run>> {
+        board.list_runs(caller.actor()?, call.query).await
+    }
+}
+
+/// `GET /runs/{id}`.
+#[derive(Debug)]
+pub struct GetRun;
+
+impl Endpoint for GetRun {
+    const INFO: Info = Info {
+        name: "get_run",
+        method: Method::Get,
+        path: "/api/v1/runs/{run_id}",
+        auth: true,
+        status: 200,
+        summary: "Get a run",
+        description: "A run with its state, its open question and the size of its transcript.",
+        errors: &[404],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = ();
+    type Response = Run;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Run> {
+        board.get_run(caller.actor()?, call.path).await
+    }
+}
+
+/// `GET /runs/{id}/transcript`.
+#[derive(Debug)]
+pub struct GetTranscript;
+
+impl Endpoint for GetTranscript {
+    const INFO: Info = Info {
+        name: "get_transcript",
+        method: Method::Get,
+        path: "/api/v1/runs/{run_id}/transcript",
+        auth: true,
+        status: 200,
+        summary: "Read a run's transcript",
+        description: "Entries in order, after `after` (an entry's `n`) when given. A transcript is capped \
+            (10 MB by default); past the cap one entry says how many bytes were dropped.",
+        errors: &[404],
+    };
+    type Path = Uuid;
+    type Query = TranscriptQuery;
+    type Body = ();
+    type Response = Vec<TranscriptEntry>;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Vec<TranscriptEntry>> {
+        board.transcript(caller.actor()?, call.path, call.query).await
+    }
+}
+
+/// `POST /tasks/{id}/runs`.
+#[derive(Debug)]
+pub struct StartRun;
+
+impl Endpoint for StartRun {
+    const INFO: Info = Info {
+        name: "start_run",
+        method: Method::Post,
+        path: "/api/v1/tasks/{task_id}/runs",
+        auth: true,
+        status: 201,
+        summary: "Start a run of an agent on a task",
+        description: "The task is assigned to the agent and held under a lease of `lease_seconds` (default \
+            300) in the agent's name; the run starts `starting`, and the agent's runner starts the agent. \
+            A person may start any agent; an agent only itself, on a task it may take or already holds. 409 \
+            when the task is done, already has a run that has not ended, or is held under someone else's \
+            lease; 422 when `agent_id` is not an active agent.",
+        errors: &[403, 404, 409],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = NewRun;
+    type Response = Run;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Run> {
+        board.start_run(caller.actor()?, call.path, call.body).await
+    }
+}
+
+/// `PATCH /runs/{id}`.
+#[derive(Debug)]
+pub struct UpdateRun;
+
+impl Endpoint for UpdateRun {
+    const INFO: Info = Info {
+        name: "update_run",
+        method: Method::Patch,
+        path: "/api/v1/runs/{run_id}",
+        auth: true,
+        status: 200,
+        summary: "Report a run's progress (its agent)",
+        description: "Only the run's agent (its runner, with the agent's token) writes a run: state, runner, \
+            exit code, stop reason, branch, commit, usage, question. A final state ends the run: \
+            `succeeded` moves its task to `review`; `failed`, `timed_out` and `cancelled` give the task back \
+            (`todo`) with a comment quoting the tail of the output. 409 once the run is final.",
+        errors: &[403, 404, 409],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = RunPatch;
+    type Response = Run;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Run> {
+        board.update_run(caller.actor()?, call.path, call.body).await
+    }
+}
+
+/// `POST /runs/{id}/transcript`.
+#[derive(Debug)]
+pub struct AppendTranscript;
+
+impl Endpoint for AppendTranscript {
+    const INFO: Info = Info {
+        name: "append_transcript",
+        method: Method::Post,
+        path: "/api/v1/runs/{run_id}/transcript",
+        auth: true,
+        status: 200,
+        summary: "Append to a run's transcript (its agent)",
+        description: "Only the run's agent. Entries past the transcript's cap are dropped and counted in \
+            one entry. Followers get them as `run.output` events, at most ten a second per run. 409 once the \
+            run is final.",
+        errors: &[403, 404, 409],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = NewEntries;
+    type Response = Run;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Run> {
+        board.append_transcript(caller.actor()?, call.path, call.body.entries).await
+    }
+}
+
+/// `POST /runs/{id}/cancel`.
+#[derive(Debug)]
+pub struct CancelRun;
+
+impl Endpoint for CancelRun {
+    const INFO: Info = Info {
+        name: "cancel_run",
+        method: Method::Post,
+        path: "/api/v1/runs/{run_id}/cancel",
+        auth: true,
+        status: 200,
+        summary: "Cancel a run",
+        description: "The run ends `cancelled` at once and its task is given back (`todo`, unassigned); the \
+            runner stops the agent when it sees the event. A person or the run's agent; 409 once the run \
+            is final.",
+        errors: &[403, 404, 409],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = ();
+    type Response = Run;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Run> {
+        board.cancel_run(caller.actor()?, call.path).await
+    }
+}
+
+/// `POST /runs/{id}/answer`.
+#[derive(Debug)]
+pub struct AnswerRun;
+
+impl Endpoint for AnswerRun {
+    const INFO: Info = Info {
+        name: "answer_run",
+        method: Method::Post,
+        path: "/api/v1/runs/{run_id}/answer",
+        auth: true,
+        status: 200,
+        summary: "Answer a run's question",
+        description: "A person answers the question of a run `awaiting_input`: `option_id`, one of its \
+            options, or `text`. The answer goes to the transcript and the run is `running` again. 409 when \
+            the run has no open question; 403 for agents.",
+        errors: &[403, 404, 409],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = RunAnswer;
+    type Response = Run;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Run> {
+        board.answer_run(caller.actor()?, call.path, call.body).await
+    }
+}

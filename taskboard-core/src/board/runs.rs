@@ -1,0 +1,781 @@
+//! Runs (docs/rules.md, runs): an agent's attempt at a task, holding the
+//! task's lease. A person or the agent's runner starts one; only the
+//! agent (its runner) writes its state and transcript; a final state
+//! never changes. Whatever ends the task's lease otherwise ends the run:
+//! an expiry ends it `lost`, a move, reassignment, release, rejection or
+//! deletion ends it `cancelled` (`end_live_run`).
+//!
+//! Transcript entries reach followers as `run.output` events, at most
+//! one frame per run every [`OUTPUT_INTERVAL_MS`]: entries appended
+//! sooner wait, counted in memory as a range of the stored transcript,
+//! for the next append or [`Board::flush_run_output`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+use uuid::Uuid;
+
+use super::tasks::member_slug;
+use super::{Actor, Board, Tx};
+use crate::api::{CursorKind, NewEntry, NewRun, Paged, RunAnswer, RunListQuery, RunPatch, TranscriptQuery};
+use crate::api::{decode_cursor, encode_cursor};
+use crate::error::{Error, Result};
+use crate::events::EventKind;
+use crate::model::*;
+use crate::records::*;
+use crate::runs::*;
+use crate::storage::codec::{Key, decode, uuid_suffix, uuid_value};
+use crate::storage::tables::*;
+use crate::storage::{Direction, KeyRange, ReadTxn, Scan};
+
+/// The least time between two `run.output` frames of one run.
+pub const OUTPUT_INTERVAL_MS: i64 = 100;
+/// Most entries, and about the most bytes of text, in one `run.output`
+/// frame; the rest follows in the next.
+const FRAME_ENTRIES: usize = 500;
+const FRAME_BYTES: u64 = 256 * 1024;
+
+/// Where each run's `run.output` frames stand (this process's memory).
+#[derive(Default)]
+pub(crate) struct OutputPaces(Mutex<HashMap<Uuid, Pace>>);
+
+#[derive(Debug, Clone, Copy)]
+struct Pace {
+    /// When the last frame was made (board clock, ms).
+    last_ms: i64,
+    /// The last entry sent in a frame.
+    sent: u64,
+    /// The last entry appended.
+    appended: u64,
+}
+
+impl OutputPaces {
+    fn has_pending(&self) -> bool {
+        self.0.lock().unwrap().values().any(|p| p.appended > p.sent)
+    }
+}
+
+fn run_key(id: Uuid) -> Vec<u8> {
+    id.as_bytes().to_vec()
+}
+
+fn entry_key(run: Uuid, n: u64) -> Vec<u8> {
+    Key::new().uuid(run).u64(n).build()
+}
+
+fn run_required(r: &(impl Records + ?Sized), id: Uuid) -> Result<RunRecord> {
+    r.record(RUNS, &run_key(id))?.ok_or_else(|| Error::not_found(format!("run {id} not found")))
+}
+
+fn render(r: &(impl Records + ?Sized), rec: &RunRecord) -> Result<Run> {
+    let task = match rec.task_id {
+        Some(id) => match r.task(id)? {
+            Some(t) => Some(RunTask { id, key: r.task_key_of(&t)?, title: t.title }),
+            None => rec.task.clone(),
+        },
+        None => None,
+    };
+    Ok(Run {
+        id: rec.id,
+        task,
+        project_id: rec.project_id,
+        message_id: rec.message_id,
+        agent: r.member_ref(rec.agent_id)?,
+        runner: rec.runner.clone(),
+        state: rec.state,
+        created_at: rec.created_at,
+        started_at: rec.started_at,
+        ended_at: rec.ended_at,
+        exit_code: rec.exit_code,
+        stop_reason: rec.stop_reason.clone(),
+        branch: rec.branch.clone(),
+        commit: rec.commit.clone(),
+        usage: rec.usage,
+        question: rec.question.clone(),
+        transcript_count: rec.transcript_count,
+    })
+}
+
+/// Writes a run with its indexes: every run under its task and agent, a
+/// run not yet final as its task's live run.
+fn put_run(tx: &mut Tx<'_>, old: Option<&RunRecord>, rec: &RunRecord) -> Result<()> {
+    tx.w.put_record(RUNS, &run_key(rec.id), rec)?;
+    if old.is_none() {
+        tx.w.put(AGENT_RUNS, &Key::new().uuid(rec.agent_id).uuid(rec.id).build(), &[])?;
+        if let Some(t) = rec.task_id {
+            tx.w.put(TASK_RUNS, &Key::new().uuid(t).uuid(rec.id).build(), &[])?;
+        }
+    }
+    if let Some(t) = rec.task_id {
+        if rec.state.is_final() {
+            if live_run_of(tx.w, t)? == Some(rec.id) {
+                tx.w.delete(LIVE_RUNS, t.as_bytes())?;
+            }
+        } else {
+            tx.w.put(LIVE_RUNS, t.as_bytes(), rec.id.as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+fn live_run_of(r: &(impl ReadTxn + ?Sized), task: Uuid) -> Result<Option<Uuid>> {
+    r.get(LIVE_RUNS, task.as_bytes())?.map(|v| uuid_value(&v)).transpose()
+}
+
+/// Checks a text field's length in characters.
+fn check_len(field: &str, value: &str, min: usize, max: usize) -> Result<()> {
+    let n = value.chars().count();
+    if n < min || n > max {
+        return Err(Error::invalid(field, format!("must be {min}-{max} characters, got {n}")));
+    }
+    Ok(())
+}
+
+fn check_question(q: &Question) -> Result<()> {
+    check_len("question.id", &q.id, 1, 100)?;
+    check_len("question.text", &q.text, 1, 10_000)?;
+    if q.options.len() > 20 {
+        return Err(Error::invalid("question.options", "at most 20 options"));
+    }
+    for (i, o) in q.options.iter().enumerate() {
+        check_len(&format!("question.options[{i}].id"), &o.id, 1, 100)?;
+        check_len(&format!("question.options[{i}].label"), &o.label, 1, 500)?;
+        if q.options[..i].iter().any(|p| p.id == o.id) {
+            return Err(Error::invalid(&format!("question.options[{i}].id"), format!("{:?} twice", o.id)));
+        }
+    }
+    Ok(())
+}
+
+fn check_entry(i: usize, e: &NewEntry) -> Result<()> {
+    if e.text.len() > MAX_ENTRY_TEXT {
+        return Err(Error::invalid(
+            &format!("entries[{i}].text"),
+            format!("must be at most {MAX_ENTRY_TEXT} bytes, got {}", e.text.len()),
+        ));
+    }
+    if let Some(d) = &e.data
+        && d.to_string().len() > MAX_ENTRY_TEXT
+    {
+        return Err(Error::invalid(
+            &format!("entries[{i}].data"),
+            format!("must be at most {MAX_ENTRY_TEXT} bytes"),
+        ));
+    }
+    Ok(())
+}
+
+/// Appends an entry to a run's transcript, or counts it as dropped once
+/// the transcript holds `cap` bytes: the first dropped entry adds one
+/// entry saying so, later ones update it. Entries of state changes,
+/// questions and answers are always kept (there are few of them).
+fn push_entry(
+    tx: &mut Tx<'_>,
+    rec: &mut RunRecord,
+    cap: u64,
+    kind: EntryKind,
+    text: String,
+    data: Option<serde_json::Value>,
+) -> Result<()> {
+    let e = TranscriptEntry { n: rec.transcript_count + 1, at: tx.now, kind, text, data };
+    let size = e.size();
+    let always = matches!(kind, EntryKind::State | EntryKind::Question | EntryKind::Answer);
+    if !always && rec.transcript_bytes + size > cap {
+        rec.dropped_bytes += size;
+        let note = TranscriptEntry {
+            n: rec.dropped_entry.unwrap_or(rec.transcript_count + 1),
+            at: tx.now,
+            kind: EntryKind::Output,
+            text: format!(
+                "[the transcript reached its cap of {cap} bytes: {} bytes of later output were dropped]",
+                rec.dropped_bytes
+            ),
+            data: Some(json!({"dropped_bytes": rec.dropped_bytes, "cap": cap})),
+        };
+        if rec.dropped_entry.is_none() {
+            rec.dropped_entry = Some(note.n);
+            rec.transcript_count = note.n;
+        }
+        return tx.w.put_record(RUN_TRANSCRIPT, &entry_key(rec.id, note.n), &note);
+    }
+    rec.transcript_bytes += size;
+    rec.transcript_count = e.n;
+    tx.w.put_record(RUN_TRANSCRIPT, &entry_key(rec.id, e.n), &e)
+}
+
+/// The last output of a run, up to [`FAILURE_TAIL_CHARS`] characters.
+fn output_tail(r: &(impl ReadTxn + ?Sized), run: Uuid) -> Result<String> {
+    let mut parts: Vec<String> = Vec::new();
+    let mut chars = 0;
+    r.scan(RUN_TRANSCRIPT, KeyRange::prefix(run.as_bytes()), Direction::Reverse, &mut |_, v| {
+        let e: TranscriptEntry = decode(v)?;
+        if e.kind == EntryKind::Output {
+            chars += e.text.chars().count() + 1;
+            parts.push(e.text);
+        }
+        Ok(if chars >= FAILURE_TAIL_CHARS { Scan::Stop } else { Scan::Continue })
+    })?;
+    parts.reverse();
+    let all = parts.join("\n");
+    let skip = all.chars().count().saturating_sub(FAILURE_TAIL_CHARS);
+    Ok(all.chars().skip(skip).collect())
+}
+
+impl Board {
+    fn output_paces(&self) -> Arc<OutputPaces> {
+        self.inner.run_output.clone()
+    }
+
+    fn transcript_cap(&self) -> u64 {
+        self.inner.options.transcript_cap
+    }
+
+    /// `GET /runs`: newest first, from the index of the task or agent
+    /// asked for, or of the whole board.
+    pub async fn list_runs(&self, _actor: &Actor, q: RunListQuery) -> Result<Paged<Run>> {
+        let limit = q.limit.unwrap_or(50);
+        if !(1..=1000).contains(&limit) {
+            return Err(Error::invalid("limit", format!("must be 1-1000, got {limit}")));
+        }
+        let after = q.cursor.as_deref().map(|c| decode_cursor(CursorKind::Runs, c)).transpose()?;
+        self.read(move |r| {
+            let (table, prefix) = match (q.task_id, q.agent_id) {
+                (Some(t), _) => (TASK_RUNS, t.as_bytes().to_vec()),
+                (None, Some(a)) => (AGENT_RUNS, a.as_bytes().to_vec()),
+                (None, None) => (RUNS, Vec::new()),
+            };
+            let mut range = KeyRange::prefix(&prefix);
+            if let Some(after) = &after {
+                range.end = std::ops::Bound::Excluded([prefix.as_slice(), after].concat());
+            }
+            let mut items = Vec::new();
+            let mut last = Vec::new();
+            r.scan(table, range, Direction::Reverse, &mut |k, _| {
+                let id = uuid_suffix(k)?;
+                let Some(rec) = r.record::<RunRecord>(RUNS, &run_key(id))? else { return Ok(Scan::Continue) };
+                if q.state.is_some_and(|s| s != rec.state) || q.agent_id.is_some_and(|a| a != rec.agent_id) {
+                    return Ok(Scan::Continue);
+                }
+                items.push(render(r, &rec)?);
+                if items.len() >= limit as usize {
+                    last = id.as_bytes().to_vec();
+                    return Ok(Scan::Stop);
+                }
+                Ok(Scan::Continue)
+            })?;
+            let next = (items.len() == limit as usize).then(|| encode_cursor(CursorKind::Runs, &last));
+            Ok(Paged { items, next })
+        })
+        .await
+    }
+
+    /// `GET /runs/{id}`.
+    pub async fn get_run(&self, _actor: &Actor, id: Uuid) -> Result<Run> {
+        self.read(move |r| render(r, &run_required(r, id)?)).await
+    }
+
+    /// `GET /runs/{id}/transcript`: entries after `after`, in order.
+    pub async fn transcript(
+        &self,
+        _actor: &Actor,
+        id: Uuid,
+        q: TranscriptQuery,
+    ) -> Result<Vec<TranscriptEntry>> {
+        let limit = q.limit.unwrap_or(200);
+        if !(1..=1000).contains(&limit) {
+            return Err(Error::invalid("limit", format!("must be 1-1000, got {limit}")));
+        }
+        self.read(move |r| {
+            run_required(r, id)?;
+            entries_after(r, id, q.after.unwrap_or(0), limit as usize, u64::MAX)
+        })
+        .await
+    }
+
+    /// `POST /tasks/{id}/runs`: the task goes to the agent under a lease
+    /// and the run starts `starting`.
+    pub async fn start_run(&self, actor: &Actor, task_id: Uuid, new: NewRun) -> Result<Run> {
+        let seconds = super::work::check_lease(new.lease_seconds)?.unwrap_or(DEFAULT_RUN_LEASE_SECONDS);
+        let me = actor.id();
+        let person = !actor.member.is_agent();
+        if !person && new.agent_id != me {
+            return Err(Error::forbidden("an agent may start runs of itself only"));
+        }
+        self.write(move |tx| {
+            let agent = match tx.w.member(new.agent_id)? {
+                Some(m) if m.is_active && m.is_agent() => m,
+                _ => {
+                    return Err(Error::invalid(
+                        "agent_id",
+                        format!("{} is not an active agent", new.agent_id),
+                    ));
+                }
+            };
+            let old = tx.w.task_required(task_id)?;
+            let key = tx.w.task_key_of(&old)?;
+            if let Some(live) = live_run_of(tx.w, task_id)? {
+                return Err(Error::conflict(format!("{key} already has run {live}, which has not ended")));
+            }
+            if old.status == TaskStatus::Done {
+                return Err(Error::conflict(format!("{key} is done")));
+            }
+            match old.lease {
+                // Work the agent claimed: the run takes over the lease as it is.
+                Some(l) if l.holder == agent.id => {}
+                Some(l) => {
+                    return Err(Error::conflict(format!(
+                        "{key} is held under a lease by {}",
+                        member_slug(tx.w, Some(l.holder))?
+                    )));
+                }
+                None if old.assignee_id.is_none()
+                    && matches!(old.status, TaskStatus::Backlog | TaskStatus::Todo) =>
+                {
+                    Board::take_in(tx, agent.id, old, Some(seconds))?;
+                }
+                None if !person && old.assignee_id != Some(me) => {
+                    return Err(Error::conflict(format!(
+                        "{key} is assigned to {}",
+                        member_slug(tx.w, old.assignee_id)?
+                    )));
+                }
+                None => {
+                    let mut t = old.clone();
+                    t.assignee_id = Some(agent.id);
+                    t.status = TaskStatus::InProgress;
+                    t.add_watcher(agent.id);
+                    t.lease = Some(super::work::lease(Uuid::new_v4(), agent.id, tx.now, seconds));
+                    Board::save_task_change(tx, me, &old, t, AuditAction::Assign)?;
+                }
+            }
+            let task = tx.w.task_required(task_id)?;
+            let rec = RunRecord {
+                id: Uuid::now_v7(),
+                task_id: Some(task_id),
+                task: Some(RunTask { id: task_id, key: key.clone(), title: task.title.clone() }),
+                project_id: Some(task.project_id),
+                message_id: None,
+                agent_id: agent.id,
+                requested_by: me,
+                runner: None,
+                state: RunState::Starting,
+                created_at: tx.now,
+                started_at: None,
+                ended_at: None,
+                exit_code: None,
+                stop_reason: None,
+                branch: None,
+                commit: None,
+                usage: None,
+                question: None,
+                transcript_count: 0,
+                transcript_bytes: 0,
+                dropped_bytes: 0,
+                dropped_entry: None,
+            };
+            put_run(tx, None, &rec)?;
+            let run = render(tx.w, &rec)?;
+            tx.emit_all(EventKind::RunCreated, &run)?;
+            Ok(run)
+        })
+        .await
+    }
+
+    /// `PATCH /runs/{id}`: the run's agent reports.
+    pub async fn update_run(&self, actor: &Actor, id: Uuid, patch: RunPatch) -> Result<Run> {
+        if let Some(s) = &patch.runner {
+            check_len("runner", s, 1, 200)?;
+        }
+        if let Some(s) = &patch.stop_reason {
+            check_len("stop_reason", s, 0, 2000)?;
+        }
+        if let Some(s) = &patch.branch {
+            check_len("branch", s, 1, 250)?;
+        }
+        if let Some(s) = &patch.commit {
+            check_len("commit", s, 1, 100)?;
+        }
+        if let crate::api::Patch::Value(q) = &patch.question {
+            check_question(q)?;
+        }
+        match patch.state {
+            Some(RunState::Starting) => {
+                return Err(Error::invalid("state", "a run cannot go back to starting"));
+            }
+            Some(RunState::Lost) => {
+                return Err(Error::invalid("state", "a run ends lost only when its lease expires"));
+            }
+            _ => {}
+        }
+        let me = actor.id();
+        let cap = self.transcript_cap();
+        let paces = self.output_paces();
+        self.write(move |tx| {
+            let old = run_required(tx.w, id)?;
+            if old.agent_id != me {
+                return Err(Error::forbidden("only the run's agent may write it"));
+            }
+            check_open(&old)?;
+            let mut rec = old.clone();
+            if let Some(v) = patch.runner {
+                rec.runner = Some(v);
+            }
+            if let Some(v) = patch.exit_code {
+                rec.exit_code = Some(v);
+            }
+            if let Some(v) = patch.stop_reason {
+                rec.stop_reason = Some(v);
+            }
+            if let Some(v) = patch.branch {
+                rec.branch = Some(v);
+            }
+            if let Some(v) = patch.commit {
+                rec.commit = Some(v);
+            }
+            if let Some(v) = patch.usage {
+                rec.usage = Some(v);
+            }
+            let mut state = patch.state;
+            match patch.question {
+                crate::api::Patch::Value(q) => {
+                    let data = serde_json::to_value(&q).map_err(Error::internal)?;
+                    push_entry(tx, &mut rec, cap, EntryKind::Question, q.text.clone(), Some(data))?;
+                    rec.question = Some(q);
+                    state.get_or_insert(RunState::AwaitingInput);
+                }
+                crate::api::Patch::Null => {
+                    rec.question = None;
+                    if rec.state == RunState::AwaitingInput {
+                        state.get_or_insert(RunState::Running);
+                    }
+                }
+                crate::api::Patch::Absent => {}
+            }
+            match state {
+                Some(RunState::AwaitingInput) if rec.question.is_none() => {
+                    return Err(Error::invalid("state", "awaiting_input needs a question"));
+                }
+                Some(RunState::Running) => rec.question = None,
+                _ => {}
+            }
+            if let Some(s) = state
+                && s.is_final()
+            {
+                return Board::finish_run(tx, &paces, cap, old, rec, s, me);
+            }
+            if let Some(s) = state
+                && s != rec.state
+            {
+                rec.state = s;
+                if s == RunState::Running && rec.started_at.is_none() {
+                    rec.started_at = Some(tx.now);
+                }
+                push_entry(tx, &mut rec, cap, EntryKind::State, s.to_string(), None)?;
+            }
+            put_run(tx, Some(&old), &rec)?;
+            pace_output(tx, &paces, old.transcript_count, &rec, false)?;
+            let run = render(tx.w, &rec)?;
+            tx.emit_all(EventKind::RunUpdated, &run)?;
+            Ok(run)
+        })
+        .await
+    }
+
+    /// Ends a run in the final `state`, and then its task: `succeeded`
+    /// moves it to review; any other end gives it back with a comment
+    /// quoting the tail of the output, when the agent still holds it.
+    fn finish_run(
+        tx: &mut Tx<'_>,
+        paces: &OutputPaces,
+        cap: u64,
+        old: RunRecord,
+        mut rec: RunRecord,
+        state: RunState,
+        actor: Uuid,
+    ) -> Result<Run> {
+        rec.state = state;
+        rec.ended_at = Some(tx.now);
+        rec.question = None;
+        let text = match (rec.exit_code, &rec.stop_reason) {
+            (Some(c), Some(r)) => format!("{state} (exit code {c}): {r}"),
+            (Some(c), None) => format!("{state} (exit code {c})"),
+            (None, Some(r)) => format!("{state}: {r}"),
+            (None, None) => state.to_string(),
+        };
+        push_entry(tx, &mut rec, cap, EntryKind::State, text.clone(), None)?;
+        put_run(tx, Some(&old), &rec)?;
+        pace_output(tx, paces, old.transcript_count, &rec, true)?;
+        let run = render(tx.w, &rec)?;
+        tx.emit_all(EventKind::RunUpdated, &run)?;
+        let Some(task_id) = rec.task_id else { return Ok(run) };
+        let Some(task) = tx.w.task(task_id)? else { return Ok(run) };
+        if task.assignee_id != Some(rec.agent_id) || task.status != TaskStatus::InProgress {
+            return Ok(run);
+        }
+        if state == RunState::Succeeded {
+            let mut t = task.clone();
+            t.status = TaskStatus::Review;
+            Board::save_task_change(tx, rec.agent_id, &task, t, AuditAction::Updated)?;
+        } else {
+            let tail = output_tail(tx.w, rec.id)?;
+            Board::release_in(tx, actor, task, Some(format!("run {text}")), AuditAction::Release)?;
+            let content = if tail.is_empty() {
+                format!("Run {} ended {text}, without output.", rec.id)
+            } else {
+                format!("Run {} ended {text}. The end of its output:\n\n```\n{tail}\n```", rec.id)
+            };
+            agent_comment(tx, rec.agent_id, task_id, content)?;
+        }
+        Ok(run)
+    }
+
+    /// `POST /runs/{id}/transcript`: the run's agent appends.
+    pub async fn append_transcript(&self, actor: &Actor, id: Uuid, entries: Vec<NewEntry>) -> Result<Run> {
+        if entries.is_empty() || entries.len() > MAX_ENTRIES_PER_APPEND {
+            return Err(Error::invalid(
+                "entries",
+                format!("must hold 1-{MAX_ENTRIES_PER_APPEND} entries, got {}", entries.len()),
+            ));
+        }
+        for (i, e) in entries.iter().enumerate() {
+            check_entry(i, e)?;
+        }
+        let me = actor.id();
+        let cap = self.transcript_cap();
+        let paces = self.output_paces();
+        self.write(move |tx| {
+            let old = run_required(tx.w, id)?;
+            if old.agent_id != me {
+                return Err(Error::forbidden("only the run's agent may write its transcript"));
+            }
+            check_open(&old)?;
+            let mut rec = old.clone();
+            for e in entries {
+                push_entry(tx, &mut rec, cap, e.kind, e.text, e.data)?;
+            }
+            put_run(tx, Some(&old), &rec)?;
+            pace_output(tx, &paces, old.transcript_count, &rec, false)?;
+            render(tx.w, &rec)
+        })
+        .await
+    }
+
+    /// `POST /runs/{id}/cancel`.
+    pub async fn cancel_run(&self, actor: &Actor, id: Uuid) -> Result<Run> {
+        let me = actor.id();
+        let agent = actor.member.is_agent();
+        let cap = self.transcript_cap();
+        let paces = self.output_paces();
+        self.write(move |tx| {
+            let old = run_required(tx.w, id)?;
+            if agent && old.agent_id != me {
+                return Err(Error::forbidden("an agent may cancel only its own runs"));
+            }
+            check_open(&old)?;
+            let mut rec = old.clone();
+            rec.stop_reason = Some(format!("cancelled by {}", member_slug(tx.w, Some(me))?));
+            Board::finish_run(tx, &paces, cap, old, rec, RunState::Cancelled, me)
+        })
+        .await
+    }
+
+    /// `POST /runs/{id}/answer`: a person answers the open question.
+    pub async fn answer_run(&self, actor: &Actor, id: Uuid, answer: RunAnswer) -> Result<Run> {
+        if actor.member.is_agent() {
+            return Err(Error::forbidden("a person answers a run's question, not an agent"));
+        }
+        match (&answer.option_id, &answer.text) {
+            (Some(_), Some(_)) => return Err(Error::invalid("text", "give option_id or text, not both")),
+            (None, None) => return Err(Error::bad_request("an answer needs option_id or text")),
+            (None, Some(t)) => check_len("text", t, 1, 10_000)?,
+            (Some(_), None) => {}
+        }
+        let cap = self.transcript_cap();
+        let paces = self.output_paces();
+        let me = actor.id();
+        self.write(move |tx| {
+            let old = run_required(tx.w, id)?;
+            check_open(&old)?;
+            let Some(q) = old.question.clone().filter(|_| old.state == RunState::AwaitingInput) else {
+                return Err(Error::conflict(format!("run {id} has no open question")));
+            };
+            let text = match (&answer.option_id, answer.text) {
+                (Some(o), _) => match q.options.iter().find(|p| &p.id == o) {
+                    Some(p) => p.label.clone(),
+                    None => {
+                        let ids: Vec<_> = q.options.iter().map(|p| p.id.as_str()).collect();
+                        return Err(Error::invalid(
+                            "option_id",
+                            format!("{o:?} is not an option of the question; options: {}", ids.join(", ")),
+                        ));
+                    }
+                },
+                (None, Some(t)) => t,
+                (None, None) => unreachable!("checked above"),
+            };
+            let mut rec = old.clone();
+            let data = json!({"question_id": q.id, "option_id": answer.option_id, "by": me});
+            push_entry(tx, &mut rec, cap, EntryKind::Answer, text, Some(data))?;
+            rec.question = None;
+            rec.state = RunState::Running;
+            put_run(tx, Some(&old), &rec)?;
+            pace_output(tx, &paces, old.transcript_count, &rec, true)?;
+            let run = render(tx.w, &rec)?;
+            tx.emit_all(EventKind::RunUpdated, &run)?;
+            Ok(run)
+        })
+        .await
+    }
+
+    /// The lease of `task` ended other than by its run's own end: the
+    /// run, if one is live, ends `state` (`lost` for an expired lease,
+    /// `cancelled` otherwise). The task is left to the caller.
+    pub(super) fn end_live_run(tx: &mut Tx<'_>, task: Uuid, state: RunState, reason: &str) -> Result<()> {
+        let Some(id) = live_run_of(tx.w, task)? else { return Ok(()) };
+        let old = run_required(tx.w, id)?;
+        let mut rec = old.clone();
+        rec.state = state;
+        rec.ended_at = Some(tx.now);
+        rec.question = None;
+        rec.stop_reason = Some(reason.to_string());
+        // The cap does not apply to state entries.
+        push_entry(tx, &mut rec, u64::MAX, EntryKind::State, format!("{state}: {reason}"), None)?;
+        put_run(tx, Some(&old), &rec)?;
+        let run = render(tx.w, &rec)?;
+        tx.emit_all(EventKind::RunUpdated, &run)
+    }
+
+    /// Sends the `run.output` frames held back by the pace of their runs
+    /// once their interval has passed. The maintenance task calls it ten
+    /// times a second while any are held back. Returns how many frames.
+    pub async fn flush_run_output(&self) -> Result<usize> {
+        let paces = self.output_paces();
+        if !paces.has_pending() {
+            return Ok(0);
+        }
+        self.write(move |tx| {
+            let now = tx.now.as_millisecond();
+            let due: Vec<Uuid> = {
+                let map = paces.0.lock().unwrap();
+                map.iter()
+                    .filter(|(_, p)| p.appended > p.sent && now - p.last_ms >= OUTPUT_INTERVAL_MS)
+                    .map(|(id, _)| *id)
+                    .collect()
+            };
+            let mut frames = 0;
+            for id in due {
+                let Some(rec) = tx.w.record::<RunRecord>(RUNS, &run_key(id))? else {
+                    paces.0.lock().unwrap().remove(&id);
+                    continue;
+                };
+                frames += usize::from(pace_output(tx, &paces, rec.transcript_count, &rec, true)?);
+            }
+            Ok(frames)
+        })
+        .await
+    }
+}
+
+fn check_open(rec: &RunRecord) -> Result<()> {
+    if rec.state.is_final() {
+        return Err(Error::conflict(format!("run {} is {}; a final state never changes", rec.id, rec.state)));
+    }
+    Ok(())
+}
+
+/// Entries of `run` after `after`, at most `limit` and about `bytes`.
+fn entries_after(
+    r: &(impl ReadTxn + ?Sized),
+    run: Uuid,
+    after: u64,
+    limit: usize,
+    bytes: u64,
+) -> Result<Vec<TranscriptEntry>> {
+    let range = KeyRange {
+        start: std::ops::Bound::Included(entry_key(run, after.saturating_add(1))),
+        end: std::ops::Bound::Excluded(Key::new().uuid(run).u64(u64::MAX).build()),
+    };
+    let mut out = Vec::new();
+    let mut size = 0;
+    r.scan(RUN_TRANSCRIPT, range, Direction::Forward, &mut |_, v| {
+        let e: TranscriptEntry = decode(v)?;
+        size += e.size();
+        out.push(e);
+        Ok(if out.len() >= limit || size >= bytes { Scan::Stop } else { Scan::Continue })
+    })?;
+    Ok(out)
+}
+
+/// Makes the `run.output` frame of the entries of `rec` not yet sent,
+/// when its interval has passed or `now` says so (a run ending, an
+/// answer); otherwise they wait. `before` is the transcript's count
+/// before this operation. True when a frame was made.
+fn pace_output(
+    tx: &mut Tx<'_>,
+    paces: &OutputPaces,
+    before: u64,
+    rec: &RunRecord,
+    now: bool,
+) -> Result<bool> {
+    let at = tx.now.as_millisecond();
+    let (sent, due) = {
+        let mut map = paces.0.lock().unwrap();
+        // A run this process meets for the first time: what earlier
+        // operations stored was sent by them (or by another process).
+        let p = map.entry(rec.id).or_insert(Pace { last_ms: i64::MIN, sent: before, appended: before });
+        p.appended = rec.transcript_count;
+        let due = p.appended > p.sent && (now || at.saturating_sub(p.last_ms) >= OUTPUT_INTERVAL_MS);
+        (p.sent, due)
+    };
+    if !due {
+        if rec.state.is_final() {
+            paces.0.lock().unwrap().remove(&rec.id);
+        }
+        return Ok(false);
+    }
+    let entries = entries_after(tx.w, rec.id, sent, FRAME_ENTRIES, FRAME_BYTES)?;
+    let last = entries.last().map_or(sent, |e| e.n);
+    {
+        let mut map = paces.0.lock().unwrap();
+        if rec.state.is_final() && last >= rec.transcript_count {
+            map.remove(&rec.id);
+        } else if let Some(p) = map.get_mut(&rec.id) {
+            p.sent = last;
+            p.last_ms = at;
+        }
+    }
+    if entries.is_empty() {
+        return Ok(false);
+    }
+    let data = json!({
+        "run_id": rec.id,
+        "task_id": rec.task_id,
+        "project_id": rec.project_id,
+        "entries": entries,
+        "transcript_count": rec.transcript_count,
+    });
+    tx.emit_all(EventKind::RunOutput, data)?;
+    Ok(true)
+}
+
+/// A comment on a task written in the agent's name.
+fn agent_comment(tx: &mut Tx<'_>, agent: Uuid, task: Uuid, content: String) -> Result<()> {
+    let m = MessageRecord {
+        id: Uuid::now_v7(),
+        chat_id: None,
+        task_id: Some(task),
+        parent_id: None,
+        author_type: AuthorType::Agent,
+        author_id: Some(agent),
+        actor_id: None,
+        content,
+        thinking: None,
+        mention_ids: Vec::new(),
+        voice_url: None,
+        attachment_ids: Vec::new(),
+        created_at: tx.now,
+    };
+    tx.w.put_message(&m)?;
+    Board::emit_message(tx, &m)
+}

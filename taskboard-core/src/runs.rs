@@ -1,0 +1,221 @@
+//! Runs (docs/rules.md, runs): one attempt of one agent at one task, with
+//! its state, its question to a person and its transcript, as the API
+//! shows them and as the store keeps them. The rules are in
+//! `board::runs`.
+
+use jiff::Timestamp;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::model::MemberRef;
+
+/// Default cap of a run's transcript: 10 MB of entry text and data.
+pub const DEFAULT_TRANSCRIPT_CAP: u64 = 10 * 1000 * 1000;
+/// Default lease of a run's task, renewed by the runner's heartbeats.
+pub const DEFAULT_RUN_LEASE_SECONDS: u32 = 300;
+/// Largest text of one transcript entry.
+pub const MAX_ENTRY_TEXT: usize = 64 * 1024;
+/// Most entries in one append.
+pub const MAX_ENTRIES_PER_APPEND: usize = 1000;
+/// Characters of output a failed run's comment quotes.
+pub const FAILURE_TAIL_CHARS: usize = 2000;
+
+/// The state of a run. The last five are final: a run in one of them
+/// never changes again. `awaiting_input`: the agent asked a question
+/// and waits for a person's answer; `lost`: its runner stopped renewing
+/// the task's lease.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    Starting,
+    Running,
+    AwaitingInput,
+    Succeeded,
+    Failed,
+    Cancelled,
+    TimedOut,
+    Lost,
+}
+
+impl RunState {
+    pub const ALL: &'static [RunState] = &[
+        RunState::Starting,
+        RunState::Running,
+        RunState::AwaitingInput,
+        RunState::Succeeded,
+        RunState::Failed,
+        RunState::Cancelled,
+        RunState::TimedOut,
+        RunState::Lost,
+    ];
+
+    pub fn is_final(self) -> bool {
+        !matches!(self, RunState::Starting | RunState::Running | RunState::AwaitingInput)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Starting => "starting",
+            RunState::Running => "running",
+            RunState::AwaitingInput => "awaiting_input",
+            RunState::Succeeded => "succeeded",
+            RunState::Failed => "failed",
+            RunState::Cancelled => "cancelled",
+            RunState::TimedOut => "timed_out",
+            RunState::Lost => "lost",
+        }
+    }
+}
+
+impl std::fmt::Display for RunState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for RunState {
+    type Err = crate::validate::InvalidValue;
+    fn from_str(s: &str) -> Result<RunState, Self::Err> {
+        RunState::ALL.iter().copied().find(|r| r.as_str() == s).ok_or_else(|| {
+            let names: Vec<_> = RunState::ALL.iter().map(|r| r.as_str()).collect();
+            crate::validate::InvalidValue(format!(
+                "unknown value {s:?}, expected one of: {}",
+                names.join(", ")
+            ))
+        })
+    }
+}
+
+/// `{id, key, title}` of the task of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RunTask {
+    pub id: Uuid,
+    pub key: String,
+    pub title: String,
+}
+
+/// Tokens an agent reported using.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// One answer a person may pick.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct QuestionOption {
+    /// 1–100 characters, unique within the question.
+    pub id: String,
+    pub label: String,
+}
+
+/// What an agent asks a person (a permission, a choice).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Question {
+    /// 1–100 characters, chosen by the agent.
+    pub id: String,
+    pub text: String,
+    /// The answers to pick from; without options, a person answers in
+    /// text.
+    #[serde(default)]
+    pub options: Vec<QuestionOption>,
+}
+
+/// A run as the API shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Run {
+    pub id: Uuid,
+    /// The task, as it was when the run started if it has been deleted.
+    pub task: Option<RunTask>,
+    /// The project of the task.
+    pub project_id: Option<Uuid>,
+    /// The chat message or comment a run answers, for runs that answer
+    /// one.
+    pub message_id: Option<Uuid>,
+    pub agent: MemberRef,
+    /// The runner that started the agent, as it names itself (host and
+    /// process).
+    pub runner: Option<String>,
+    pub state: RunState,
+    pub created_at: Timestamp,
+    pub started_at: Option<Timestamp>,
+    pub ended_at: Option<Timestamp>,
+    pub exit_code: Option<i32>,
+    /// Why the run ended, in words.
+    pub stop_reason: Option<String>,
+    pub branch: Option<String>,
+    pub commit: Option<String>,
+    pub usage: Option<Usage>,
+    pub question: Option<Question>,
+    /// Entries in the transcript.
+    pub transcript_count: u64,
+}
+
+/// What a transcript entry holds: `output` is what the agent printed,
+/// `state` a change of the run's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    Output,
+    Message,
+    Thought,
+    ToolCall,
+    Plan,
+    Question,
+    Answer,
+    State,
+}
+
+/// One entry of a run's transcript; `n` counts from 1.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TranscriptEntry {
+    pub n: u64,
+    pub at: Timestamp,
+    pub kind: EntryKind,
+    pub text: String,
+    pub data: Option<Value>,
+}
+
+impl TranscriptEntry {
+    /// What the entry counts against the transcript's cap.
+    pub fn size(&self) -> u64 {
+        (self.text.len() + self.data.as_ref().map_or(0, |d| d.to_string().len())) as u64
+    }
+}
+
+/// A run as stored (`RUNS`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub id: Uuid,
+    pub task_id: Option<Uuid>,
+    /// The task's key and title when the run was made, shown once the
+    /// task is gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<RunTask>,
+    pub project_id: Option<Uuid>,
+    pub message_id: Option<Uuid>,
+    pub agent_id: Uuid,
+    /// Who asked for the run (the agent itself for work it claimed).
+    pub requested_by: Uuid,
+    pub runner: Option<String>,
+    pub state: RunState,
+    pub created_at: Timestamp,
+    pub started_at: Option<Timestamp>,
+    pub ended_at: Option<Timestamp>,
+    pub exit_code: Option<i32>,
+    pub stop_reason: Option<String>,
+    pub branch: Option<String>,
+    pub commit: Option<String>,
+    pub usage: Option<Usage>,
+    pub question: Option<Question>,
+    pub transcript_count: u64,
+    /// Bytes of the entries kept, against the cap.
+    pub transcript_bytes: u64,
+    /// Bytes of the entries dropped over the cap, and the entry saying so.
+    #[serde(default)]
+    pub dropped_bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped_entry: Option<u64>,
+}
