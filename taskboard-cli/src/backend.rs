@@ -71,7 +71,7 @@ pub trait Backend {
 
 /// The board of a data directory, opened in this process, acting as one
 /// member without credentials (the user of the machine is trusted).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct LocalBackend {
     pub board: Board,
     pub caller: Caller,

@@ -159,6 +159,11 @@ impl Client {
         Client { lease, ..self.clone() }
     }
 
+    /// The lease this client presents, if any.
+    pub fn lease(&self) -> Option<uuid::Uuid> {
+        self.lease
+    }
+
     pub(crate) fn http(&self) -> &reqwest::Client {
         &self.http
     }

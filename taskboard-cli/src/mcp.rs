@@ -9,6 +9,7 @@ use rmcp::ServiceExt;
 use taskboard_core::Error;
 use taskboard_core::api::Endpoint;
 use taskboard_mcp::{Fixed, McpServer, Perform};
+use uuid::Uuid;
 
 use crate::backend::{LocalBackend, RemoteBackend};
 use crate::exit::Failure;
@@ -27,6 +28,16 @@ impl Perform for Local {
         let this = self.0.clone();
         async move { taskboard_core::api::call::<E>(&this.board, &this.caller, path, query, body).await }
     }
+
+    /// `--lease-id` wins over the lease the connection remembers.
+    fn presenting(&self, lease: Uuid) -> Local {
+        let mut backend = (*self.0).clone();
+        backend.caller.actor = backend.caller.actor.map(|a| match a.lease() {
+            Some(_) => a,
+            None => a.presenting(Some(lease)),
+        });
+        Local(Arc::new(backend))
+    }
 }
 
 impl Perform for RemoteBackend {
@@ -38,6 +49,14 @@ impl Perform for RemoteBackend {
     ) -> impl Future<Output = taskboard_core::Result<E::Response>> + Send {
         let client = self.client.clone();
         async move { client.call::<E>(path, query, body).await }
+    }
+
+    /// `--lease-id` wins over the lease the connection remembers.
+    fn presenting(&self, lease: Uuid) -> RemoteBackend {
+        match self.client.lease() {
+            Some(_) => self.clone(),
+            None => RemoteBackend { client: self.client.with_lease(Some(lease)) },
+        }
     }
 }
 

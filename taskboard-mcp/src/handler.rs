@@ -10,6 +10,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use taskboard_core::api::{ListTasks, Page, TaskFilter};
 use taskboard_core::{Error, ErrorKind};
 
+use crate::leases::Leases;
 use crate::subscribe::Subscriptions;
 use crate::tools::Profile;
 use crate::{Connect, Perform, refs, render, schema, tools};
@@ -40,6 +41,7 @@ finish with update_task (status review or done). The work_loop prompt has the wh
 pub struct McpServer<C: Connect> {
     connect: Arc<C>,
     subscriptions: Arc<Subscriptions>,
+    leases: Arc<Leases>,
     profile: Profile,
 }
 
@@ -50,7 +52,7 @@ impl<C: Connect> McpServer<C> {
 
     /// A connection sharing `connect` with others.
     pub fn shared(connect: Arc<C>) -> McpServer<C> {
-        McpServer { connect, subscriptions: Arc::default(), profile: Profile::Full }
+        McpServer { connect, subscriptions: Arc::default(), leases: Arc::default(), profile: Profile::Full }
     }
 
     /// The same connection offering only the tools of `profile`.
@@ -134,8 +136,13 @@ impl<C: Connect> ServerHandler for McpServer<C> {
         let args = request.arguments.unwrap_or_default();
         let result = async {
             schema::check_arguments(&tool.input_schema, &args)?;
-            let backend = self.connect.backend(&context.extensions)?;
-            tools::call(&backend, &tool.name, args).await
+            let mut backend = self.connect.backend(&context.extensions)?;
+            if let Some(lease) = self.leases.for_args(&args) {
+                backend = backend.presenting(lease);
+            }
+            let answer = tools::call(&backend, &tool.name, args).await?;
+            self.leases.learn(&tool.name, &answer.structured);
+            Ok(answer)
         }
         .await;
         let result = match result {

@@ -19,6 +19,7 @@ use taskboard_core::Result;
 use taskboard_core::api::Endpoint;
 
 mod handler;
+mod leases;
 mod refs;
 mod render;
 mod schema;
@@ -38,6 +39,10 @@ pub trait Perform: Clone + Send + Sync + 'static {
         query: E::Query,
         body: E::Body,
     ) -> impl Future<Output = Result<E::Response>> + Send;
+
+    /// The same backend presenting `lease` on its calls, as a request's
+    /// `Taskboard-Lease` header does (docs/rules.md, fencing).
+    fn presenting(&self, lease: uuid::Uuid) -> Self;
 }
 
 /// Where a request's [`Perform`] comes from: the command line has one for

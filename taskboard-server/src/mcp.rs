@@ -166,6 +166,17 @@ impl Perform for BoardCaller {
         let this = self.clone();
         async move { api::call::<E>(&this.board, &this.caller, path, query, body).await }
     }
+
+    /// A `Taskboard-Lease` the request sent wins over the lease the
+    /// session remembers.
+    fn presenting(&self, lease: Uuid) -> BoardCaller {
+        let mut this = self.clone();
+        this.caller.actor = this.caller.actor.map(|a| match a.lease() {
+            Some(_) => a,
+            None => a.presenting(Some(lease)),
+        });
+        this
+    }
 }
 
 /// One open session: whose it is and how it is used.
@@ -497,8 +508,12 @@ pub(crate) async fn serve(state: &State, req: Request<Incoming>) -> Response<Res
     };
     let mcp = &state.mcp;
     let member = actor.id();
+    let lease = match crate::parse::lease(req.headers()) {
+        Ok(lease) => lease,
+        Err(e) => return error(&e),
+    };
     let (mut parts, body) = req.into_parts();
-    parts.extensions.insert(actor);
+    parts.extensions.insert(actor.presenting(lease));
     let in_use = match parts.headers.get(SESSION_HEADER) {
         Some(id) => match mcp.sessions.enter(id, member) {
             Ok(in_use) => Some(in_use),

@@ -48,6 +48,11 @@ impl Actor {
         self
     }
 
+    /// The lease this actor presents, if any.
+    pub fn lease(&self) -> Option<Uuid> {
+        self.lease
+    }
+
     pub(crate) fn fence(&self) -> Fence {
         Fence { member: self.member.id, role: self.member.role, kind: self.member.kind, lease: self.lease }
     }

@@ -187,6 +187,56 @@ async fn a_refused_call_is_a_tool_error_with_the_api_detail() {
 }
 
 #[tokio::test]
+async fn a_session_presents_the_lease_it_took_so_a_lost_lease_stops_its_writes() {
+    let board = Board::start().await;
+    let first = board.agent("first").await;
+    let second = board.agent("second").await;
+    let task = board.task("Fenced").await;
+    let key = task["key"].as_str().unwrap();
+    let id = task["id"].as_str().unwrap();
+    let (a, _) = connect(&board, &first).await;
+    let taken = ok(&a, "take_task", json!({"task": key, "lease_seconds": 60})).await;
+    let lease = taken["task"]["lease"]["id"].as_str().unwrap().to_string();
+    ok(&a, "comment", json!({"task": key, "content": "on it"})).await;
+
+    // The owner hands the task to the second agent, which takes it under
+    // a lease of its own: the first agent's lease is no longer current.
+    board.rest("PATCH", &format!("/api/v1/tasks/{id}"), json!({"assignee_id": null, "status": "todo"})).await;
+    let res = board
+        .http
+        .post(format!("{}/api/v1/tasks/{id}/take", board.url))
+        .bearer_auth(&second)
+        .json(&json!({"lease_seconds": 60}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let current = res.json::<Value>().await.unwrap()["lease"]["id"].as_str().unwrap().to_string();
+    assert_ne!(current, lease);
+
+    // The session presents the lease it took, by key or by id: refused,
+    // and the detail says the lease is not current.
+    for reference in [key, id] {
+        let refused = call(&a, "comment", json!({"task": reference, "content": "still mine?"})).await;
+        assert_eq!(refused.is_error, Some(true));
+        assert!(text(&refused).starts_with("409 conflict: "), "{}", text(&refused));
+        assert!(text(&refused).contains(&lease), "{}", text(&refused));
+    }
+    let refused = call(&a, "update_task", json!({"task": key, "status": "done"})).await;
+    assert_eq!(refused.is_error, Some(true));
+    // A session that took no lease comments as any agent may.
+    let (fresh, _) = connect(&board, &first).await;
+    ok(&fresh, "comment", json!({"task": key, "content": "a word from outside"})).await;
+
+    let now = board.rest("GET", &format!("/api/v1/tasks/{id}"), Value::Null).await;
+    assert_eq!(now["lease"]["id"], current.as_str());
+    assert_eq!(now["status"], "in_progress");
+    a.cancel().await.ok();
+    fresh.cancel().await.ok();
+    board.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_task_resource_reads_as_markdown_and_a_subscriber_hears_of_changes() {
     let board = Board::start().await;
     let token = board.agent("watcher").await;
