@@ -106,8 +106,7 @@ async fn serve<E: Endpoint>(
     let board = &state.board;
     let if_none_match = parse::entity_tags(req.headers(), header::IF_NONE_MATCH)?
         .filter(|_| E::INFO.method == api::Method::Get);
-    let if_match = parse::entity_tags(req.headers(), header::IF_MATCH)?
-        .filter(|_| matches!(E::INFO.method, api::Method::Patch | api::Method::Delete));
+    let if_match = parse::entity_tags(req.headers(), header::IF_MATCH)?.filter(|_| E::CONDITIONAL);
     let if_match = if_match.as_deref();
     match E::Body::KIND {
         BodyKind::None => {

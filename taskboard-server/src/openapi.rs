@@ -158,6 +158,44 @@ fn error_statuses<E: Endpoint>(has_query: bool) -> Vec<(u16, &'static str)> {
 
 /// `?token=`: credentials in the query, for links and WebSockets that
 /// cannot send a header.
+/// The request headers an endpoint reads beyond credentials: an
+/// `Idempotency-Key` on every change a member makes, a `Taskboard-Lease`
+/// on the changes of a task, and `If-Match` where the change is
+/// conditional.
+fn header_params<E: Endpoint>() -> Vec<Value> {
+    let e = &E::INFO;
+    let mut params = Vec::new();
+    if !e.auth || !matches!(e.method, Method::Post | Method::Patch | Method::Delete) {
+        return params;
+    }
+    params.push(json!({
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "description": "Makes a retry of this change safe: the first answer is stored for 24 hours and sent again for the same key, method, path and body (docs/rules.md, safe retries).",
+        "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"}
+    }));
+    if e.path.starts_with("/api/v1/tasks/{task_id}") {
+        params.push(json!({
+            "name": "Taskboard-Lease",
+            "in": "header",
+            "required": false,
+            "description": "The id of the lease the caller holds on the task (its `lease.id`); a lease that is no longer the task's current one is 409 (docs/rules.md, fencing).",
+            "schema": {"type": "string", "format": "uuid"}
+        }));
+    }
+    if E::CONDITIONAL {
+        params.push(json!({
+            "name": "If-Match",
+            "in": "header",
+            "required": false,
+            "description": "Entity tags (from an answer's ETag), or `*`: the change is made only if the resource's current tag is listed (412 otherwise); a value that is not an entity-tag list is 400.",
+            "schema": {"type": "string", "pattern": "^(\\*|(W/)?\"[!#-~]*\"( *, *(W/)?\"[!#-~]*\")*)$"}
+        }));
+    }
+    params
+}
+
 fn token_param() -> Value {
     json!({
         "name": "token",
@@ -195,6 +233,7 @@ pub fn openapi_document() -> Value {
             if download || upgrade {
                 parameters.push(token_param());
             }
+            parameters.extend(header_params::<E>());
             let success = if download {
                 json!({
                     "description": "The file's content, in the media type it was stored with",

@@ -121,6 +121,11 @@ pub trait Endpoint: Send + Sync + 'static {
         async move { Self::handle(board, caller, call).await?.encode() }
     }
 
+    /// Whether the endpoint overrides [`Endpoint::current_etag`], so
+    /// `If-Match` makes it conditional (the OpenAPI document lists the
+    /// header where this is set).
+    const CONDITIONAL: bool = false;
+
     /// For a PATCH or DELETE of one resource: the resource's current
     /// entity tag, read inside the transaction of the change, against
     /// which `If-Match` is checked; `None` where the endpoint has no

@@ -257,6 +257,8 @@ impl Endpoint for UpdateMember {
     type Body = MemberPatch;
     type Response = Member;
 
+    const CONDITIONAL: bool = true;
+
     fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
         crate::board::etags::member(r, path)
     }
@@ -286,6 +288,8 @@ impl Endpoint for DeleteMember {
     type Query = ();
     type Body = ();
     type Response = Ok;
+
+    const CONDITIONAL: bool = true;
 
     fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
         crate::board::etags::member(r, path)

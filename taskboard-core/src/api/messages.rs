@@ -229,6 +229,8 @@ impl Endpoint for UpdateLabel {
     type Body = LabelPatch;
     type Response = Label;
 
+    const CONDITIONAL: bool = true;
+
     fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
         crate::board::etags::label(r, path)
     }
@@ -257,6 +259,8 @@ impl Endpoint for DeleteLabel {
     type Query = ();
     type Body = ();
     type Response = Ok;
+
+    const CONDITIONAL: bool = true;
 
     fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
         crate::board::etags::label(r, path)

@@ -123,6 +123,8 @@ impl Endpoint for UpdateProject {
     type Body = ProjectPatch;
     type Response = Project;
 
+    const CONDITIONAL: bool = true;
+
     fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
         crate::board::etags::project(r, path)
     }
@@ -152,6 +154,8 @@ impl Endpoint for DeleteProject {
     type Query = ();
     type Body = ();
     type Response = Ok;
+
+    const CONDITIONAL: bool = true;
 
     fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
         crate::board::etags::project(r, path)
@@ -379,6 +383,8 @@ impl Endpoint for UpdateFile {
     type Body = FilePatch;
     type Response = ProjectFile;
 
+    const CONDITIONAL: bool = true;
+
     fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
         crate::board::etags::project_file(r, path.0, path.1)
     }
@@ -407,6 +413,8 @@ impl Endpoint for DeleteFile {
     type Query = ();
     type Body = ();
     type Response = Ok;
+
+    const CONDITIONAL: bool = true;
 
     fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
         crate::board::etags::project_file(r, path.0, path.1)

@@ -136,6 +136,8 @@ impl Endpoint for UpdateTask {
     type Body = TaskPatch;
     type Response = Task;
 
+    const CONDITIONAL: bool = true;
+
     fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
         crate::board::etags::task(r, path)
     }
@@ -164,6 +166,8 @@ impl Endpoint for DeleteTask {
     type Query = ();
     type Body = ();
     type Response = Ok;
+
+    const CONDITIONAL: bool = true;
 
     fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
         crate::board::etags::task(r, path)
@@ -404,6 +408,12 @@ impl Endpoint for AddTaskLabel {
     type Body = ();
     type Response = Ok;
 
+    const CONDITIONAL: bool = true;
+
+    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
+        crate::board::etags::task(r, path.0)
+    }
+
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
         board.add_task_label(caller.actor()?, call.path.0, call.path.1).await?;
         Ok(Ok::OK)
@@ -429,6 +439,12 @@ impl Endpoint for RemoveTaskLabel {
     type Query = ();
     type Body = ();
     type Response = Ok;
+
+    const CONDITIONAL: bool = true;
+
+    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
+        crate::board::etags::task(r, path.0)
+    }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
         board.remove_task_label(caller.actor()?, call.path.0, call.path.1).await?;
@@ -520,6 +536,12 @@ impl Endpoint for CreateStep {
     type Body = NewStep;
     type Response = Step;
 
+    const CONDITIONAL: bool = true;
+
+    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
+        crate::board::etags::task(r, path)
+    }
+
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Step> {
         board.create_step(caller.actor()?, call.path, call.body.title).await
     }
@@ -545,6 +567,8 @@ impl Endpoint for UpdateStep {
     type Query = ();
     type Body = StepPatch;
     type Response = Step;
+
+    const CONDITIONAL: bool = true;
 
     fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
         crate::board::etags::step(r, path.0, path.1)
@@ -574,6 +598,8 @@ impl Endpoint for DeleteStep {
     type Query = ();
     type Body = ();
     type Response = Ok;
+
+    const CONDITIONAL: bool = true;
 
     fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
         crate::board::etags::step(r, path.0, path.1)

@@ -230,3 +230,38 @@ async fn webhook_targets_are_globally_reachable_unicast_only() {
         );
     }
 }
+
+#[tokio::test]
+async fn labels_and_new_steps_are_conditional_on_if_match() {
+    let app = spawn().await;
+    let p = app.create_project(app.owner(), "web").await;
+    let t = app.create_task(app.owner(), p.id, "work").await;
+    let label: Value = app.post("/api/v1/labels", app.owner(), json!({"name": "urgent"})).await.expect(201);
+    let task_path = format!("/api/v1/tasks/{}", t.id);
+    let read = app.send(app.request(Method::GET, &task_path, app.owner())).await;
+    let seen = read.header("etag").expect("a task has an ETag").to_string();
+    let label_path = format!("{task_path}/labels/{}", label["id"].as_str().unwrap());
+
+    // The tag seen before the label went on is stale afterwards.
+    let res = app.send(app.request(Method::POST, &label_path, app.owner()).header("if-match", &seen)).await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let res = app.send(app.request(Method::DELETE, &label_path, app.owner()).header("if-match", &seen)).await;
+    res.error(412, "precondition_failed", "If-Match");
+    let res = app
+        .send(
+            app.request(Method::POST, &format!("{task_path}/steps"), app.owner())
+                .header("if-match", &seen)
+                .json(&json!({"title": "one"})),
+        )
+        .await;
+    res.error(412, "precondition_failed", "If-Match");
+    let now: Task = app.get(&task_path, app.owner()).await.expect(200);
+    assert_eq!(now.labels.len(), 1, "the label stayed on");
+    assert!(now.steps.is_empty(), "no step was added");
+
+    let current = app.send(app.request(Method::GET, &task_path, app.owner())).await;
+    let current = current.header("etag").unwrap().to_string();
+    let res =
+        app.send(app.request(Method::DELETE, &label_path, app.owner()).header("if-match", &current)).await;
+    assert_eq!(res.status, 200, "{}", res.body);
+}
