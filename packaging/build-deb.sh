@@ -9,6 +9,10 @@ if ! cargo deb --version >/dev/null 2>&1; then
   cargo install cargo-deb --locked
 fi
 # cargo-deb builds the package it is asked for; the `taskboard` binary
-# comes from taskboard-cli, so both are built first, in one release build.
-cargo build --release -p taskboard-server -p taskboard-cli
-cargo deb -p taskboard-server --no-build "$@" | tail -n 1
+# comes from taskboard-cli, so both are built first, in one build.
+# TASKBOARD_DEB_PROFILE=dev packages the test build's binaries instead of
+# a release build: CI checks the package's making, installing and serving
+# that way without a second, optimised build of the workspace.
+profile=${TASKBOARD_DEB_PROFILE:-release}
+cargo build --profile "$profile" -p taskboard-server -p taskboard-cli
+cargo deb -p taskboard-server --no-build --profile "$profile" "$@" | tail -n 1

@@ -123,8 +123,15 @@ fn error_statuses<E: Endpoint>(has_query: bool) -> Vec<(u16, &'static str)> {
     let e = &E::INFO;
     let has_body = E::Body::KIND != BodyKind::None;
     let mut out: Vec<(u16, &'static str)> = Vec::new();
+    let change = e.auth && matches!(e.method, Method::Post | Method::Patch | Method::Delete);
+    let leased = change && e.path.starts_with("/api/v1/tasks/{task_id}");
     if e.errors.contains(&400) {
-        out.push((400, "a rule of the board refuses it; the detail says which"));
+        out.push((
+            400,
+            "a rule of the board refuses it, or a header it reads is malformed; the detail says which",
+        ));
+    } else if change {
+        out.push((400, "a header it reads (If-Match, Idempotency-Key, Taskboard-Lease) is malformed"));
     }
     if e.auth {
         out.push((401, "credentials are missing or not valid"));
@@ -137,8 +144,14 @@ fn error_statuses<E: Endpoint>(has_query: bool) -> Vec<(u16, &'static str)> {
     if e.errors.contains(&404) {
         out.push((404, "a resource it names does not exist"));
     }
-    if e.errors.contains(&409) {
-        out.push((409, "it conflicts with the board's state"));
+    if e.errors.contains(&409) || leased {
+        out.push((
+            409,
+            "it conflicts with the board's state (a Taskboard-Lease that is not current among others)",
+        ));
+    }
+    if E::CONDITIONAL {
+        out.push((412, "If-Match does not list the resource's current ETag; nothing changed"));
     }
     if has_body {
         out.push((413, "the body is too large"));
