@@ -17,6 +17,7 @@ pub mod import;
 pub mod login;
 mod mcp;
 mod output;
+pub mod runner;
 pub mod sse;
 
 use std::process::ExitCode;

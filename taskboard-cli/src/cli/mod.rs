@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+mod agents;
 mod members;
 mod messages;
 mod projects;
@@ -11,6 +12,7 @@ mod runs;
 mod tasks;
 mod webhooks;
 
+pub use agents::*;
 pub use members::*;
 pub use messages::*;
 pub use projects::*;
@@ -140,6 +142,9 @@ named by TASKBOARD_CREDENTIALS.")]
     /// Runs of agents at tasks: list, show, start, cancel, answer, logs.
     #[command(subcommand)]
     Run(RunCmd),
+    /// Agents at work: `agent run` starts and supervises them.
+    #[command(subcommand)]
+    Agent(AgentCmd),
     /// Chat messages and task comments.
     #[command(subcommand)]
     Message(MessageCmd),

@@ -155,6 +155,21 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
             );
             Ok(())
         }
+        Command::Agent(AgentCmd::Run { agents, config }) => {
+            if g.data_dir.is_some() || g.database.is_some() {
+                return Err(Failure::Usage(
+                    "`agent run` needs a server: its agents reach the board over HTTP with their tokens \
+                     (give --server URL, or `server` in the runner's file)"
+                        .into(),
+                ));
+            }
+            let server = match &g.server {
+                Some(s) => Some(s.clone()),
+                None => login::load()?.map(|s| s.server),
+            };
+            crate::runner::run(crate::runner::Options { config, agents, server }).await?;
+            Ok(())
+        }
         Command::Logout => {
             let removed = login::remove()?;
             let text = if removed { "logged out" } else { "not logged in" };
@@ -290,6 +305,7 @@ async fn execute<B: Backend>(b: &B, command: Command, out: Out) -> std::result::
         Command::Init { .. }
         | Command::Login { .. }
         | Command::Logout
+        | Command::Agent(_)
         | Command::Events { .. }
         | Command::Mcp { .. }
         | Command::Export { .. }

@@ -28,7 +28,9 @@ pub(super) async fn run<B: Backend>(b: &B, c: RunCmd, out: Out) -> Result<()> {
         RunCmd::Start { task, agent, lease_seconds } => {
             let task = b.find_task(&task).await?;
             let agent = b.find_member(&agent).await?;
-            let run = b.call::<StartRun>(task.id, (), NewRun { agent_id: agent.id, lease_seconds }).await?;
+            let run = b
+                .call::<StartRun>(task.id, (), NewRun { agent_id: agent.id, lease_seconds, runner: None })
+                .await?;
             if out.quiet {
                 out.line(&run.id.to_string());
             } else {

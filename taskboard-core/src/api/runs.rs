@@ -44,6 +44,11 @@ pub struct NewRun {
     /// heartbeats (10–86,400 seconds, default 300).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_seconds: Option<u32>,
+    /// The runner that will start the agent (1–200 characters): a runner
+    /// that starts a run of its own agent names itself, so no other
+    /// runner picks the run up. Agents only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner: Option<String>,
 }
 
 /// The body of `PATCH /runs/{id}`: what the runner reports.
@@ -52,7 +57,9 @@ pub struct RunPatch {
     /// Any state but `starting` and `lost`; a final one ends the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<RunState>,
-    /// The runner's name (host and process), 1–200 characters.
+    /// The runner's name (host and process), 1–200 characters. Set once:
+    /// the first runner to name itself has the run, and another name is
+    /// 409, so two runners never both start it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runner: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -205,7 +212,7 @@ impl Endpoint for StartRun {
             300) in the agent's name; the run starts `starting`, and the agent's runner starts the agent. \
             A person may start any agent; an agent only itself, on a task it may take or already holds. 409 \
             when the task is done, already has a run that has not ended, or is held under someone else's \
-            lease; 422 when `agent_id` is not an active agent.",
+            lease; 422 when `agent_id` is not an active agent, or when a person gives `runner`.",
         errors: &[403, 404, 409],
     };
     type Path = Uuid;
@@ -231,7 +238,8 @@ impl Endpoint for UpdateRun {
         status: 200,
         summary: "Report a run's progress (its agent)",
         description: "Only the run's agent (its runner, with the agent's token) writes a run: state, runner, \
-            exit code, stop reason, branch, commit, usage, question. A final state ends the run: \
+            exit code, stop reason, branch, commit, usage, question. The runner is set once: another runner's \
+            name is 409 (the run is another runner's). A final state ends the run: \
             `succeeded` moves its task to `review`; `failed`, `timed_out` and `cancelled` give the task back \
             (`todo`) with a comment quoting the tail of the output. 409 once the run is final.",
         errors: &[403, 404, 409],

@@ -302,6 +302,12 @@ impl Board {
         if !person && new.agent_id != me {
             return Err(Error::forbidden("an agent may start runs of itself only"));
         }
+        if let Some(r) = &new.runner {
+            if person {
+                return Err(Error::invalid("runner", "only the agent's own runner names itself"));
+            }
+            check_len("runner", r, 1, 200)?;
+        }
         self.write(move |tx| {
             let agent = match tx.w.member(new.agent_id)? {
                 Some(m) if m.is_active && m.is_agent() => m,
@@ -358,7 +364,7 @@ impl Board {
                 message_id: None,
                 agent_id: agent.id,
                 requested_by: me,
-                runner: None,
+                runner: new.runner.clone(),
                 state: RunState::Starting,
                 created_at: tx.now,
                 started_at: None,
@@ -419,6 +425,9 @@ impl Board {
             check_open(&old)?;
             let mut rec = old.clone();
             if let Some(v) = patch.runner {
+                if let Some(held) = old.runner.as_ref().filter(|r| **r != v) {
+                    return Err(Error::conflict(format!("run {id} is started by runner {held}")));
+                }
                 rec.runner = Some(v);
             }
             if let Some(v) = patch.exit_code {

@@ -31,7 +31,10 @@ fn to(state: RunState) -> RunPatch {
 }
 
 async fn start(fx: &Fx, by: &Actor, task: Uuid, agent: &Actor) -> Run {
-    fx.board.start_run(by, task, NewRun { agent_id: agent.id(), lease_seconds: Some(60) }).await.unwrap()
+    fx.board
+        .start_run(by, task, NewRun { agent_id: agent.id(), lease_seconds: Some(60), runner: None })
+        .await
+        .unwrap()
 }
 
 async fn comments(fx: &Fx, task: Uuid) -> Vec<Message> {
@@ -59,14 +62,22 @@ async fn a_person_starts_a_run_and_the_task_goes_to_the_agent_under_a_lease() {
     let events = drain(&mut sub);
     assert!(kinds(&events).contains(&"run.created"), "{:?}", kinds(&events));
     // One run at a time; an agent starts only itself; only agents run.
-    let again = fx.board.start_run(&fx.owner, t.id, NewRun { agent_id: bot.id(), lease_seconds: None }).await;
+    let again = fx
+        .board
+        .start_run(&fx.owner, t.id, NewRun { agent_id: bot.id(), lease_seconds: None, runner: None })
+        .await;
     assert_eq!(kind(again), ErrorKind::Conflict);
     let u = fx.task(&p, "more").await;
-    let foreign = fx.board.start_run(&other, u.id, NewRun { agent_id: bot.id(), lease_seconds: None }).await;
+    let foreign = fx
+        .board
+        .start_run(&other, u.id, NewRun { agent_id: bot.id(), lease_seconds: None, runner: None })
+        .await;
     assert_eq!(kind(foreign), ErrorKind::Forbidden);
     let human = fx.human("ann", Role::Member).await;
-    let not_agent =
-        fx.board.start_run(&fx.owner, u.id, NewRun { agent_id: human.id(), lease_seconds: None }).await;
+    let not_agent = fx
+        .board
+        .start_run(&fx.owner, u.id, NewRun { agent_id: human.id(), lease_seconds: None, runner: None })
+        .await;
     assert_eq!(kind(not_agent), ErrorKind::Validation);
     // An agent's runner starts a run of work it claimed; the claim's lease stays.
     let claimed = fx.board.take_leased(&other, u.id, Some(30)).await.unwrap();
@@ -76,7 +87,10 @@ async fn a_person_starts_a_run_and_the_task_goes_to_the_agent_under_a_lease() {
     // A task held under someone else's lease cannot be run.
     let v = fx.task(&p, "held").await;
     fx.board.take_leased(&other, v.id, Some(30)).await.unwrap();
-    let held = fx.board.start_run(&fx.owner, v.id, NewRun { agent_id: bot.id(), lease_seconds: None }).await;
+    let held = fx
+        .board
+        .start_run(&fx.owner, v.id, NewRun { agent_id: bot.id(), lease_seconds: None, runner: None })
+        .await;
     assert_eq!(kind(held), ErrorKind::Conflict);
 }
 
@@ -379,4 +393,32 @@ async fn runs_are_listed_newest_first_by_task_agent_and_state() {
     assert_eq!(paged, newest_first);
     let bad = RunListQuery { cursor: Some("nonsense".into()), ..Default::default() };
     assert_eq!(kind(list(bad).await), ErrorKind::Validation);
+}
+
+#[tokio::test]
+async fn the_first_runner_to_name_itself_has_the_run() {
+    let fx = board().await;
+    let p = fx.project("web").await;
+    let bot = fx.agent("bot").await;
+    let t = fx.task(&p, "work").await;
+    let run = start(&fx, &fx.owner, t.id, &bot).await;
+    assert_eq!(run.runner, None);
+    let named = |r: &str| RunPatch { runner: Some(r.into()), ..Default::default() };
+    let first = fx.board.update_run(&bot, run.id, named("host-a:1")).await.unwrap();
+    assert_eq!(first.runner.as_deref(), Some("host-a:1"));
+    // The same runner again is fine; another is refused.
+    fx.board.update_run(&bot, run.id, named("host-a:1")).await.unwrap();
+    let second = fx.board.update_run(&bot, run.id, named("host-b:2")).await.unwrap_err();
+    assert_eq!(second.kind(), ErrorKind::Conflict, "{second:?}");
+    assert_eq!(fx.board.get_run(&bot, run.id).await.unwrap().runner.as_deref(), Some("host-a:1"));
+
+    // An agent's own runner names itself when it starts the run; a
+    // person cannot.
+    let u = fx.task(&p, "more").await;
+    let own = NewRun { agent_id: bot.id(), lease_seconds: None, runner: Some("host-a:1".into()) };
+    let run = fx.board.start_run(&bot, u.id, own.clone()).await.unwrap();
+    assert_eq!(run.runner.as_deref(), Some("host-a:1"));
+    let v = fx.task(&p, "other").await;
+    let by_person = fx.board.start_run(&fx.owner, v.id, own).await.unwrap_err();
+    assert_eq!(by_person.kind(), ErrorKind::Validation, "{by_person:?}");
 }

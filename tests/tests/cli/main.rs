@@ -7,6 +7,7 @@ mod imports;
 mod modes;
 mod postgres;
 mod remote;
+mod runner;
 mod runs;
 mod webhooks;
 mod work;

@@ -1,0 +1,198 @@
+//! The runner's configuration file (TOML): where the board is, where the
+//! runner keeps its state, and for each agent its token and how to start
+//! it. README.md, "The runner", shows an example.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use taskboard_core::{Error, Result};
+
+/// The whole file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunnerConfig {
+    /// The server; else `--server`, `TASKBOARD_SERVER` or the stored login.
+    pub server: Option<String>,
+    /// How the runner names itself on its runs; default `HOST:PID`.
+    pub name: Option<String>,
+    /// Pid files, cached clones and workspaces. Default
+    /// `$XDG_STATE_HOME/taskboard/runner` (`~/.local/state/…`). Two
+    /// runners running at once need two directories.
+    pub state_dir: Option<PathBuf>,
+    /// Runs at a time over all agents (default 4).
+    #[serde(default = "default_max_runs")]
+    pub max_runs: usize,
+    /// The lease a run holds its task under, renewed every third of it
+    /// (10–86,400 seconds, default 60).
+    #[serde(default = "default_lease")]
+    pub lease_seconds: u32,
+    /// A finished run's workspace is removed after this many hours
+    /// (default 24; 0 removes it when the run ends).
+    #[serde(default = "default_keep")]
+    pub keep_workspaces_hours: u64,
+    #[serde(default, rename = "agent")]
+    pub agents: Vec<AgentEntry>,
+}
+
+/// How an agent is started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentMode {
+    /// Any program: the task on stdin (or in a file), exit 0 succeeds.
+    Command,
+    /// An Agent Client Protocol agent (not yet supported).
+    Acp,
+}
+
+/// Where a command agent reads its task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptVia {
+    #[default]
+    Stdin,
+    /// `TASK.md` beside the workspace, its path in `TASKBOARD_PROMPT_FILE`.
+    File,
+}
+
+/// One `[[agent]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentEntry {
+    /// The agent member's slug (checked against its token).
+    pub slug: String,
+    /// The agent's token, or where to read it.
+    pub token: Option<String>,
+    pub token_env: Option<String>,
+    pub token_file: Option<PathBuf>,
+    #[serde(default = "default_mode")]
+    pub mode: AgentMode,
+    /// The program and its arguments.
+    #[serde(default)]
+    pub command: Vec<String>,
+    #[serde(default)]
+    pub prompt: PromptVia,
+    /// Extra environment of the program.
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// Overrides the agent's `model` in `TASKBOARD_MODEL`.
+    pub model: Option<String>,
+    /// A run is stopped and ends `timed_out` after this long (default 3,600).
+    #[serde(default = "default_timeout")]
+    pub timeout_seconds: u64,
+    /// Runs of this agent at a time in this runner (default 1).
+    #[serde(default = "default_agent_runs")]
+    pub max_runs: usize,
+}
+
+fn default_max_runs() -> usize {
+    4
+}
+fn default_lease() -> u32 {
+    60
+}
+fn default_keep() -> u64 {
+    24
+}
+fn default_mode() -> AgentMode {
+    AgentMode::Command
+}
+fn default_timeout() -> u64 {
+    3600
+}
+fn default_agent_runs() -> usize {
+    1
+}
+
+/// `$XDG_CONFIG_HOME/taskboard/runner.toml`, else `~/.config/taskboard/runner.toml`.
+pub fn default_path() -> Option<PathBuf> {
+    let nonempty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let config = nonempty("XDG_CONFIG_HOME").or_else(|| nonempty("HOME").map(|h| h.join(".config")))?;
+    Some(config.join("taskboard").join("runner.toml"))
+}
+
+fn default_state_dir() -> Option<PathBuf> {
+    let nonempty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let state = nonempty("XDG_STATE_HOME").or_else(|| nonempty("HOME").map(|h| h.join(".local/state")))?;
+    Some(state.join("taskboard").join("runner"))
+}
+
+impl RunnerConfig {
+    /// Reads and checks the file at `path`.
+    pub fn load(path: &Path) -> Result<RunnerConfig> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::bad_request(format!("{}: {e}", path.display())))?;
+        let config: RunnerConfig =
+            toml::from_str(&text).map_err(|e| Error::bad_request(format!("{}: {e}", path.display())))?;
+        config.check().map_err(|e| Error::bad_request(format!("{}: {}", path.display(), e.detail())))?;
+        Ok(config)
+    }
+
+    fn check(&self) -> Result<()> {
+        if self.max_runs == 0 {
+            return Err(Error::bad_request("max_runs must be at least 1"));
+        }
+        if !(10..=86_400).contains(&self.lease_seconds) {
+            return Err(Error::bad_request(format!(
+                "lease_seconds must be 10-86400, got {}",
+                self.lease_seconds
+            )));
+        }
+        if self.agents.is_empty() {
+            return Err(Error::bad_request("no [[agent]]: the runner has nobody to run"));
+        }
+        for (i, a) in self.agents.iter().enumerate() {
+            let at = format!("agent[{i}] ({})", a.slug);
+            if self.agents[..i].iter().any(|b| b.slug == a.slug) {
+                return Err(Error::bad_request(format!("{at}: the slug appears twice")));
+            }
+            let sources = [a.token.is_some(), a.token_env.is_some(), a.token_file.is_some()];
+            if sources.iter().filter(|s| **s).count() != 1 {
+                return Err(Error::bad_request(format!("{at}: give one of token, token_env, token_file")));
+            }
+            if a.mode == AgentMode::Acp {
+                return Err(Error::bad_request(format!(
+                    "{at}: mode = \"acp\" is not supported yet; use mode = \"command\""
+                )));
+            }
+            if a.command.is_empty() || a.command[0].is_empty() {
+                return Err(Error::bad_request(format!("{at}: command must name a program")));
+            }
+            if a.max_runs == 0 || a.timeout_seconds == 0 {
+                return Err(Error::bad_request(format!(
+                    "{at}: max_runs and timeout_seconds must be at least 1"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The state directory, made absolute.
+    pub fn state_dir(&self) -> Result<PathBuf> {
+        let dir = match &self.state_dir {
+            Some(d) => d.clone(),
+            None => default_state_dir()
+                .ok_or_else(|| Error::bad_request("cannot find a state directory: set state_dir or HOME"))?,
+        };
+        Ok(std::path::absolute(dir)?)
+    }
+}
+
+impl AgentEntry {
+    /// The agent's token, from where the file says.
+    pub fn token(&self) -> Result<String> {
+        let token = match (&self.token, &self.token_env, &self.token_file) {
+            (Some(t), _, _) => t.clone(),
+            (_, Some(var), _) => std::env::var(var).map_err(|_| {
+                Error::bad_request(format!("agent {}: the environment has no {var}", self.slug))
+            })?,
+            (_, _, Some(path)) => std::fs::read_to_string(path)
+                .map_err(|e| Error::bad_request(format!("agent {}: {}: {e}", self.slug, path.display())))?,
+            _ => return Err(Error::bad_request(format!("agent {}: no token", self.slug))),
+        };
+        let token = token.trim().to_string();
+        if token.is_empty() {
+            return Err(Error::bad_request(format!("agent {}: the token is empty", self.slug)));
+        }
+        Ok(token)
+    }
+}

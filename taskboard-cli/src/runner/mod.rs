@@ -1,0 +1,349 @@
+//! `taskboard agent run`: a long-running process acting for agent
+//! members (docs/decisions.md, "Runner"). For each agent it follows the
+//! event stream, picks up the runs a person started for it, claims ready
+//! work matching its labels under a lease and starts a run of it, then
+//! supervises the agent's process to the run's end. Every rule is the
+//! board's: the runner only calls the endpoints, as the agent (its
+//! token).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use taskboard_core::api::{
+    ClaimRequest, ClaimTask, EventsQuery, GetMe, ListRuns, NewRun, Optional, PollEvents, ReleaseRequest,
+    ReleaseTask, RunListQuery, StartRun,
+};
+use taskboard_core::model::{Member, MemberType};
+use taskboard_core::runs::{Run, RunState};
+use taskboard_core::{Error, Result};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+use crate::client::{Client, Reconnect};
+
+pub mod config;
+mod process;
+mod prompt;
+mod supervise;
+mod workspace;
+
+use config::{AgentEntry, RunnerConfig};
+
+/// What the runner's agents share.
+pub(crate) struct Shared {
+    /// How the runner names itself on its runs.
+    pub name: String,
+    pub server: String,
+    pub state: PathBuf,
+    pub lease_seconds: u32,
+    pub keep: Duration,
+    /// Cancelled when the runner stops.
+    pub stop: CancellationToken,
+    /// Workspaces in use, never cleaned.
+    pub live_dirs: Mutex<Vec<PathBuf>>,
+    /// Cached clones are changed by one run at a time.
+    pub git: tokio::sync::Mutex<()>,
+    /// Runs at a time over all agents.
+    pub slots: Arc<Semaphore>,
+}
+
+/// One agent the runner acts for.
+pub(crate) struct AgentCtx {
+    pub entry: AgentEntry,
+    pub token: String,
+    pub client: Client,
+    pub me: Member,
+    pub shared: Arc<Shared>,
+    /// Runs of this agent at a time.
+    pub slots: Arc<Semaphore>,
+    /// The runs this runner is running for the agent, to stop each when it
+    /// ends on the board.
+    pub live: Mutex<HashMap<Uuid, CancellationToken>>,
+}
+
+/// Whether the runner claimed the work itself or a person asked for the
+/// run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    Claimed,
+    Requested,
+}
+
+/// What `taskboard agent run` was given.
+pub struct Options {
+    pub config: Option<PathBuf>,
+    pub agents: Vec<String>,
+    /// `--server`, `TASKBOARD_SERVER` or the stored login's server.
+    pub server: Option<String>,
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "runner".to_string())
+}
+
+/// Runs until interrupted (SIGINT or SIGTERM): the agents' processes are
+/// then stopped and their runs end `failed`.
+pub async fn run(o: Options) -> Result<()> {
+    let path = match o.config {
+        Some(p) => p,
+        None => config::default_path()
+            .ok_or_else(|| Error::bad_request("no --config FILE and no HOME to find runner.toml in"))?,
+    };
+    let config = RunnerConfig::load(&path)?;
+    let mut entries = config.agents.clone();
+    if !o.agents.is_empty() {
+        for slug in &o.agents {
+            if !entries.iter().any(|a| &a.slug == slug) {
+                return Err(Error::bad_request(format!(
+                    "--agent {slug}: no [[agent]] of that slug in {}",
+                    path.display()
+                )));
+            }
+        }
+        entries.retain(|a| o.agents.contains(&a.slug));
+    }
+    let server = config.server.clone().or(o.server).ok_or_else(|| {
+        Error::bad_request("no server: set `server` in the runner's file or give --server URL")
+    })?;
+    let state = config.state_dir()?;
+    std::fs::create_dir_all(&state)?;
+    let killed = process::kill_leftovers(&state);
+    if killed > 0 {
+        eprintln!("runner: killed {killed} processes left by an earlier runner");
+    }
+    let keep = Duration::from_secs(config.keep_workspaces_hours.saturating_mul(3600));
+    let _ = workspace::clean(&state, keep, &[]).await;
+    let shared = Arc::new(Shared {
+        name: config.name.clone().unwrap_or_else(|| format!("{}:{}", host_name(), std::process::id())),
+        server: server.trim_end_matches('/').to_string(),
+        state,
+        lease_seconds: config.lease_seconds,
+        keep,
+        stop: CancellationToken::new(),
+        live_dirs: Mutex::new(Vec::new()),
+        git: tokio::sync::Mutex::new(()),
+        slots: Arc::new(Semaphore::new(config.max_runs)),
+    });
+    let mut agents = Vec::new();
+    for entry in entries {
+        let token = entry.token()?;
+        let client = Client::new(&shared.server, Some(token.clone()))?;
+        let me = client.call::<GetMe>((), (), ()).await?;
+        if me.kind != MemberType::Agent || me.slug != entry.slug {
+            return Err(Error::bad_request(format!(
+                "agent {}: its token is {}'s, which is not that agent",
+                entry.slug, me.slug
+            )));
+        }
+        let slots = Arc::new(Semaphore::new(entry.max_runs));
+        agents.push(Arc::new(AgentCtx {
+            entry,
+            token,
+            client,
+            me,
+            shared: shared.clone(),
+            slots,
+            live: Mutex::new(HashMap::new()),
+        }));
+    }
+    eprintln!(
+        "runner {}: serving {} on {}",
+        shared.name,
+        agents.iter().map(|a| a.me.slug.as_str()).collect::<Vec<_>>().join(", "),
+        shared.server
+    );
+    let tracker = tokio_util::task::TaskTracker::new();
+    for a in agents {
+        let t = tracker.clone();
+        tracker.spawn(follow(a, t));
+    }
+    tracker.close();
+    stop_signal().await;
+    eprintln!("runner {}: stopping", shared.name);
+    shared.stop.cancel();
+    tracker.wait().await;
+    Ok(())
+}
+
+async fn stop_signal() {
+    let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) else {
+        let _ = tokio::signal::ctrl_c().await;
+        return;
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}
+
+/// Follows the event stream for one agent until the runner stops.
+async fn follow(a: Arc<AgentCtx>, tracker: tokio_util::task::TaskTracker) {
+    let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let mut seq: Option<u64> = None;
+    let mut look = true;
+    let mut reconnect = Reconnect::default();
+    loop {
+        if a.shared.stop.is_cancelled() {
+            return;
+        }
+        if seq.is_none() {
+            // Where the stream stands before looking, so nothing after is missed.
+            match a.client.call::<PollEvents>((), EventsQuery::default(), ()).await {
+                Ok(p) => seq = Some(p.next),
+                Err(e) => {
+                    if wait_or_stop(&a, &mut reconnect, e).await {
+                        return;
+                    }
+                    continue;
+                }
+            }
+        }
+        if look {
+            look = false;
+            if let Err(e) = find_work(&a, &tracker, &done_tx).await {
+                eprintln!("runner: {}: {}", a.me.slug, e.detail());
+                look = true;
+            }
+        }
+        let q = EventsQuery { since: seq, limit: Some(1000), wait: Some(30) };
+        tokio::select! {
+            _ = a.shared.stop.cancelled() => return,
+            Some(()) = done_rx.recv() => look = true,
+            page = a.client.call::<PollEvents>((), q, ()) => match page {
+                Ok(p) => {
+                    reconnect = Reconnect::default();
+                    seq = Some(p.next);
+                    look |= p.resync_required;
+                    for e in &p.events {
+                        look |= on_event(&a, e);
+                    }
+                }
+                Err(e) => {
+                    if wait_or_stop(&a, &mut reconnect, e).await {
+                        return;
+                    }
+                }
+            },
+        }
+    }
+}
+
+/// Waits before trying the server again; true when the runner stops
+/// meanwhile, or the error is one waiting cannot fix.
+async fn wait_or_stop(a: &AgentCtx, reconnect: &mut Reconnect, e: Error) -> bool {
+    eprintln!("runner: {}: {}", a.me.slug, e.detail());
+    tokio::select! {
+        _ = a.shared.stop.cancelled() => true,
+        r = reconnect.wait(e) => r.is_err(),
+    }
+}
+
+/// Reacts to one event: stops a run that ended on the board; true when
+/// there may be new work (a run asked for, a task changed).
+fn on_event(a: &AgentCtx, e: &serde_json::Value) -> bool {
+    let kind = e["type"].as_str().unwrap_or("");
+    match kind {
+        "run.created" | "run.updated" => {
+            let Ok(run) = serde_json::from_value::<Run>(e["data"].clone()) else { return false };
+            if run.agent.id != a.me.id {
+                return false;
+            }
+            if run.state.is_final() {
+                if let Some(token) = a.live.lock().unwrap().get(&run.id) {
+                    token.cancel();
+                }
+                // A slot may be free again.
+                return true;
+            }
+            run.state == RunState::Starting && run.runner.is_none()
+        }
+        "run.output" | "task.lease_renewed" => false,
+        _ => kind.starts_with("task.") || kind.starts_with("project."),
+    }
+}
+
+/// Two permits: one of the agent's, one of the runner's; None when
+/// either is used up.
+fn slot(a: &AgentCtx) -> Option<(OwnedSemaphorePermit, OwnedSemaphorePermit)> {
+    let mine = a.slots.clone().try_acquire_owned().ok()?;
+    let all = a.shared.slots.clone().try_acquire_owned().ok()?;
+    Some((mine, all))
+}
+
+/// Picks up the runs asked for the agent, then claims ready work, while
+/// it has free slots.
+async fn find_work(
+    a: &Arc<AgentCtx>,
+    tracker: &tokio_util::task::TaskTracker,
+    done: &tokio::sync::mpsc::UnboundedSender<()>,
+) -> Result<()> {
+    let q = RunListQuery {
+        agent_id: Some(a.me.id),
+        state: Some(RunState::Starting),
+        limit: Some(100),
+        ..Default::default()
+    };
+    let asked = a.client.call::<ListRuns>((), q, ()).await?;
+    for run in asked.items.into_iter().rev() {
+        if run.runner.is_some() || a.live.lock().unwrap().contains_key(&run.id) {
+            continue;
+        }
+        let Some(permits) = slot(a) else { return Ok(()) };
+        start(a, tracker, done, run, Origin::Requested, permits);
+    }
+    loop {
+        let Some(permits) = slot(a) else { return Ok(()) };
+        let claim = ClaimRequest { lease_seconds: Some(a.shared.lease_seconds), ..Default::default() };
+        let Some(task) = a.client.call::<ClaimTask>((), (), Optional(Some(claim))).await? else {
+            return Ok(());
+        };
+        let new = NewRun {
+            agent_id: a.me.id,
+            lease_seconds: Some(a.shared.lease_seconds),
+            runner: Some(a.shared.name.clone()),
+        };
+        match a.client.call::<StartRun>(task.id, (), new).await {
+            Ok(run) => start(a, tracker, done, run, Origin::Claimed, permits),
+            Err(e) => {
+                // Give the claimed task back rather than sit on it.
+                let reason = format!("the runner could not start a run: {}", e.detail());
+                let body = ReleaseRequest { reason: taskboard_core::validate::Reason::new(&reason).ok() };
+                let _ = a.client.call::<ReleaseTask>(task.id, (), Optional(Some(body))).await;
+                return Err(e);
+            }
+        }
+    }
+}
+
+fn start(
+    a: &Arc<AgentCtx>,
+    tracker: &tokio_util::task::TaskTracker,
+    done: &tokio::sync::mpsc::UnboundedSender<()>,
+    run: Run,
+    origin: Origin,
+    permits: (OwnedSemaphorePermit, OwnedSemaphorePermit),
+) {
+    let token = a.shared.stop.child_token();
+    a.live.lock().unwrap().insert(run.id, token.clone());
+    let (a, done) = (a.clone(), done.clone());
+    tracker.spawn(async move {
+        let id = run.id;
+        supervise::supervise(a.clone(), run, origin, token).await;
+        a.live.lock().unwrap().remove(&id);
+        drop(permits);
+        let _ = done.send(());
+    });
+}
+
+/// The state directory's pid files (for tests and diagnostics).
+pub fn pid_dir(state: &Path) -> PathBuf {
+    state.join("pids")
+}

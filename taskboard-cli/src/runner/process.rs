@@ -1,0 +1,145 @@
+//! The agent's process: started in a process group of its own, its
+//! output read in bounded pieces, the whole group killed when it stops,
+//! and what a predecessor runner left killed at start.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use rustix::process::{Pid, Signal, kill_process, kill_process_group};
+use taskboard_core::api::NewEntry;
+use taskboard_core::runs::{EntryKind, MAX_ENTRY_TEXT};
+use taskboard_core::{Error, ErrorKind, Result};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+
+/// Bytes of output in one transcript entry at most (a longer line is cut
+/// in pieces).
+const PIECE: usize = 16 * 1024;
+
+/// What starts the agent.
+pub struct Spawn<'a> {
+    pub argv: &'a [String],
+    pub dir: &'a Path,
+    pub env: Vec<(String, String)>,
+    /// Written to stdin, which is then closed; None leaves stdin empty.
+    pub stdin: Option<String>,
+}
+
+/// Starts the program in a new process group, its stdout and stderr sent
+/// as transcript entries to `out` (bounded: a full channel makes the
+/// agent wait on its pipe).
+pub fn spawn(s: Spawn<'_>, out: mpsc::Sender<NewEntry>) -> Result<Child> {
+    let mut cmd = Command::new(&s.argv[0]);
+    cmd.args(&s.argv[1..])
+        .current_dir(s.dir)
+        .envs(s.env)
+        .stdin(if s.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| Error::new(ErrorKind::Internal, format!("cannot start {}: {e}", s.argv[0])))?;
+    if let (Some(text), Some(mut stdin)) = (s.stdin, child.stdin.take()) {
+        tokio::spawn(async move {
+            // An agent that does not read its task is its own business.
+            let _ = stdin.write_all(text.as_bytes()).await;
+            let _ = stdin.shutdown().await;
+        });
+    }
+    if let Some(o) = child.stdout.take() {
+        tokio::spawn(pieces(o, "stdout", out.clone()));
+    }
+    if let Some(e) = child.stderr.take() {
+        tokio::spawn(pieces(e, "stderr", out));
+    }
+    Ok(child)
+}
+
+/// Reads a stream and sends it line by line, a line longer than
+/// [`PIECE`] in pieces, until it ends.
+async fn pieces(mut r: impl AsyncRead + Unpin, stream: &'static str, out: mpsc::Sender<NewEntry>) {
+    let mut buf: Vec<u8> = Vec::with_capacity(PIECE);
+    let mut chunk = vec![0u8; 8192];
+    let send = |bytes: &[u8]| {
+        let mut text = String::from_utf8_lossy(bytes).into_owned();
+        if text.ends_with('\n') {
+            text.pop();
+        }
+        text.truncate(text.floor_char_boundary(MAX_ENTRY_TEXT));
+        NewEntry { kind: EntryKind::Output, text, data: Some(serde_json::json!({"stream": stream})) }
+    };
+    loop {
+        let n = match r.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        buf.extend_from_slice(&chunk[..n]);
+        while let Some(take) =
+            buf.iter().position(|b| *b == b'\n').map(|i| i + 1).or((buf.len() >= PIECE).then_some(PIECE))
+        {
+            let line: Vec<u8> = buf.drain(..take).collect();
+            if out.send(send(&line)).await.is_err() {
+                return;
+            }
+        }
+    }
+    if !buf.is_empty() {
+        let _ = out.send(send(&buf)).await;
+    }
+}
+
+/// Kills the whole process group `pgid` (the agent and what it started).
+pub fn kill_group(pgid: u32) {
+    if let Some(pid) = i32::try_from(pgid).ok().and_then(Pid::from_raw) {
+        let _ = kill_process_group(pid, Signal::KILL);
+    }
+}
+
+/// The pid file of a run: the agent's process group, so a runner started
+/// after this one died can stop what it left.
+pub fn pid_file(state: &Path, run: uuid::Uuid) -> PathBuf {
+    state.join("pids").join(run.to_string())
+}
+
+pub fn write_pid_file(state: &Path, run: uuid::Uuid, pgid: u32) -> Result<()> {
+    let path = pid_file(state, run);
+    std::fs::create_dir_all(path.parent().expect("a pid file is in a directory"))?;
+    std::fs::write(path, format!("{pgid}\n"))?;
+    Ok(())
+}
+
+/// Kills every process a predecessor's runs left: for each pid file, the
+/// processes whose environment names that run (`TASKBOARD_RUN`), and
+/// their groups. A pid reused by an unrelated process since is left
+/// alone, since its environment does not name the run. Answers how many
+/// processes were killed.
+pub fn kill_leftovers(state: &Path) -> usize {
+    let Ok(files) = std::fs::read_dir(state.join("pids")) else { return 0 };
+    let runs: Vec<(PathBuf, String)> = files
+        .flatten()
+        .map(|f| (f.path(), format!("TASKBOARD_RUN={}", f.file_name().to_string_lossy())))
+        .collect();
+    if runs.is_empty() {
+        return 0;
+    }
+    let mut killed = 0;
+    if let Ok(procs) = std::fs::read_dir("/proc") {
+        for p in procs.flatten() {
+            let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+            let Ok(environ) = std::fs::read(p.path().join("environ")) else { continue };
+            let named = environ.split(|b| *b == 0).any(|v| runs.iter().any(|(_, r)| v == r.as_bytes()));
+            if named && let Some(pid) = Pid::from_raw(pid) {
+                let _ = kill_process_group(pid, Signal::KILL);
+                let _ = kill_process(pid, Signal::KILL);
+                killed += 1;
+            }
+        }
+    }
+    for (path, _) in runs {
+        let _ = std::fs::remove_file(path);
+    }
+    killed
+}

@@ -1,0 +1,268 @@
+//! One run, from start to end: the workspace, the agent's process, its
+//! output to the transcript, heartbeats of the task's lease, the timeout,
+//! cancellation, and the report of the run's end.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use taskboard_core::api::{
+    AppendTranscript, GetProject, GetTask, HeartbeatTask, ListMessages, MessageFilter, NewEntries, NewEntry,
+    Optional, RunPatch, UpdateRun,
+};
+use taskboard_core::runs::{Run, RunState};
+use taskboard_core::{Error, ErrorKind, Result};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::config::PromptVia;
+use super::process::{self, Spawn};
+use super::prompt::{self, Brief};
+use super::workspace::{self, Workspace};
+use super::{AgentCtx, Origin};
+use crate::client::Client;
+
+/// Entries and bytes of one transcript append at most, and how long
+/// output waits to be sent with what follows.
+const BATCH_ENTRIES: usize = 500;
+const BATCH_BYTES: usize = 512 * 1024;
+const BATCH_WAIT: Duration = Duration::from_millis(200);
+
+/// Most dependencies named in the task's Markdown.
+const DEPENDENCIES: usize = 20;
+
+/// How the agent stopped.
+enum End {
+    /// It exited, with its exit code (None: killed by a signal).
+    Exited(Option<i32>),
+    TimedOut,
+    /// The run ended on the board (cancelled, or its task moved away).
+    Cancelled,
+    /// The task's lease is gone (expired: the run is `lost`).
+    LeaseLost(String),
+    /// The runner is stopping.
+    Stopped,
+}
+
+/// Runs `run` to its end. Errors end the run `failed`, saying why.
+pub(super) async fn supervise(a: Arc<AgentCtx>, run: Run, origin: Origin, cancel: CancellationToken) {
+    let id = run.id;
+    if let Err(e) = run_once(&a, run, origin, &cancel).await {
+        eprintln!("runner: {}: run {id}: {}", a.me.slug, e.detail());
+        let patch = RunPatch {
+            state: Some(RunState::Failed),
+            runner: Some(a.shared.name.clone()),
+            stop_reason: Some(e.detail().chars().take(2000).collect()),
+            ..Default::default()
+        };
+        let _ = a.client.call::<UpdateRun>(id, (), patch).await;
+    }
+    let _ = std::fs::remove_file(process::pid_file(&a.shared.state, id));
+}
+
+async fn run_once(a: &AgentCtx, run: Run, origin: Origin, cancel: &CancellationToken) -> Result<()> {
+    let c = &a.client;
+    let shared = &a.shared;
+    if origin == Origin::Requested {
+        // The first runner to name itself has the run.
+        let named = RunPatch { runner: Some(shared.name.clone()), ..Default::default() };
+        match c.call::<UpdateRun>(run.id, (), named).await {
+            Err(e) if e.kind() == ErrorKind::Conflict => return Ok(()),
+            Err(e) => return Err(e),
+            Ok(_) => {}
+        }
+    }
+    let Some(task_ref) = run.task.clone() else {
+        return Err(Error::bad_request("this runner runs agents at tasks only"));
+    };
+    let task = c.call::<GetTask>(task_ref.id, (), ()).await?;
+    let project = c.call::<GetProject>(task.project.id, (), ()).await?;
+    let mut dependencies = Vec::new();
+    for dep in task.depends_on.iter().take(DEPENDENCIES) {
+        if let Ok(t) = c.call::<GetTask>(*dep, (), ()).await {
+            dependencies.push(t);
+        }
+    }
+    let filter =
+        MessageFilter { task_id: Some(task.id), limit: Some(prompt::COMMENTS), ..Default::default() };
+    let comments = c.call::<ListMessages>((), filter, ()).await?.items;
+    let ws = {
+        let _one_at_a_time = shared.git.lock().await;
+        workspace::prepare(&shared.state, &project.repo_urls, &task.key, run.id).await?
+    };
+    shared.live_dirs.lock().unwrap().push(ws.dir.clone());
+    let brief = Brief {
+        agent: &a.me,
+        task: &task,
+        project: &project,
+        dependencies: &dependencies,
+        comments: &comments,
+        run: run.id,
+        branch: ws.branch.as_deref(),
+    };
+    let markdown = prompt::render(&brief);
+    let result = run_agent(a, &run, &task, &ws, markdown, cancel).await;
+    shared.live_dirs.lock().unwrap().retain(|d| *d != ws.dir);
+    let keep = shared.keep;
+    let live = shared.live_dirs.lock().unwrap().clone();
+    let _ = workspace::clean(&shared.state, keep, &live).await;
+    result
+}
+
+async fn run_agent(
+    a: &AgentCtx,
+    run: &Run,
+    task: &taskboard_core::model::Task,
+    ws: &Workspace,
+    markdown: String,
+    cancel: &CancellationToken,
+) -> Result<()> {
+    let c = &a.client;
+    let shared = &a.shared;
+    let mut env: Vec<(String, String)> = a.entry.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    env.extend([
+        ("TASKBOARD_SERVER".to_string(), shared.server.clone()),
+        ("TASKBOARD_TOKEN".to_string(), a.token.clone()),
+        ("TASKBOARD_TASK".to_string(), task.key.clone()),
+        ("TASKBOARD_TASK_ID".to_string(), task.id.to_string()),
+        ("TASKBOARD_RUN".to_string(), run.id.to_string()),
+        ("TASKBOARD_WORKSPACE".to_string(), ws.dir.to_string_lossy().into_owned()),
+    ]);
+    if let Some(model) = a.entry.model.clone().or_else(|| a.me.agent_config.model.clone()) {
+        env.push(("TASKBOARD_MODEL".to_string(), model));
+    }
+    if let Some(lease) = &task.lease {
+        env.push(("TASKBOARD_LEASE".to_string(), lease.id.to_string()));
+    }
+    let stdin = match a.entry.prompt {
+        PromptVia::Stdin => Some(markdown),
+        PromptVia::File => {
+            let file = ws.dir.with_extension("md");
+            std::fs::write(&file, markdown)?;
+            env.push(("TASKBOARD_PROMPT_FILE".to_string(), file.to_string_lossy().into_owned()));
+            None
+        }
+    };
+    let (tx, rx) = mpsc::channel(256);
+    let spawn = Spawn { argv: &a.entry.command, dir: &ws.dir, env, stdin };
+    let mut child = process::spawn(spawn, tx)?;
+    let pgid = child.id().unwrap_or(0);
+    process::write_pid_file(&shared.state, run.id, pgid)?;
+    let pump = tokio::spawn(pump(c.clone(), run.id, rx));
+    let running = RunPatch {
+        state: Some(RunState::Running),
+        runner: Some(shared.name.clone()),
+        branch: ws.branch.clone(),
+        ..Default::default()
+    };
+    let end = match c.call::<UpdateRun>(run.id, (), running).await {
+        // Ended on the board before it could start.
+        Err(e) if e.kind() == ErrorKind::Conflict => End::Cancelled,
+        Err(e) => {
+            process::kill_group(pgid);
+            return Err(e);
+        }
+        Ok(_) => watch(a, &mut child, task.id, cancel).await,
+    };
+    process::kill_group(pgid);
+    let _ = child.wait().await;
+    // The pipes close once the group is gone; output of a process that
+    // left the group is not waited for long.
+    let _ = tokio::time::timeout(Duration::from_secs(5), pump).await;
+    let message = format!("{}: work of run {}", task.key, run.id);
+    let commit = match workspace::finish(ws, &a.me.slug, &message).await {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("runner: {}: run {}: {}", a.me.slug, run.id, e.detail());
+            None
+        }
+    };
+    let (state, exit_code, stop_reason) = match end {
+        End::Exited(Some(0)) => (RunState::Succeeded, Some(0), None),
+        End::Exited(Some(code)) => (RunState::Failed, Some(code), None),
+        End::Exited(None) => (RunState::Failed, None, Some("the agent was killed by a signal".to_string())),
+        End::TimedOut => {
+            (RunState::TimedOut, None, Some(format!("no end after {} seconds", a.entry.timeout_seconds)))
+        }
+        End::Stopped => (RunState::Failed, None, Some("the runner stopped".to_string())),
+        End::Cancelled | End::LeaseLost(_) => {
+            if let End::LeaseLost(why) = end {
+                eprintln!("runner: {}: run {}: the task's lease is gone: {why}", a.me.slug, run.id);
+            }
+            return Ok(());
+        }
+    };
+    let done = RunPatch {
+        state: Some(state),
+        exit_code,
+        stop_reason,
+        branch: ws.branch.clone(),
+        commit,
+        ..Default::default()
+    };
+    match c.call::<UpdateRun>(run.id, (), done).await {
+        // Ended on the board meanwhile: nothing more to say.
+        Err(e) if e.kind() == ErrorKind::Conflict => Ok(()),
+        Err(e) => Err(e),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// Waits for the agent's end, renewing the task's lease meanwhile.
+async fn watch(
+    a: &AgentCtx,
+    child: &mut tokio::process::Child,
+    task: uuid::Uuid,
+    cancel: &CancellationToken,
+) -> End {
+    let deadline = tokio::time::sleep(Duration::from_secs(a.entry.timeout_seconds));
+    tokio::pin!(deadline);
+    let every = Duration::from_secs(u64::from(a.shared.lease_seconds / 3).max(1));
+    let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    loop {
+        tokio::select! {
+            status = child.wait() => return End::Exited(status.ok().and_then(|s| s.code())),
+            _ = cancel.cancelled() => {
+                return if a.shared.stop.is_cancelled() { End::Stopped } else { End::Cancelled };
+            }
+            _ = &mut deadline => return End::TimedOut,
+            _ = beat.tick() => {
+                match a.client.call::<HeartbeatTask>(task, (), Optional(None)).await {
+                    Err(e) if matches!(e.kind(), ErrorKind::Forbidden | ErrorKind::Conflict | ErrorKind::NotFound) => {
+                        return End::LeaseLost(e.detail().to_string());
+                    }
+                    // A network failure: the next beat tries again.
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// Sends the agent's output to the run's transcript in batches, until
+/// the output ends. Once the run is final on the board the rest is read
+/// and dropped, so the agent never waits on a full pipe.
+async fn pump(c: Client, run: uuid::Uuid, mut rx: mpsc::Receiver<NewEntry>) {
+    let mut open = true;
+    while let Some(first) = rx.recv().await {
+        let mut bytes = first.text.len();
+        let mut batch = vec![first];
+        let until = tokio::time::Instant::now() + BATCH_WAIT;
+        while batch.len() < BATCH_ENTRIES && bytes < BATCH_BYTES {
+            match tokio::time::timeout_at(until, rx.recv()).await {
+                Ok(Some(e)) => {
+                    bytes += e.text.len();
+                    batch.push(e);
+                }
+                Ok(None) | Err(_) => break,
+            }
+        }
+        if !open {
+            continue;
+        }
+        if let Err(e) = c.call::<AppendTranscript>(run, (), NewEntries { entries: batch }).await
+            && matches!(e.kind(), ErrorKind::Conflict | ErrorKind::Forbidden | ErrorKind::NotFound)
+        {
+            open = false;
+        }
+    }
+}
