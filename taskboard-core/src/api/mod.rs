@@ -55,6 +55,7 @@ mod projects;
 mod reply;
 mod requests;
 mod runs;
+mod steps;
 mod tasks;
 mod webhooks;
 mod work;
@@ -75,6 +76,7 @@ pub use paged::{
 pub use projects::*;
 pub use requests::*;
 pub use runs::*;
+pub use steps::*;
 pub use tasks::*;
 pub use webhooks::*;
 pub use work::*;
