@@ -418,11 +418,7 @@ impl Board {
         let cap = self.transcript_cap();
         let paces = self.output_paces();
         self.write(move |tx| {
-            let old = run_required(tx.w, id)?;
-            if old.agent_id != me {
-                return Err(Error::forbidden("only the run's agent may write it"));
-            }
-            check_open(&old)?;
+            let old = own_open_run(tx, id, me, "it")?;
             let mut rec = old.clone();
             if let Some(v) = patch.runner {
                 if let Some(held) = old.runner.as_ref().filter(|r| **r != v) {
@@ -554,11 +550,7 @@ impl Board {
         let cap = self.transcript_cap();
         let paces = self.output_paces();
         self.write(move |tx| {
-            let old = run_required(tx.w, id)?;
-            if old.agent_id != me {
-                return Err(Error::forbidden("only the run's agent may write its transcript"));
-            }
-            check_open(&old)?;
+            let old = own_open_run(tx, id, me, "its transcript")?;
             let mut rec = old.clone();
             for e in entries {
                 push_entry(tx, &mut rec, cap, e.kind, e.text, e.data)?;
@@ -684,6 +676,17 @@ impl Board {
         })
         .await
     }
+}
+
+/// The run `id`, written by its own agent (`me`) while it is open; `what`
+/// names what is written, for the refusal.
+fn own_open_run(tx: &mut Tx<'_>, id: Uuid, me: Uuid, what: &str) -> Result<RunRecord> {
+    let old = run_required(tx.w, id)?;
+    if old.agent_id != me {
+        return Err(Error::forbidden(format!("only the run's agent may write {what}")));
+    }
+    check_open(&old)?;
+    Ok(old)
 }
 
 fn check_open(rec: &RunRecord) -> Result<()> {
