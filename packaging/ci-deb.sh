@@ -43,7 +43,10 @@ fi
 # only the address is moved to a free port (the environment wins over the
 # file), as 8080 may be taken on this machine.
 cd /var/lib/taskboard
-runuser -u taskboard -- env TASKBOARD_LISTEN=127.0.0.1:0 \
+# setpriv executes the server in its own process (runuser would stay as its
+# parent and turn the server's clean exit on SIGTERM into a status of 143).
+setpriv --reuid=taskboard --regid=taskboard --init-groups \
+  env TASKBOARD_LISTEN=127.0.0.1:0 HOME=/var/lib/taskboard \
   /usr/bin/taskboard-server --config /etc/taskboard/server.toml \
   >"$workdir/stdout" 2>"$workdir/stderr" &
 server_pid=$!
@@ -62,8 +65,11 @@ test "$(stat -c '%U' /var/lib/taskboard/data/board.redb)" = taskboard
 # JSON log lines, as the installed file asks.
 head -n 1 "$workdir/stderr" | grep -q '^{'
 kill -TERM "$server_pid"
-wait "$server_pid"
+status=0
+wait "$server_pid" || status=$?
 server_pid=""
+test "$status" = 0 || { echo "the server ended with status $status on SIGTERM" >&2; cat "$workdir/stderr" >&2; exit 1; }
+grep -q '"stopped"' "$workdir/stderr" || { echo "the server did not log its clean stop" >&2; exit 1; }
 dpkg --purge taskboard
 ! dpkg -s taskboard >/dev/null 2>&1
 test ! -e /etc/taskboard/server.toml
