@@ -168,6 +168,8 @@ pub struct JwtKeys {
     encoding: EncodingKey,
     decoding: DecodingKey,
     validation: Validation,
+    /// SHA-256 of the secret, from which keys for other purposes derive.
+    root: [u8; 32],
 }
 
 impl std::fmt::Debug for JwtKeys {
@@ -185,7 +187,17 @@ impl JwtKeys {
             encoding: EncodingKey::from_secret(secret),
             decoding: DecodingKey::from_secret(secret),
             validation,
+            root: Sha256::digest(secret).into(),
         }
+    }
+
+    /// A key for `purpose`, derived from the secret: the same in every
+    /// process that shares the secret, and telling nothing of it.
+    pub fn derive(&self, purpose: &str) -> [u8; 32] {
+        let mut hash = Sha256::new();
+        hash.update(self.root);
+        hash.update(purpose.as_bytes());
+        hash.finalize().into()
     }
 
     /// The secret kept in `dir/jwt_secret`, created with mode 0600 on

@@ -10,7 +10,6 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::members::{load_actor_member, replace_token};
-use super::throttle::LoginKey;
 use super::{Actor, AuthCache, Board};
 use crate::credentials::{self, AGENT_TOKEN_PREFIX};
 use crate::error::{Error, Result};
@@ -81,12 +80,14 @@ impl Board {
     /// attempt costs no password hash.
     pub async fn login(&self, login: &str, password: &str, client: Option<IpAddr>) -> Result<LoginResponse> {
         let wrong = || Error::unauthorized("wrong login or password");
-        let throttle = &self.inner.throttle;
-        throttle.check_address(client)?;
-        let text_key = throttle.text_key(login);
+        let inner = self.inner.clone();
         let login = login.to_string();
-        let (named, candidate) = self
+        let (login_key, stored, candidate) = self
             .read(move |r| {
+                let throttle = &inner.throttle;
+                // An address over its limit is refused before anything
+                // else is read.
+                throttle.check_address(r, client)?;
                 let member = match r.member_by_slug(&login)? {
                     Some(m) => Some(m),
                     None => {
@@ -95,18 +96,19 @@ impl Board {
                         if by_name.len() == 1 { by_name.pop() } else { None }
                     }
                 };
-                let named = member.as_ref().map(|m| m.id);
+                let key = throttle.login_key(&login, member.as_ref().map(|m| m.id));
+                let stored = throttle.stored(r, key, client)?;
                 match member {
                     Some(m) if m.is_active && m.kind != MemberType::Agent => {
                         let secret = r.secret(m.id)?;
                         let version = secret.credential_version;
-                        Ok((named, secret.password_hash.map(|h| (m, h, version))))
+                        Ok((key, stored, secret.password_hash.map(|h| (m, h, version))))
                     }
-                    _ => Ok((named, None)),
+                    _ => Ok((key, stored, None)),
                 }
             })
             .await?;
-        let attempt = throttle.begin(named.map_or(text_key, LoginKey::Member), client)?;
+        let attempt = self.inner.throttle.begin(login_key, client, stored)?;
         let password = password.to_string();
         let verified = match candidate {
             Some((member, hash, version)) => {
@@ -119,11 +121,11 @@ impl Board {
                 None
             }
         };
-        let Some((member, version)) = verified else {
-            attempt.finish(false);
-            return Err(wrong());
-        };
-        attempt.finish(true);
+        let outcome = attempt.finish(verified.is_some());
+        if let Some(outcome) = outcome {
+            self.write(move |tx| outcome.apply(tx.w, tx.now)).await?;
+        }
+        let Some((member, version)) = verified else { return Err(wrong()) };
         let token = self.inner.jwt.issue(member.id, member.role, version, Timestamp::now().as_second())?;
         Ok(LoginResponse { token, member_id: member.id, slug: member.slug, role: member.role })
     }

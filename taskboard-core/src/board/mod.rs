@@ -8,6 +8,7 @@
 
 mod auth;
 mod cache;
+mod clock;
 mod condition;
 mod database;
 mod deliveries;
@@ -58,6 +59,7 @@ use crate::storage::tables::META;
 use crate::storage::{Storage, WriteOp, WriteTxn};
 
 pub(crate) use cache::{AuthCache, RenderedTask, TaskCache};
+pub use clock::Clock;
 pub use condition::Condition;
 pub(crate) use database::JWT_SECRET_KEY;
 pub use first_run::{INITIAL_PASSWORD_FILE, InitialPassword};
@@ -68,7 +70,7 @@ pub use pages::{STREAM_CHUNK, STREAM_DEPTH};
 pub use presence::{PRESENCE_RENEWAL, PRESENCE_TTL};
 pub use runs::OUTPUT_INTERVAL_MS;
 pub use search::{RECENT_MAX as TITLE_RECENT_MAX, STEP as TITLE_FOLD_STEP};
-pub use throttle::{Clock, LoginLimits};
+pub use throttle::LoginLimits;
 pub use work::LEASE_SECONDS;
 
 /// Default limit of an uploaded file: 50 MB (docs/rules.md, messages and files).
@@ -367,7 +369,11 @@ impl Board {
             options.event_memory,
             shared,
         );
-        let throttle = throttle::LoginThrottle::new(options.login_limits, options.clock.clone());
+        let throttle = throttle::LoginThrottle::new(
+            options.login_limits,
+            options.clock.clone(),
+            jwt.derive("login throttle"),
+        );
         let hashers = crate::credentials::HashPool::new(options.password_hashers);
         let board = Board {
             inner: Arc::new(Inner {

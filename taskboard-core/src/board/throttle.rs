@@ -4,24 +4,38 @@
 //! A login that fails `per_login` times within `window` of its first
 //! failure, or an address from which `per_address` logins failed, is
 //! refused (429 with the time left) until that window has passed, before
-//! any password is checked. Attempts still being checked count against
-//! the limit too, so a burst of parallel attempts cannot slip past it. A
-//! success clears its login's failures (not its address's).
+//! any password is checked. A success clears its login's failures (not
+//! its address's).
 //!
-//! Memory is bounded: finished windows are pruned whenever a table
-//! reaches `max_entries`, and if it is still full the older half of the
-//! entries is dropped (the limits then start afresh for those, which
-//! takes as many failures again as the table holds).
+//! The failures are kept in the store (`LOGIN_FAILURES`), so every
+//! server process of one board counts the same attempts: three processes
+//! behind a balancer allow what one allows. A login is counted under the
+//! member it names, or under a keyed hash of its text (the key derives
+//! from the board's JWT secret, which all its processes share), so the
+//! store holds no typed text. Attempts still being checked count against
+//! the limit too, in the memory of the process checking them, so a burst
+//! of parallel attempts cannot slip past it. Finished windows are swept
+//! a few at a time by every failure recorded, so the table holds only the
+//! windows of the last `window`.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash};
+use std::hash::Hash;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Mutex;
+use std::time::Duration;
 
+use hmac::{Hmac, Mac};
+use jiff::{SignedDuration, Timestamp};
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
 use uuid::Uuid;
 
+use super::Clock;
 use crate::error::{Error, Result};
+use crate::records::{RecordWrites, Records};
+use crate::storage::codec::Key;
+use crate::storage::tables::{LOGIN_FAILURE_AGE, LOGIN_FAILURES};
+use crate::storage::{Direction, KeyRange, ReadTxn, Scan, WriteTxn};
 
 /// The limits of login throttling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,265 +46,186 @@ pub struct LoginLimits {
     pub per_address: u32,
     /// Length of a window, from its first failure.
     pub window: Duration,
-    /// Most logins, and most addresses, tracked at once.
-    pub max_entries: usize,
 }
 
 impl Default for LoginLimits {
     fn default() -> LoginLimits {
-        LoginLimits {
-            per_login: 10,
-            per_address: 100,
-            window: Duration::from_secs(15 * 60),
-            max_entries: 50_000,
-        }
+        LoginLimits { per_login: 10, per_address: 100, window: Duration::from_secs(15 * 60) }
     }
 }
 
-/// The time source of rules that count time: the system's monotonic
-/// clock, or a manual one that tests move forward.
-#[derive(Clone, Default)]
-pub struct Clock {
-    manual: Option<Arc<Mutex<Instant>>>,
-    /// When a manual clock was made, in both forms, so its wall-clock
-    /// time moves with it.
-    origin: Option<(Instant, jiff::Timestamp)>,
-}
+/// Finished windows swept by each failure recorded.
+const SWEEP: usize = 8;
 
-impl std::fmt::Debug for Clock {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.manual.is_some() { "Clock(manual)" } else { "Clock(system)" })
-    }
-}
-
-impl Clock {
-    /// The system's monotonic clock.
-    pub fn system() -> Clock {
-        Clock { manual: None, origin: None }
-    }
-
-    /// A clock that stands still until [`Clock::advance`] moves it.
-    pub fn manual() -> Clock {
-        let now = Instant::now();
-        Clock { manual: Some(Arc::new(Mutex::new(now))), origin: Some((now, jiff::Timestamp::now())) }
-    }
-
-    /// The wall-clock time: the system's, or a manual clock's origin moved
-    /// as far as the clock was advanced. Leases and stored answers expire
-    /// by it.
-    pub fn timestamp(&self) -> jiff::Timestamp {
-        match (&self.manual, self.origin) {
-            (Some(at), Some((start, wall))) => {
-                let elapsed = at.lock().unwrap().duration_since(start);
-                let span = jiff::SignedDuration::try_from(elapsed).unwrap_or(jiff::SignedDuration::MAX);
-                wall.checked_add(span).unwrap_or(jiff::Timestamp::MAX)
-            }
-            _ => jiff::Timestamp::now(),
-        }
-    }
-
-    pub fn now(&self) -> Instant {
-        match &self.manual {
-            Some(at) => *at.lock().unwrap(),
-            None => Instant::now(),
-        }
-    }
-
-    /// Moves a manual clock forward; the system clock ignores it.
-    pub fn advance(&self, by: Duration) {
-        if let Some(at) = &self.manual {
-            *at.lock().unwrap() += by;
-        }
-    }
-}
-
-/// What a login attempt is counted under: the member it names, when it
-/// names one, so its slug and its name share one count; otherwise a hash
-/// of the text as given (lower-cased), so an unknown name takes no more
-/// memory than a known one.
+/// What an attempt is counted under: the member its login names, a keyed
+/// hash of a login that names none, or the client address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum LoginKey {
+pub(crate) enum CountKey {
     Member(Uuid),
-    Text(u64),
+    Text([u8; 16]),
+    Address(IpAddr),
 }
 
-/// The client address an attempt is counted under: IPv4 addresses whole,
-/// IPv6 ones by their /64 prefix, which one host commonly holds whole.
-fn address_key(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => {
-                let mut segments = v6.segments();
-                segments[4..].fill(0);
-                IpAddr::V6(segments.into())
-            }
-        },
-        v4 => v4,
+impl CountKey {
+    /// The address an attempt is counted under: IPv4 addresses whole,
+    /// IPv6 ones by their /64 prefix, which one host commonly holds whole.
+    fn address(ip: IpAddr) -> CountKey {
+        CountKey::Address(match ip {
+            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => IpAddr::V4(v4),
+                None => {
+                    let mut segments = v6.segments();
+                    segments[4..].fill(0);
+                    IpAddr::V6(segments.into())
+                }
+            },
+            v4 => v4,
+        })
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        match self {
+            CountKey::Member(id) => Key::new().u8(b'm').uuid(*id).build(),
+            CountKey::Text(hash) => Key::new().u8(b't').bytes(hash).build(),
+            CountKey::Address(IpAddr::V4(a)) => Key::new().u8(b'4').bytes(&a.octets()).build(),
+            CountKey::Address(IpAddr::V6(a)) => Key::new().u8(b'6').bytes(&a.octets()).build(),
+        }
     }
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Window {
-    start: Instant,
+/// A window as stored: when its first failure was, and how many there
+/// have been since.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Window {
+    start: Timestamp,
     failures: u32,
-    checking: u32,
 }
 
-impl Window {
-    fn idle(&self, now: Instant, length: Duration) -> bool {
-        self.checking == 0 && (self.failures == 0 || now.duration_since(self.start) >= length)
-    }
+fn age_key(start: Timestamp, key: &[u8]) -> Vec<u8> {
+    Key::new().u64(start.as_millisecond().max(0) as u64).bytes(key).build()
 }
 
-/// One table of windows.
-struct Counts<K> {
-    limit: u32,
-    windows: HashMap<K, Window>,
+/// The stored windows an attempt is judged by.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Stored {
+    login: Option<Window>,
+    address: Option<Window>,
 }
 
-impl<K: Eq + Hash + Copy> Counts<K> {
-    fn new(limit: u32) -> Counts<K> {
-        Counts { limit, windows: HashMap::new() }
-    }
-
-    /// The time left before `key` may try again, if it may not now.
-    fn refused(&mut self, key: K, now: Instant, length: Duration) -> Option<Duration> {
-        let w = self.windows.get_mut(&key)?;
-        if w.failures > 0 && now.duration_since(w.start) >= length {
-            w.failures = 0;
-        }
-        if w.failures + w.checking < self.limit {
-            return None;
-        }
-        let left = (w.start + length).saturating_duration_since(now);
-        // Full only with attempts still being checked: their outcome is
-        // a moment away.
-        Some(if w.failures >= self.limit { left } else { Duration::from_secs(1) })
-    }
-
-    fn begin(&mut self, key: K, now: Instant, limits: &LoginLimits) {
-        if !self.windows.contains_key(&key) && self.windows.len() >= limits.max_entries {
-            self.shrink(now, limits);
-        }
-        let w = self.windows.entry(key).or_insert(Window { start: now, failures: 0, checking: 0 });
-        w.checking += 1;
-    }
-
-    fn end(&mut self, key: K, now: Instant, length: Duration, failed: bool, reset: bool) {
-        let Some(w) = self.windows.get_mut(&key) else { return };
-        w.checking = w.checking.saturating_sub(1);
-        if reset || now.duration_since(w.start) >= length {
-            w.failures = 0;
-        }
-        if failed {
-            if w.failures == 0 {
-                w.start = now;
-            }
-            w.failures += 1;
-        }
-        if w.checking == 0 && w.failures == 0 {
-            self.windows.remove(&key);
-        }
-    }
-
-    fn shrink(&mut self, now: Instant, limits: &LoginLimits) {
-        self.windows.retain(|_, w| !w.idle(now, limits.window));
-        if self.windows.len() >= limits.max_entries {
-            let mut starts: Vec<Instant> =
-                self.windows.values().filter(|w| w.checking == 0).map(|w| w.start).collect();
-            if starts.is_empty() {
-                return;
-            }
-            let middle = starts.len() / 2;
-            let (_, cut, _) = starts.select_nth_unstable(middle);
-            let cut = *cut;
-            self.windows.retain(|_, w| w.checking > 0 || w.start > cut);
-        }
-    }
-}
-
-/// The throttle of one board.
+/// The throttle of one board: its limits, and the attempts this process
+/// is checking.
 pub(crate) struct LoginThrottle {
     limits: LoginLimits,
     clock: Clock,
-    hasher: std::collections::hash_map::RandomState,
-    tables: Mutex<(Counts<LoginKey>, Counts<IpAddr>)>,
+    text_key: [u8; 32],
+    checking: Mutex<HashMap<CountKey, u32>>,
 }
 
-/// An attempt let through: it holds its places in the counts until its
-/// outcome is recorded, or gives them back if dropped undecided.
+/// An attempt let through: it holds its places among the attempts being
+/// checked until its outcome is known.
 pub(crate) struct Attempt<'a> {
     throttle: &'a LoginThrottle,
-    login: LoginKey,
-    address: Option<IpAddr>,
-    done: bool,
+    login: CountKey,
+    address: Option<CountKey>,
+    stored: Stored,
+}
+
+/// What an attempt's outcome changes in the store, if anything.
+pub(crate) enum Outcome {
+    Failed { login: CountKey, address: Option<CountKey>, window: Duration },
+    Cleared { login: CountKey, stored: Window },
 }
 
 impl LoginThrottle {
-    pub fn new(limits: LoginLimits, clock: Clock) -> LoginThrottle {
-        LoginThrottle {
-            tables: Mutex::new((Counts::new(limits.per_login), Counts::new(limits.per_address))),
-            limits,
-            clock,
-            hasher: Default::default(),
+    /// `text_key` keys the hash of logins that name no member.
+    pub fn new(limits: LoginLimits, clock: Clock, text_key: [u8; 32]) -> LoginThrottle {
+        LoginThrottle { limits, clock, text_key, checking: Default::default() }
+    }
+
+    /// What an attempt at `login` is counted under, `member` being the
+    /// member it names, if any.
+    pub fn login_key(&self, login: &str, member: Option<Uuid>) -> CountKey {
+        if let Some(id) = member {
+            return CountKey::Member(id);
         }
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.text_key).expect("HMAC takes any key length");
+        mac.update(login.trim().to_lowercase().as_bytes());
+        let mut hash = [0; 16];
+        hash.copy_from_slice(&mac.finalize().into_bytes()[..16]);
+        CountKey::Text(hash)
     }
 
-    /// The key of a login that names no member.
-    pub fn text_key(&self, login: &str) -> LoginKey {
-        LoginKey::Text(self.hasher.hash_one(login.trim().to_lowercase()))
-    }
-
-    /// Refuses an address that is over its limit; cheap, and done before
-    /// anything else.
-    pub fn check_address(&self, address: Option<IpAddr>) -> Result<()> {
-        let Some(address) = address.map(address_key) else { return Ok(()) };
-        let now = self.clock.now();
-        let mut tables = self.tables.lock().unwrap();
-        match tables.1.refused(address, now, self.limits.window) {
+    /// Refuses an address that is over its limit; done before anything
+    /// else is read.
+    pub fn check_address(&self, r: &dyn ReadTxn, address: Option<IpAddr>) -> Result<()> {
+        let Some(key) = address.map(CountKey::address) else { return Ok(()) };
+        let now = self.clock.timestamp();
+        let window = self.open_window(r, key, now)?;
+        let busy = self.checking.lock().unwrap().get(&key).copied().unwrap_or(0);
+        match self.refused(window, busy, self.limits.per_address, now) {
             Some(left) => Err(refusal("from this address", left)),
             None => Ok(()),
         }
     }
 
-    /// Lets an attempt through, or refuses it when its login or address
-    /// is over the limit.
-    pub fn begin(&self, login: LoginKey, address: Option<IpAddr>) -> Result<Attempt<'_>> {
-        let address = address.map(address_key);
-        let now = self.clock.now();
-        let mut tables = self.tables.lock().unwrap();
-        let (logins, addresses) = &mut *tables;
-        if let Some(left) = address.and_then(|a| addresses.refused(a, now, self.limits.window)) {
-            return Err(refusal("from this address", left));
-        }
-        if let Some(left) = logins.refused(login, now, self.limits.window) {
-            return Err(refusal("for this login", left));
-        }
-        logins.begin(login, now, &self.limits);
-        if let Some(a) = address {
-            addresses.begin(a, now, &self.limits);
-        }
-        Ok(Attempt { throttle: self, login, address, done: false })
+    fn open_window(&self, r: &dyn ReadTxn, key: CountKey, now: Timestamp) -> Result<Option<Window>> {
+        let w: Option<Window> = r.record(LOGIN_FAILURES, &key.bytes())?;
+        Ok(w.filter(|w| elapsed(w.start, now) < self.limits.window))
     }
 
-    fn end(&self, attempt: &Attempt<'_>, outcome: Option<bool>) {
-        let now = self.clock.now();
-        let mut tables = self.tables.lock().unwrap();
-        let (logins, addresses) = &mut *tables;
-        let failed = outcome == Some(false);
-        let length = self.limits.window;
-        logins.end(attempt.login, now, length, failed, outcome == Some(true));
-        if let Some(a) = attempt.address {
-            addresses.end(a, now, length, failed, false);
+    /// Reads the windows of a login and an address, inside the read that
+    /// looks the login up.
+    pub fn stored(&self, r: &dyn ReadTxn, login: CountKey, address: Option<IpAddr>) -> Result<Stored> {
+        let now = self.clock.timestamp();
+        let address = match address {
+            Some(a) => self.open_window(r, CountKey::address(a), now)?,
+            None => None,
+        };
+        Ok(Stored { login: self.open_window(r, login, now)?, address })
+    }
+
+    /// Lets an attempt through, or refuses it when its address or its
+    /// login is over the limit (failures in the store plus attempts being
+    /// checked here).
+    pub fn begin(&self, login: CountKey, address: Option<IpAddr>, stored: Stored) -> Result<Attempt<'_>> {
+        let address = address.map(CountKey::address);
+        let now = self.clock.timestamp();
+        let mut checking = self.checking.lock().unwrap();
+        let busy = |key: &CountKey| checking.get(key).copied().unwrap_or(0);
+        if let Some(a) = address {
+            self.refused(stored.address, busy(&a), self.limits.per_address, now)
+                .map_or(Ok(()), |left| Err(refusal("from this address", left)))?;
+        }
+        self.refused(stored.login, busy(&login), self.limits.per_login, now)
+            .map_or(Ok(()), |left| Err(refusal("for this login", left)))?;
+        for key in std::iter::once(login).chain(address) {
+            *checking.entry(key).or_insert(0) += 1;
+        }
+        Ok(Attempt { throttle: self, login, address, stored })
+    }
+
+    /// The time left before a key may try again, if it may not now.
+    fn refused(&self, window: Option<Window>, checking: u32, limit: u32, now: Timestamp) -> Option<Duration> {
+        let failures = window.map_or(0, |w| w.failures);
+        if failures + checking < limit {
+            return None;
+        }
+        match window {
+            Some(w) if failures >= limit => Some(self.limits.window.saturating_sub(elapsed(w.start, now))),
+            // Full only with attempts still being checked: their outcome
+            // is a moment away.
+            _ => Some(Duration::from_secs(1)),
         }
     }
 
     #[cfg(test)]
-    fn tracked(&self) -> (usize, usize) {
-        let tables = self.tables.lock().unwrap();
-        (tables.0.windows.len(), tables.1.windows.len())
+    fn checking(&self) -> usize {
+        self.checking.lock().unwrap().len()
     }
+}
+
+fn elapsed(start: Timestamp, now: Timestamp) -> Duration {
+    Duration::try_from(now.duration_since(start)).unwrap_or(Duration::ZERO)
 }
 
 fn refusal(what: &str, left: Duration) -> Error {
@@ -298,74 +233,122 @@ fn refusal(what: &str, left: Duration) -> Error {
 }
 
 impl Attempt<'_> {
-    /// Records the outcome: a failure counts, a success clears the
-    /// login's failures.
-    pub fn finish(mut self, success: bool) {
-        self.done = true;
-        self.throttle.end(&self, Some(success));
+    /// The change to the store its outcome makes: a failure counts, a
+    /// success clears the login's failures; `None` when there is nothing
+    /// to change.
+    pub fn finish(self, success: bool) -> Option<Outcome> {
+        if success {
+            let stored = self.stored.login?;
+            return Some(Outcome::Cleared { login: self.login, stored });
+        }
+        let window = self.throttle.limits.window;
+        Some(Outcome::Failed { login: self.login, address: self.address, window })
     }
 }
 
 impl Drop for Attempt<'_> {
     fn drop(&mut self) {
-        if !self.done {
-            self.throttle.end(self, None);
+        let mut checking = self.throttle.checking.lock().unwrap();
+        for key in std::iter::once(self.login).chain(self.address) {
+            if let Some(n) = checking.get_mut(&key) {
+                *n -= 1;
+                if *n == 0 {
+                    checking.remove(&key);
+                }
+            }
         }
     }
+}
+
+impl Outcome {
+    /// Writes the outcome, inside a write transaction at `now`.
+    pub fn apply(self, w: &mut dyn WriteTxn, now: Timestamp) -> Result<()> {
+        match self {
+            Outcome::Cleared { login, stored } => {
+                let key = login.bytes();
+                w.delete(LOGIN_FAILURES, &key)?;
+                w.delete(LOGIN_FAILURE_AGE, &age_key(stored.start, &key))?;
+            }
+            Outcome::Failed { login, address, window } => {
+                let count = |w: &mut dyn WriteTxn, key: CountKey| -> Result<()> {
+                    let key = key.bytes();
+                    // Read again: another process may have counted since.
+                    let current: Option<Window> = w.record(LOGIN_FAILURES, &key)?;
+                    let next = match current {
+                        Some(c) if elapsed(c.start, now) < window => Window { failures: c.failures + 1, ..c },
+                        _ => Window { start: now, failures: 1 },
+                    };
+                    if let Some(c) = current.filter(|c| c.start != next.start) {
+                        w.delete(LOGIN_FAILURE_AGE, &age_key(c.start, &key))?;
+                    }
+                    w.put_record(LOGIN_FAILURES, &key, &next)?;
+                    w.put(LOGIN_FAILURE_AGE, &age_key(next.start, &key), &[])?;
+                    Ok(())
+                };
+                count(w, login)?;
+                if let Some(a) = address {
+                    count(w, a)?;
+                }
+                sweep(w, now, window)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Removes up to [`SWEEP`] windows that ended before `now`.
+fn sweep(w: &mut dyn WriteTxn, now: Timestamp, window: Duration) -> Result<()> {
+    let span = SignedDuration::try_from(window).map_err(Error::internal)?;
+    let cut = now.checked_sub(span).map_err(Error::internal)?.as_millisecond().max(0) as u64;
+    let mut ended = Vec::new();
+    w.scan(LOGIN_FAILURE_AGE, KeyRange::all(), Direction::Forward, &mut |k, _| {
+        let start = k.get(..8).map(|b| u64::from_be_bytes(b.try_into().unwrap())).unwrap_or(u64::MAX);
+        if start >= cut || ended.len() == SWEEP {
+            return Ok(Scan::Stop);
+        }
+        ended.push(k.to_vec());
+        Ok(Scan::Continue)
+    })?;
+    for age in ended {
+        w.delete(LOGIN_FAILURE_AGE, &age)?;
+        w.delete(LOGIN_FAILURES, &age[8..])?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn limits() -> LoginLimits {
-        LoginLimits { per_login: 3, per_address: 5, window: Duration::from_secs(60), max_entries: 8 }
-    }
-
-    const HOME: Option<IpAddr> = Some(IpAddr::V4(std::net::Ipv4Addr::LOCALHOST));
-
     #[test]
     fn ipv6_addresses_count_by_their_64_prefix() {
-        let a: IpAddr = "2001:db8:1:2:aaaa::1".parse().unwrap();
-        let b: IpAddr = "2001:db8:1:2:bbbb::2".parse().unwrap();
-        let c: IpAddr = "2001:db8:1:3::1".parse().unwrap();
-        assert_eq!(address_key(a), address_key(b));
-        assert_ne!(address_key(a), address_key(c));
-        let mapped: IpAddr = "::ffff:10.0.0.1".parse().unwrap();
-        assert_eq!(address_key(mapped), "10.0.0.1".parse::<IpAddr>().unwrap());
+        let key = |s: &str| CountKey::address(s.parse().unwrap());
+        assert_eq!(key("2001:db8:1:2:aaaa::1"), key("2001:db8:1:2:bbbb::2"));
+        assert_ne!(key("2001:db8:1:2:aaaa::1"), key("2001:db8:1:3::1"));
+        assert_eq!(key("::ffff:10.0.0.1"), key("10.0.0.1"));
     }
 
     #[test]
-    fn attempts_being_checked_count_and_dropped_ones_give_their_place_back() {
-        let t = LoginThrottle::new(limits(), Clock::manual());
-        let key = t.text_key("ana");
-        let held: Vec<_> = (0..3).map(|_| t.begin(key, HOME).unwrap()).collect();
-        let e = t.begin(key, HOME).err().unwrap();
+    fn logins_hash_alike_in_every_process_of_a_board_and_apart_across_boards() {
+        let limits = LoginLimits::default();
+        let one = LoginThrottle::new(limits, Clock::manual(), [1; 32]);
+        let again = LoginThrottle::new(limits, Clock::manual(), [1; 32]);
+        let other = LoginThrottle::new(limits, Clock::manual(), [2; 32]);
+        assert_eq!(one.login_key("Ana ", None), again.login_key("ana", None));
+        assert_ne!(one.login_key("ana", None), other.login_key("ana", None));
+        assert_ne!(one.login_key("ana", None), one.login_key("bob", None));
+    }
+
+    #[test]
+    fn attempts_being_checked_count_and_give_their_place_back() {
+        let limits = LoginLimits { per_login: 3, per_address: 5, window: Duration::from_secs(60) };
+        let t = LoginThrottle::new(limits, Clock::manual(), [0; 32]);
+        let key = t.login_key("ana", None);
+        let home = Some(IpAddr::V4(std::net::Ipv4Addr::LOCALHOST));
+        let held: Vec<_> = (0..3).map(|_| t.begin(key, home, Stored::default()).unwrap()).collect();
+        let e = t.begin(key, home, Stored::default()).err().unwrap();
         assert_eq!(e.retry_after(), Some(1));
         drop(held);
-        assert_eq!(t.tracked(), (0, 0), "nothing decided, nothing kept");
-        t.begin(key, HOME).unwrap().finish(false);
-        assert_eq!(t.tracked(), (1, 1));
-    }
-
-    #[test]
-    fn windows_end_and_tables_stay_bounded() {
-        let clock = Clock::manual();
-        let t = LoginThrottle::new(LoginLimits { per_address: 1000, ..limits() }, clock.clone());
-        for i in 0..100 {
-            let key = t.text_key(&format!("user{i}"));
-            t.begin(key, HOME).unwrap().finish(false);
-            clock.advance(Duration::from_millis(10));
-            assert!(t.tracked().0 <= limits().max_entries, "{:?}", t.tracked());
-        }
-        for _ in 0..3 {
-            t.begin(t.text_key("bob"), HOME).unwrap().finish(false);
-        }
-        let e = t.begin(t.text_key("BOB "), HOME).err().unwrap();
-        assert_eq!(e.retry_after(), Some(60));
-        clock.advance(Duration::from_secs(59));
-        assert_eq!(t.begin(t.text_key("bob"), HOME).err().unwrap().retry_after(), Some(1));
-        clock.advance(Duration::from_secs(1));
-        t.begin(t.text_key("bob"), HOME).unwrap().finish(true);
+        assert_eq!(t.checking(), 0, "nothing decided, nothing kept");
     }
 }

@@ -176,4 +176,11 @@ tables! {
     LIVE_RUNS = "taskid_liverunid";
     /// run_id n → TranscriptEntry: a run's transcript, n from 1
     RUN_TRANSCRIPT = "runid_n_entry";
+    /// kind key → Window: the open window of failed logins of a member
+    /// (`m` uuid), of a login naming none (`t` and a keyed hash of its
+    /// text) or of a client address (`4` or `6` and its octets), see
+    /// `board::throttle`
+    LOGIN_FAILURES = "kind_key_loginfailures";
+    /// start(ms) kind key → () so ended windows are swept in order
+    LOGIN_FAILURE_AGE = "startms_kind_key";
 }

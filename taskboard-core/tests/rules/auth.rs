@@ -262,12 +262,7 @@ async fn the_hundred_and_first_failure_from_one_address_is_refused() {
 #[tokio::test]
 async fn the_limits_and_the_window_are_options() {
     let clock = Clock::manual();
-    let limits = LoginLimits {
-        per_login: 2,
-        per_address: 3,
-        window: Duration::from_millis(500),
-        ..Default::default()
-    };
+    let limits = LoginLimits { per_login: 2, per_address: 3, window: Duration::from_millis(500) };
     let fx =
         board_with(BoardOptions { clock: clock.clone(), login_limits: limits, ..Default::default() }).await;
     for _ in 0..2 {

@@ -5,6 +5,7 @@
 
 mod crash;
 mod events;
+mod logins;
 mod mcp;
 #[path = "../api/receiver.rs"]
 mod receiver;
