@@ -5,8 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! cargo deb --version >/dev/null 2>&1; then
-  cargo install cargo-deb --locked
+# The version is pinned: a newer cargo-deb may refuse the dev profile.
+CARGO_DEB_VERSION=3.8.0
+if ! cargo deb --version 2>/dev/null | grep -qx "cargo-deb $CARGO_DEB_VERSION"; then
+  cargo install cargo-deb --locked --version "$CARGO_DEB_VERSION"
 fi
 # cargo-deb builds the package it is asked for; the `taskboard` binary
 # comes from taskboard-cli, so both are built first, in one build.
