@@ -168,7 +168,7 @@ async fn a_person_steers_the_board_while_an_agent_works() {
         Some(json!({"labels": ["web", "tests"]})),
     )
     .await;
-    card_in(&b, "in_progress", "☑ 1/2").await;
+    card_in(&b, "in_progress", "steps done: 1/2").await;
     b.wait_for(
         "the panel's steps",
         "return document.querySelectorAll('.panel .steps-list li').length === 2",
