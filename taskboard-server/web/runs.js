@@ -223,7 +223,7 @@ export function taskRuns(taskId, { report }) {
     if (key !== listKey) {
       listKey = key;
       replace(list, runs.length ? runs.map((r) => h("li", { class: "run", dataset: { runId: r.id, state: r.state }, "aria-current": run && r.id === run.id ? "true" : null },
-        runState(r), " ", h("span", { class: "agent" }, `@${r.agent.slug}`), " ",
+        runState(r), " ", h("span", { class: "run-who" }, `@${r.agent.slug}`), " ",
         h("time", { class: "muted", datetime: r.created_at }, timeAgo(r.created_at)), " ", runElapsed(r),
         r.runner ? h("span", { class: "muted runner" }, ` on ${r.runner}`) : null,
         !isOpenRun(r) && (r.stop_reason || r.exit_code !== null) ? h("span", { class: "muted" }, ` ${r.exit_code !== null ? `exit ${r.exit_code}` : ""} ${r.stop_reason || ""}`) : null,

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::driver::Browser;
 use crate::harness::App;
-use crate::scenarios::log_in;
+use crate::scenarios::{log_in, screenshot};
 
 struct Setup {
     project: String,
@@ -101,6 +101,7 @@ async fn the_agents_page_shows_runs_live_and_makes_agents() {
     assert_eq!(shown["runners"], json!(["host-1/4242"]), "{shown}");
     let config = shown["config"].as_str().unwrap();
     assert!(config.contains("rust") && config.contains("test-model"), "{config}");
+    screenshot(&b, "web-agents.png").await;
 
     // The page follows the run: new output, a question, the end.
     setup.output(&app, &rid, &["test result: ok"]).await;
@@ -246,6 +247,12 @@ async fn a_question_is_answered_and_a_run_cancelled_retried_and_started_from_the
     assert!(shown["text"].as_str().unwrap().contains("Allow writing src/parse.rs?"), "{shown}");
     assert_eq!(shown["options"], json!([["allow", "Allow"], ["deny", "Deny"]]));
     assert!(shown["transcript"].as_array().unwrap().iter().any(|t| t == "reading the code"), "{shown}");
+    b.js(
+        "const p = document.querySelector('.panel'); p.scrollTop = p.querySelector('.runs').offsetTop - 80",
+        vec![],
+    )
+    .await;
+    screenshot(&b, "web-runs.png").await;
     b.click_on(".panel .runs .run-question button.option[data-option-id=allow]").await;
     b.wait_for(
         "the answer in the live transcript, the run running again",

@@ -37,7 +37,7 @@ fn screenshots_wanted() -> bool {
     std::env::var("TASKBOARD_UPDATE_SCREENSHOTS").is_ok_and(|v| v == "1")
 }
 
-async fn screenshot(b: &Browser, name: &str) {
+pub async fn screenshot(b: &Browser, name: &str) {
     let png = b.screenshot_png().await;
     assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
     if screenshots_wanted() {
