@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::driver::Browser;
 use crate::harness::App;
-use crate::scenarios::{log_in, screenshot};
+use crate::scenarios::{ENTER, log_in, screenshot};
 
 struct Setup {
     project: String,
@@ -314,8 +314,27 @@ async fn a_question_is_answered_and_a_run_cancelled_retried_and_started_from_the
     assert_eq!(runs[0]["agent"]["id"], setup.agent_id.as_str());
     assert_eq!(runs[0]["state"], "starting");
 
-    // "Run agent…" starts one from the task.
+    // A question without options is answered in words.
     let retried = retried.as_str().unwrap();
+    setup.patch(&app, retried, json!({"state": "running"})).await;
+    setup.patch(&app, retried, json!({"question": {"id": "q2", "text": "Which branch?"}})).await;
+    let answer = b.find(".panel .runs .run-question input[aria-label=Answer]").await;
+    b.type_into(&answer, &format!("release-2{ENTER}")).await;
+    b.wait_for(
+        "the written answer in the transcript",
+        "return !document.querySelector('.panel .runs .run-question')
+            && [...document.querySelectorAll('.panel .transcript .entry.answer')].some(e => e.textContent.includes('release-2'))",
+        vec![],
+    )
+    .await;
+    let run = app.call("GET", &format!("/runs/{retried}"), Some(&app.owner), None).await;
+    assert_eq!(run["state"], "running");
+    let transcript = app.call("GET", &format!("/runs/{retried}/transcript"), Some(&app.owner), None).await;
+    let answer = transcript.as_array().unwrap().iter().find(|e| e["kind"] == "answer").expect("an answer");
+    assert_eq!(answer["text"], "release-2");
+    assert!(answer["data"]["option_id"].is_null(), "{answer}");
+
+    // "Run agent…" starts one from the task.
     app.as_owner("POST", &format!("/runs/{retried}/cancel"), json!({})).await;
     b.wait_for("the retried run cancelled", &format!("{PANEL_RUN} === 'cancelled'"), vec![json!(retried)])
         .await;
