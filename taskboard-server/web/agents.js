@@ -215,7 +215,7 @@ export function mountAgents({ main, load }) {
     error, tokenBox, list,
     ...(isAdmin() ? [h("h2", null, "New agent"), createForm] : []));
   render();
-  load(() => api.get("/runs", { limit: 100 }).then((runs) => setRuns(runs, false))).catch(report);
+  load(() => api.get("/runs", { limit: 100 }).then((runs) => setRuns(runs))).catch(report);
   const off = subscribe((t) => {
     if (t.has("members") || t.has("runs") || t.has("tasks") || t.has("projects")) render();
   });

@@ -3,7 +3,7 @@
 // #/p/<project>/ready, #/p/<project>/files, #/members, #/agents).
 
 import * as api from "./api.js";
-import { state, apply, notify, subscribe, setTasks, setRuns, OPEN_RUN_STATES } from "./store.js";
+import { state, apply, notify, subscribe, setTasks, setRuns, isOpenRun, OPEN_RUN_STATES } from "./store.js";
 import { h, field, replace } from "./dom.js";
 import { mountBoard } from "./board.js";
 import { icon } from "./icons.js";
@@ -84,7 +84,12 @@ async function loadAll() {
     state.members = new Map(members.map((m) => [m.id, m]));
     state.projects = new Map(projects.map((p) => [p.id, p]));
     state.labels = new Map(labels.map((l) => [l.id, l]));
-    setRuns(openRuns.flat(), true);
+    // Runs the page held open and the server no longer lists ended
+    // while the page was away: read again.
+    const listed = new Set(openRuns.flat().map((r) => r.id));
+    const ended = [...state.runs.values()].filter((r) => isOpenRun(r) && !listed.has(r.id));
+    const reread = await Promise.all(ended.map((r) => api.get(`/runs/${r.id}`).catch(() => null)));
+    setRuns([...openRuns.flat(), ...reread.filter(Boolean)]);
     const loaded = [...state.loadedProjects];
     state.loadedProjects.clear();
     state.tasks.clear();

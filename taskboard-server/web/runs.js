@@ -48,6 +48,9 @@ export function loadRunLines(runs) {
   }
 }
 
+// Characters of one entry shown; an entry holds up to 64 KB.
+const ENTRY_CHARS = 4000;
+
 const ENTRY_WORDS = { output: "", message: "message", thought: "thought", tool_call: "tool", plan: "plan", question: "question", answer: "answer", state: "state" };
 
 // The transcript of one run at a time, following its `run.output` events.
@@ -61,7 +64,7 @@ function transcriptView(report) {
   let queued = [];
   const entry = (e) => h("li", { class: `entry ${e.kind}`, dataset: { n: String(e.n), kind: e.kind } },
     ENTRY_WORDS[e.kind] ? h("span", { class: "entry-kind" }, ENTRY_WORDS[e.kind]) : null,
-    h("span", { class: "entry-text" }, e.text));
+    h("span", { class: "entry-text" }, e.text.length > ENTRY_CHARS ? `${e.text.slice(0, ENTRY_CHARS)} … (${e.text.length - ENTRY_CHARS} more characters)` : e.text));
   const add = (entries) => {
     const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
     for (const e of entries) {
@@ -246,7 +249,7 @@ export function taskRuns(taskId, { report }) {
   });
   const el = h("section", { class: "runs", "aria-label": "Runs" }, h("h3", null, "Runs"),
     list, current, transcript.el, h("div", { class: "row" }, runAgent), starter);
-  api.get("/runs", { task_id: taskId, limit: 20 }).then((runs) => setRuns(runs, false), report);
+  api.get("/runs", { task_id: taskId, limit: 20 }).then((runs) => setRuns(runs), report);
   render();
   return {
     el,

@@ -59,14 +59,8 @@ export function setTasks(projectId, tasks) {
   notify("tasks");
 }
 
-// Runs read from the server. With `openOnly`, the list is every run not
-// yet ended: the open ones the page held and the list lacks have ended
-// meanwhile and are forgotten until read again.
-export function setRuns(runs, openOnly) {
-  if (openOnly) {
-    const listed = new Set(runs.map((r) => r.id));
-    for (const [id, r] of state.runs) if (isOpenRun(r) && !listed.has(id)) state.runs.delete(id);
-  }
+// Runs read from the server.
+export function setRuns(runs) {
   for (const r of runs) {
     // A read may answer older than an event that came meanwhile: every
     // change of a run's state adds to its transcript, so the longer
@@ -230,9 +224,12 @@ export function apply(frame) {
       putRun(d);
       notify("runs");
       break;
-    case "run.output":
-      if (d && Array.isArray(d.entries)) noteRunOutput(d.run_id, d.entries);
+    case "run.output": {
+      const run = state.runs.get(d.run_id);
+      if (run && d.transcript_count > run.transcript_count) state.runs.set(run.id, { ...run, transcript_count: d.transcript_count });
+      if (Array.isArray(d.entries)) noteRunOutput(d.run_id, d.entries);
       break;
+    }
     case "project.created":
     case "project.updated":
       state.projects.set(d.id, d);
