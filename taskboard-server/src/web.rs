@@ -31,6 +31,9 @@ const FILES: &[(&str, &str, &[u8])] = &[
     ("chat.js", JS, include_bytes!("../web/chat.js")),
     ("members.js", JS, include_bytes!("../web/members.js")),
     ("files.js", JS, include_bytes!("../web/files.js")),
+    ("icons.js", JS, include_bytes!("../web/icons.js")),
+    ("runs.js", JS, include_bytes!("../web/runs.js")),
+    ("agents.js", JS, include_bytes!("../web/agents.js")),
     ("icon.svg", "image/svg+xml", include_bytes!("../web/icon.svg")),
 ];
 

@@ -1,11 +1,12 @@
 // Start-up, login, the frame of the page and the routes (in the address's
 // fragment: #/p/<project>, #/p/<project>/t/<KEY>, #/p/<project>/chat,
-// #/p/<project>/ready, #/p/<project>/files, #/members).
+// #/p/<project>/ready, #/p/<project>/files, #/members, #/agents).
 
 import * as api from "./api.js";
-import { state, apply, notify, subscribe, setTasks } from "./store.js";
+import { state, apply, notify, subscribe, setTasks, setRuns, isOpenRun, OPEN_RUN_STATES } from "./store.js";
 import { h, field, replace } from "./dom.js";
 import { mountBoard } from "./board.js";
+import { icon } from "./icons.js";
 
 const app = document.getElementById("app");
 let stream = null;
@@ -18,6 +19,7 @@ let loaded = false;
 function route() {
   const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
   if (parts[0] === "members") return { name: "members" };
+  if (parts[0] === "agents") return { name: "agents" };
   if (parts[0] === "p" && parts[1]) {
     if (parts[2] === "chat") return { name: "chat", slug: parts[1] };
     if (parts[2] === "ready") return { name: "ready", slug: parts[1] };
@@ -71,16 +73,23 @@ function watchExpiry() {
 
 async function loadAll() {
   await load(async () => {
-    const [me, members, projects, labels] = await Promise.all([
+    const [me, members, projects, labels, ...openRuns] = await Promise.all([
       api.get("/members/me"),
       api.get("/members"),
       api.get("/projects"),
       api.get("/labels"),
+      ...OPEN_RUN_STATES.map((s) => api.get("/runs", { state: s, limit: 1000 })),
     ]);
     state.me = me;
     state.members = new Map(members.map((m) => [m.id, m]));
     state.projects = new Map(projects.map((p) => [p.id, p]));
     state.labels = new Map(labels.map((l) => [l.id, l]));
+    // Runs the page held open and the server no longer lists ended
+    // while the page was away: read again.
+    const listed = new Set(openRuns.flat().map((r) => r.id));
+    const ended = [...state.runs.values()].filter((r) => isOpenRun(r) && !listed.has(r.id));
+    const reread = await Promise.all(ended.map((r) => api.get(`/runs/${r.id}`).catch(() => null)));
+    setRuns([...openRuns.flat(), ...reread.filter(Boolean)]);
     const loaded = [...state.loadedProjects];
     state.loadedProjects.clear();
     state.tasks.clear();
@@ -145,7 +154,7 @@ function header() {
   const nav = h("nav", { "aria-label": "Main" });
   const renderHeader = () => {
     conn.dataset.conn = state.conn;
-    conn.textContent = state.conn === "live" ? "● Live" : state.conn === "reconnecting" ? "Reconnecting…" : "Connecting…";
+    replace(conn, state.conn === "live" ? [icon("live"), "Live"] : state.conn === "reconnecting" ? "Reconnecting…" : "Connecting…");
     const r = route();
     const project = r.slug ? [...state.projects.values()].find((p) => p.slug === r.slug) : null;
     const link = (href, text, current) => h("a", { href, "aria-current": current ? "page" : null }, text);
@@ -157,6 +166,7 @@ function header() {
         state.readyQueue ? link(`#/p/${encodeURIComponent(project.slug)}/ready`, "Ready", r.name === "ready") : null,
         link(`#/p/${encodeURIComponent(project.slug)}/files`, "Files", r.name === "files"),
       ],
+      link("#/agents", "Agents", r.name === "agents"),
       link("#/members", "Members", r.name === "members"));
   };
   offHeader = subscribe((topics) => {
@@ -192,6 +202,7 @@ async function showRoute() {
   else if (r.name === "chat") view = (await import("./chat.js")).mountChat(ctx);
   else if (r.name === "ready") view = (await import("./members.js")).mountReady(ctx);
   else if (r.name === "members") view = (await import("./members.js")).mountMembers(ctx);
+  else if (r.name === "agents") view = (await import("./agents.js")).mountAgents(ctx);
   else if (r.name === "files") view = (await import("./files.js")).mountFiles(ctx);
   if (view) view.route = r;
   notify("route");

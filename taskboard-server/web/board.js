@@ -4,8 +4,9 @@
 
 import * as api from "./api.js";
 import { state, subscribe, tasksOf, projectBySlug, taskByKey } from "./store.js";
-import { h, replace, select, uid } from "./dom.js";
+import { h, replace, select, uid, elapsedText } from "./dom.js";
 import { openTask } from "./task.js";
+import { icon } from "./icons.js";
 
 export const STATUSES = [
   ["backlog", "Backlog"],
@@ -36,9 +37,17 @@ export function leaseText(expiresAt) {
   return m >= 60 ? `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}` : `${m}:${s}`;
 }
 
-// One clock for every lease countdown on the page.
+// The countdown to a lease's end: an icon, the words for screen readers,
+// and the time left, which the page's clock keeps current.
+export function leaseBadge(lease, cls) {
+  return h("span", { class: cls, title: `lease held by @${lease.holder ? lease.holder.slug : "?"}`, dataset: { expires: lease.expires_at } },
+    icon("timer", "lease ends in "), h("span", { class: "countdown" }, leaseText(lease.expires_at)));
+}
+
+// One clock for every lease countdown and elapsed time on the page.
 setInterval(() => {
-  for (const el of document.querySelectorAll("[data-expires]")) el.textContent = `⏱ ${leaseText(el.dataset.expires)}`;
+  for (const el of document.querySelectorAll("[data-expires] .countdown")) el.textContent = leaseText(el.parentElement.dataset.expires);
+  for (const el of document.querySelectorAll("[data-since]")) el.textContent = elapsedText(el.dataset.since);
 }, 1000);
 
 function card(task) {
@@ -51,13 +60,13 @@ function card(task) {
     h("span", { class: "key" }, task.key),
     h("span", { class: `prio ${task.priority}`, title: `priority ${task.priority}` }, task.priority),
     task.type !== "task" ? h("span", { class: `type ${task.type}` }, task.type) : null,
-    blocked.length ? h("span", { class: "blocked", title: "waiting for a dependency" }, "⛔ blocked") : null),
+    blocked.length ? h("span", { class: "blocked", title: "waiting for a dependency" }, icon("blocked"), " blocked") : null),
   h("div", { class: "title" }, task.title),
   task.labels.length ? h("ul", { class: "labels", "aria-label": "labels" }, task.labels.map((l) => h("li", { class: "label" }, l))) : null,
   h("div", { class: "card-bottom" },
     task.assignee ? h("span", { class: "assignee" }, memberDot(task.assignee), `@${task.assignee.slug}`) : h("span", { class: "muted" }, "unassigned"),
-    task.steps.length ? h("span", { class: "steps", title: "steps done" }, `☑ ${done}/${task.steps.length}`) : null,
-    lease ? h("span", { class: "lease", title: `lease held by @${task.lease.holder ? task.lease.holder.slug : "?"}`, dataset: { expires: lease } }, `⏱ ${leaseText(lease)}`) : null));
+    task.steps.length ? h("span", { class: "steps", title: "steps done" }, icon("steps", "steps done: "), `${done}/${task.steps.length}`) : null,
+    lease ? leaseBadge(task.lease, "lease") : null));
 }
 
 export function mountBoard(ctx) {

@@ -68,6 +68,13 @@ export function timeAgo(ts) {
   return new Date(ts).toLocaleDateString();
 }
 
+// The time from `from` to `to` (or now), as m:ss, or as XhMM past an hour.
+export function elapsedText(from, to) {
+  const s = Math.max(0, Math.round(((to ? Date.parse(to) : Date.now()) - Date.parse(from)) / 1000));
+  const m = Math.floor(s / 60);
+  return m >= 60 ? `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}` : `${m}:${String(s % 60).padStart(2, "0")}`;
+}
+
 export function formatSize(n) {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;

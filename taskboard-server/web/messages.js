@@ -6,6 +6,7 @@ import { state, onEvent } from "./store.js";
 import { h, replace, timeAgo, formatSize, uid } from "./dom.js";
 import { markdown } from "./markdown.js";
 import { memberDot } from "./board.js";
+import { icon } from "./icons.js";
 
 function attachment(a) {
   const url = api.attachmentUrl(a.id);
@@ -14,7 +15,7 @@ function attachment(a) {
       h("a", { href: url, target: "_blank", rel: "noopener" }, h("img", { src: url, alt: a.filename, loading: "lazy" })),
       h("figcaption", null, h("a", { href: url, download: a.filename }, a.filename), ` · ${formatSize(a.size)}`));
   }
-  return h("div", { class: "attachment" }, "📎 ", h("a", { href: url, download: a.filename }, a.filename), ` · ${formatSize(a.size)}`);
+  return h("div", { class: "attachment" }, icon("attach", "attachment: "), h("a", { href: url, download: a.filename }, a.filename), ` · ${formatSize(a.size)}`);
 }
 
 function message(m, onReply) {
@@ -136,7 +137,7 @@ export function composer(target, { label, onSent, onCancel }) {
   const error = h("p", { class: "error", role: "alert" });
   const send = h("button", { type: "submit" }, "Send");
   let uploaded = [];
-  const showPending = () => replace(pending, uploaded.map((u) => h("li", null, `📎 ${u.filename} (${formatSize(u.size)})`)));
+  const showPending = () => replace(pending, uploaded.map((u) => h("li", null, icon("attach"), ` ${u.filename} (${formatSize(u.size)})`)));
   files.addEventListener("change", async () => {
     error.textContent = "";
     send.disabled = true;

@@ -10,7 +10,17 @@ export const state = {
   loadedProjects: new Set(),
   conn: "connecting",
   readyQueue: null, // null: unknown; false: the server has no ready queue
+  runs: new Map(), // runs not yet ended, and those the page has seen lately
+  runLines: new Map(), // run id → {n, text}: the last line of its output
 };
+
+export const OPEN_RUN_STATES = ["starting", "running", "awaiting_input"];
+export const isOpenRun = (run) => OPEN_RUN_STATES.includes(run.state);
+// Ended runs kept in memory; older ones are read again when shown.
+const KEEP_ENDED_RUNS = 300;
+// Transcript entries whose text is the agent's output, as opposed to
+// changes of state, questions and answers.
+const OUTPUT_KINDS = ["output", "message", "thought", "tool_call", "plan"];
 
 const listeners = new Set();
 let scheduled = false;
@@ -47,6 +57,46 @@ export function setTasks(projectId, tasks) {
   for (const t of tasks) state.tasks.set(t.id, t);
   state.loadedProjects.add(projectId);
   notify("tasks");
+}
+
+// Runs read from the server.
+export function setRuns(runs) {
+  for (const r of runs) {
+    // A read may answer older than an event that came meanwhile: every
+    // change of a run's state adds to its transcript, so the longer
+    // transcript is the newer run, and an ended run never opens again.
+    const held = state.runs.get(r.id);
+    if (held && ((!isOpenRun(held) && isOpenRun(r)) || held.transcript_count > r.transcript_count)) continue;
+    putRun(r);
+  }
+  notify("runs");
+}
+
+function putRun(run) {
+  state.runs.set(run.id, run);
+  if (isOpenRun(run)) return;
+  const ended = [...state.runs.values()].filter((r) => !isOpenRun(r));
+  if (ended.length <= KEEP_ENDED_RUNS) return;
+  ended.sort((a, b) => a.created_at.localeCompare(b.created_at));
+  for (const r of ended.slice(0, ended.length - KEEP_ENDED_RUNS)) {
+    state.runs.delete(r.id);
+    state.runLines.delete(r.id);
+  }
+}
+
+// The last line of output among `entries` (in order) of `runId`.
+export function noteRunOutput(runId, entries) {
+  const known = state.runLines.get(runId);
+  for (let i = entries.length - 1; i >= 0; i -= 1) {
+    const e = entries[i];
+    if (known && known.n >= e.n) return;
+    if (!OUTPUT_KINDS.includes(e.kind)) continue;
+    const lines = e.text.split("\n").map((l) => l.trim()).filter(Boolean);
+    if (!lines.length) continue;
+    state.runLines.set(runId, { n: e.n, text: lines[lines.length - 1].slice(0, 300) });
+    notify("runs");
+    return;
+  }
 }
 
 export function projectBySlug(slug) {
@@ -167,6 +217,17 @@ export function apply(frame) {
       const m = state.members.get(d.member_id);
       if (m) state.members.set(d.member_id, { ...m, status: d.status, last_seen_at: frame.ts || m.last_seen_at });
       notify("members");
+      break;
+    }
+    case "run.created":
+    case "run.updated":
+      putRun(d);
+      notify("runs");
+      break;
+    case "run.output": {
+      const run = state.runs.get(d.run_id);
+      if (run && d.transcript_count > run.transcript_count) state.runs.set(run.id, { ...run, transcript_count: d.transcript_count });
+      if (Array.isArray(d.entries)) noteRunOutput(d.run_id, d.entries);
       break;
     }
     case "project.created":

@@ -6,8 +6,10 @@ import * as api from "./api.js";
 import { state, onEvent } from "./store.js";
 import { h, replace, field, select, uid, timeAgo } from "./dom.js";
 import { markdown } from "./markdown.js";
-import { STATUSES, blockers, leaseText, memberDot } from "./board.js";
+import { STATUSES, blockers, leaseBadge, memberDot } from "./board.js";
 import { messageList, composer } from "./messages.js";
+import { icon } from "./icons.js";
+import { taskRuns } from "./runs.js";
 
 const PRIORITIES = ["low", "medium", "high", "urgent"];
 const TYPES = ["task", "bug", "epic"];
@@ -91,11 +93,11 @@ export function openTask(slot, taskId, { close, openKey }) {
       });
       return h("li", { dataset: { stepId: s.id } }, box, h("label", { for: `step-${s.id}` }, s.title),
         h("button", { type: "button", class: "link move-up", "aria-label": `Move step ${s.title} up`, disabled: i === 0,
-          onclick: () => moveStep(s, i) }, "↑"),
+          onclick: () => moveStep(s, i) }, icon("up")),
         h("button", { type: "button", class: "link move-down", "aria-label": `Move step ${s.title} down`, disabled: i === all.length - 1,
-          onclick: () => moveStep(s, i + 2) }, "↓"),
+          onclick: () => moveStep(s, i + 2) }, icon("down")),
         h("button", { type: "button", class: "link", "aria-label": `Delete step ${s.title}`,
-          onclick: () => api.del(`/tasks/${taskId}/steps/${s.id}`).catch(report) }, "✕"));
+          onclick: () => api.del(`/tasks/${taskId}/steps/${s.id}`).catch(report) }, icon("close")));
     }));
   };
 
@@ -122,7 +124,7 @@ export function openTask(slot, taskId, { close, openKey }) {
     const verb = outgoing ? l.link_type.replace("_", " ") : { depends_on: "needed by", blocks: "blocked by", relates_to: "relates to" }[l.link_type];
     return h("li", null, `${verb} `, h("a", { href: "#", onclick: (e) => { e.preventDefault(); openKey(otherKey); } }, otherKey), ` ${otherTitle} `,
       h("button", { type: "button", class: "link", "aria-label": `Remove link to ${otherKey}`,
-        onclick: () => api.del(`/tasks/${l.source_id}/links/${l.id}`).then(loadLinks, report) }, "✕"));
+        onclick: () => api.del(`/tasks/${l.source_id}/links/${l.id}`).then(loadLinks, report) }, icon("close")));
   }) : h("li", { class: "muted" }, "No links.")), report);
 
   const watchers = h("p", { class: "watchers" });
@@ -146,7 +148,8 @@ export function openTask(slot, taskId, { close, openKey }) {
   auditBox.addEventListener("toggle", () => auditBox.open && loadAudit());
 
   const comments = messageList({ task_id: taskId }, { emptyText: "No comments yet." });
-  const closeButton = h("button", { type: "button", class: "close", "aria-label": "Close task", onclick: close }, "✕");
+  const runs = taskRuns(taskId, { report });
+  const closeButton = h("button", { type: "button", class: "close", "aria-label": "Close task", onclick: close }, icon("close"));
   const heading = h("h2", { id: titleId });
   const panel = h("aside", { class: "panel", role: "dialog", "aria-labelledby": titleId, tabindex: "-1" },
     h("div", { class: "panel-head" }, heading, closeButton),
@@ -157,6 +160,7 @@ export function openTask(slot, taskId, { close, openKey }) {
     badges,
     h("section", { "aria-label": "Description" }, h("h3", null, "Description"), description),
     h("section", { "aria-label": "Steps" }, h("h3", null, "Steps"), steps, stepForm),
+    runs.el,
     h("section", { "aria-label": "Links" }, h("h3", null, "Links"), links, linkForm),
     h("section", { "aria-label": "Watchers" }, h("h3", null, "Watchers"), watchers),
     auditBox,
@@ -184,8 +188,8 @@ export function openTask(slot, taskId, { close, openKey }) {
     const blocked = blockers(t);
     replace(badges,
       t.assignee ? h("span", { class: "chip" }, memberDot(t.assignee), `assigned to @${t.assignee.slug}`) : null,
-      blocked.length ? h("span", { class: "chip blocked" }, `⛔ waiting for ${blocked.map((id) => (state.tasks.get(id) || { key: "a task" }).key).join(", ")}`) : null,
-      t.lease && t.lease.expires_at ? h("span", { class: "chip lease", dataset: { expires: t.lease.expires_at } }, `⏱ ${leaseText(t.lease.expires_at)}`) : null,
+      blocked.length ? h("span", { class: "chip blocked" }, icon("blocked"), `waiting for ${blocked.map((id) => (state.tasks.get(id) || { key: "a task" }).key).join(", ")}`) : null,
+      t.lease && t.lease.expires_at ? leaseBadge(t.lease, "chip lease") : null,
       t.parent ? h("span", { class: "chip" }, "parent ", h("a", { href: "#", onclick: (e) => { e.preventDefault(); openKey(t.parent.key); } }, t.parent.key)) : null);
     renderDescription();
     renderSteps();
@@ -204,9 +208,11 @@ export function openTask(slot, taskId, { close, openKey }) {
     id: taskId,
     update(topics) {
       if (topics.has("tasks") || topics.has("members")) update();
+      runs.update(topics);
     },
     close() {
       comments.close();
+      runs.close();
       offLinks();
       slot.replaceChildren();
       slot.classList.remove("open");

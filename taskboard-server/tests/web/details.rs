@@ -167,16 +167,20 @@ async fn leases_and_the_ready_queue_follow_the_server() {
     let lease_of = "const c = [...document.querySelectorAll('.column[data-status=in_progress] .card')]
             .find(c => c.textContent.includes('Leased'));
         const l = c && c.querySelector('.lease');
-        return l && l.dataset.expires === arguments[0] && {text: l.textContent, title: l.title}";
+        return l && l.dataset.expires === arguments[0] && {text: l.querySelector('.countdown').textContent,
+            title: l.title, label: l.textContent, icon: !!l.querySelector('svg.icon[aria-hidden=true]')}";
     let shown = b.wait_for("the lease countdown", lease_of, vec![taken["lease"]["expires_at"].clone()]).await;
     let text = shown["text"].as_str().unwrap();
-    let (minutes, seconds) = text.strip_prefix("⏱ ").and_then(|t| t.split_once(':')).expect(text);
+    let (minutes, seconds) = text.split_once(':').expect(text);
     assert!(minutes.parse::<u32>().unwrap() <= 10 && seconds.len() == 2, "{text}");
+    // An SVG icon, and words for a screen reader.
+    assert_eq!(shown["icon"], true, "{shown}");
+    assert!(shown["label"].as_str().unwrap().starts_with("lease ends in "), "{shown}");
     assert!(shown["title"].as_str().unwrap().contains("@bot"), "{shown}");
     let beat =
         app.call("POST", &format!("/tasks/{lid}/heartbeat"), bot, Some(json!({"lease_seconds": 3600}))).await;
     let shown = b.wait_for("the renewed lease", lease_of, vec![beat["lease"]["expires_at"].clone()]).await;
-    assert!(shown["text"].as_str().unwrap().starts_with("⏱ "), "{shown}");
+    assert!(shown["text"].as_str().unwrap().starts_with("59:") || shown["text"] == "1h00", "{shown}");
     // Given back: the card returns to todo without a countdown.
     app.call("POST", &format!("/tasks/{lid}/release"), bot, Some(json!({"reason": "later"}))).await;
     b.wait_for(

@@ -1,6 +1,7 @@
 //! The web board: how it is served, and browser tests in headless Chromium
 //! against a real server (docs/decisions.md, web board).
 
+mod agents;
 mod details;
 mod driver;
 mod files;

@@ -37,7 +37,7 @@ fn screenshots_wanted() -> bool {
     std::env::var("TASKBOARD_UPDATE_SCREENSHOTS").is_ok_and(|v| v == "1")
 }
 
-async fn screenshot(b: &Browser, name: &str) {
+pub async fn screenshot(b: &Browser, name: &str) {
     let png = b.screenshot_png().await;
     assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
     if screenshots_wanted() {
@@ -168,7 +168,7 @@ async fn a_person_steers_the_board_while_an_agent_works() {
         Some(json!({"labels": ["web", "tests"]})),
     )
     .await;
-    card_in(&b, "in_progress", "☑ 1/2").await;
+    card_in(&b, "in_progress", "steps done: 1/2").await;
     b.wait_for(
         "the panel's steps",
         "return document.querySelectorAll('.panel .steps-list li').length === 2",
