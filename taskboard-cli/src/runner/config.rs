@@ -40,7 +40,8 @@ pub struct RunnerConfig {
 pub enum AgentMode {
     /// Any program: the task on stdin (or in a file), exit 0 succeeds.
     Command,
-    /// An Agent Client Protocol agent (not yet supported).
+    /// An Agent Client Protocol agent, spoken to over its stdin and
+    /// stdout (runner/acp.rs).
     Acp,
 }
 
@@ -69,8 +70,9 @@ pub struct AgentEntry {
     /// The program and its arguments.
     #[serde(default)]
     pub command: Vec<String>,
-    #[serde(default)]
-    pub prompt: PromptVia,
+    /// Where a command agent reads its task (default stdin); an ACP agent
+    /// gets it in `session/prompt`.
+    pub prompt: Option<PromptVia>,
     /// Extra environment of the program.
     #[serde(default)]
     pub env: std::collections::BTreeMap<String, String>,
@@ -149,9 +151,9 @@ impl RunnerConfig {
             if sources.iter().filter(|s| **s).count() != 1 {
                 return Err(Error::bad_request(format!("{at}: give one of token, token_env, token_file")));
             }
-            if a.mode == AgentMode::Acp {
+            if a.mode == AgentMode::Acp && a.prompt.is_some() {
                 return Err(Error::bad_request(format!(
-                    "{at}: mode = \"acp\" is not supported yet; use mode = \"command\""
+                    "{at}: prompt is for mode = \"command\"; an ACP agent gets its task in session/prompt"
                 )));
             }
             if a.command.is_empty() || a.command[0].is_empty() {
