@@ -198,3 +198,27 @@ impl AgentEntry {
         Ok(token)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(lines: &str) -> Result<RunnerConfig> {
+        let text = format!("[[agent]]\nslug = \"a\"\ntoken = \"t\"\n{lines}\n");
+        let config: RunnerConfig = toml::from_str(&text).map_err(|e| Error::bad_request(e.to_string()))?;
+        config.check()?;
+        Ok(config)
+    }
+
+    #[test]
+    fn an_acp_agent_needs_a_command_and_reads_its_task_from_the_protocol() {
+        let config = agent("mode = \"acp\"\ncommand = [\"gemini\", \"--experimental-acp\"]").unwrap();
+        assert_eq!(config.agents[0].mode, AgentMode::Acp);
+        let e = agent("mode = \"acp\"\ncommand = [\"gemini\"]\nprompt = \"file\"").unwrap_err();
+        assert!(e.detail().contains("prompt is for mode = \"command\""), "{}", e.detail());
+        let e = agent("mode = \"acp\"").unwrap_err();
+        assert!(e.detail().contains("command must name a program"), "{}", e.detail());
+        assert!(agent("mode = \"acp2\"\ncommand = [\"x\"]").is_err());
+        assert_eq!(agent("command = [\"x\"]").unwrap().agents[0].mode, AgentMode::Command);
+    }
+}
