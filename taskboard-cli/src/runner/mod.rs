@@ -233,6 +233,12 @@ async fn follow(a: Arc<AgentCtx>, tracker: tokio_util::task::TaskTracker) {
                     reconnect = Reconnect::default();
                     seq = Some(p.next);
                     look |= p.resync_required;
+                    if p.resync_required {
+                        // Events were missed: a run waiting for an answer looks again.
+                        for live in a.live.lock().unwrap().values() {
+                            live.changed.notify_one();
+                        }
+                    }
                     for e in &p.events {
                         look |= on_event(&a, e);
                     }

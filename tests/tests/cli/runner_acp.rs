@@ -253,3 +253,20 @@ fn cancelling_a_run_awaiting_input_ends_the_agent() {
     assert_eq!(task["status"], "todo");
     assert!(task["assignee"].is_null(), "{task}");
 }
+
+#[test]
+fn an_agent_killed_while_its_question_is_open_fails_its_run() {
+    let env = Env::remote();
+    let log = env.dir.path().join("agent-log");
+    let _runner = asked_for(&env, &log);
+    let run = awaiting(&env, "WEB-1");
+    assert_eq!(run["state"], "awaiting_input", "{run}");
+    let pid = std::fs::read_to_string(log.join("pid")).unwrap().trim().to_string();
+    assert!(std::process::Command::new("kill").args(["-KILL", &pid]).status().unwrap().success());
+    let run = ended(&env, "WEB-1");
+    assert_eq!(run["state"], "failed", "{run}");
+    let reason = run["stop_reason"].as_str().unwrap();
+    assert!(reason.contains("the agent was killed before ending its turn"), "{reason}");
+    assert!(run["question"].is_null(), "{run}");
+    assert_eq!(env.json(&["task", "show", "WEB-1"])["status"], "todo");
+}

@@ -203,6 +203,10 @@ impl<'a> Report<'a> {
             }
             _ => {}
         }
+        // A flood of updates is sent as it comes, not held until the tick.
+        if self.entries.len() >= BATCH {
+            self.flush().await;
+        }
     }
 
     fn tool_call(&mut self, t: &ToolCall) {
