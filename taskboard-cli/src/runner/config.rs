@@ -221,4 +221,17 @@ mod tests {
         assert!(agent("mode = \"acp2\"\ncommand = [\"x\"]").is_err());
         assert_eq!(agent("command = [\"x\"]").unwrap().agents[0].mode, AgentMode::Command);
     }
+
+    #[test]
+    fn the_readme_example_is_a_valid_configuration() {
+        let readme = include_str!("../../../README.md");
+        let from = readme.find("The configuration file (default").expect("the README's runner section");
+        let block = &readme[from..];
+        let start = block.find("```toml\n").expect("a TOML block") + "```toml\n".len();
+        let end = start + block[start..].find("```").expect("the block's end");
+        let config: RunnerConfig = toml::from_str(&block[start..end]).unwrap();
+        config.check().unwrap();
+        let modes: Vec<AgentMode> = config.agents.iter().map(|a| a.mode).collect();
+        assert!(modes.contains(&AgentMode::Acp) && modes.contains(&AgentMode::Command), "{modes:?}");
+    }
 }
