@@ -155,6 +155,17 @@ fn failed(what: &str, e: impl std::fmt::Display) -> End {
     End::Failed(format!("{what}: {e}"))
 }
 
+/// The end of an agent that left before ending its turn: its exit
+/// status (None: unknown; Some(None): killed by a signal) and what
+/// failed.
+fn left(status: Option<Option<i32>>, e: impl std::fmt::Display) -> End {
+    match status {
+        Some(Some(code)) => failed(&format!("the agent exited with code {code} before ending its turn"), e),
+        Some(None) => failed("the agent was killed before ending its turn", e),
+        None => failed("the agent failed", e),
+    }
+}
+
 /// The board's MCP server as the agent member, in the lean `worker`
 /// profile: this very program over stdio, with the agent's token.
 fn board_mcp(a: &AgentCtx) -> Result<McpServer> {
@@ -196,10 +207,22 @@ async fn drive(
     let every = supervise::beat_every(a);
     let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     let mut flush = tokio::time::interval(FLUSH_EVERY);
+    let gone = tokio::time::sleep(Duration::MAX);
+    tokio::pin!(gone);
     let stop = loop {
         tokio::select! {
-            // What the agent sent comes before the answer it sent after.
+            // The run's end first, so a flooding agent cannot hide it;
+            // what the agent sent before the answer it sent after.
             biased;
+            _ = live.cancel.cancelled() => {
+                break if a.shared.stop.is_cancelled() { End::Stopped } else { End::Cancelled };
+            }
+            _ = &mut deadline => break End::TimedOut,
+            _ = beat.tick() => {
+                if let Some(end) = supervise::heartbeat(a, task.id).await {
+                    break end;
+                }
+            }
             Some(message) = inbound.recv() => match message {
                 Inbound::Update(update) => report.update(update).await,
                 Inbound::Permission(request, responder) => report.ask(request, responder).await,
@@ -217,13 +240,7 @@ async fn drive(
                                 .and_then(|s| s.ok())
                                 .map(|s| s.code()),
                         };
-                        return match status {
-                            Some(Some(code)) => {
-                                failed(&format!("the agent exited with code {code} before ending its turn"), e)
-                            }
-                            Some(None) => failed("the agent was killed before ending its turn", e),
-                            None => failed("the agent failed", e),
-                        };
+                        return left(status, e);
                     }
                 };
                 match answer {
@@ -262,28 +279,23 @@ async fn drive(
                 }
             }
             _ = live.changed.notified(), if report.asking() => report.check_answer().await,
-            _ = live.cancel.cancelled() => {
-                break if a.shared.stop.is_cancelled() { End::Stopped } else { End::Cancelled };
-            }
-            _ = &mut deadline => break End::TimedOut,
-            _ = beat.tick() => {
-                if let Some(end) = supervise::heartbeat(a, task.id).await {
-                    break end;
-                }
-            }
             _ = flush.tick() => report.flush().await,
             status = child.wait(), if exited.is_none() => {
-                // The pending request fails once the agent's output ends.
+                // The pending request fails once the agent's output ends,
+                // or soon after if something it started holds it open.
                 exited = Some(status.ok().and_then(|s| s.code()));
+                gone.as_mut().reset(tokio::time::Instant::now() + CANCEL_GRACE);
             }
+            _ = &mut gone, if exited.is_some() => return left(exited, "its output did not end"),
         }
     };
-    // Stopped: ask the agent to end its turn, answer its open question
-    // `cancelled`, and give it a moment before its group is killed.
-    report.withdraw();
+    // Stopped: ask the agent to end its turn, answer its open permission
+    // requests `cancelled`, and give it a moment before its group is
+    // killed.
     if let Some(id) = session {
         let _ = cx.send_notification(CancelNotification::new(id));
     }
+    report.withdraw();
     let grace = tokio::time::sleep(CANCEL_GRACE);
     tokio::pin!(grace);
     loop {

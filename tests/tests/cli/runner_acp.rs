@@ -270,3 +270,25 @@ fn an_agent_killed_while_its_question_is_open_fails_its_run() {
     assert!(run["question"].is_null(), "{run}");
     assert_eq!(env.json(&["task", "show", "WEB-1"])["status"], "todo");
 }
+
+#[test]
+fn a_program_that_exits_instead_of_speaking_acp_fails_its_run_with_its_exit_code_and_output() {
+    let env = Env::remote();
+    let token = board(&env, None);
+    task(&env, "Anything");
+    let state = env.dir.path().join("state");
+    let path = env.dir.path().join("runner.toml");
+    let server = &env.server.as_ref().unwrap().url;
+    let text = format!(
+        "server = {server:?}\nstate_dir = {state:?}\n\n[[agent]]\nslug = \"bot\"\ntoken = {token:?}\n\
+         mode = \"acp\"\ncommand = [\"sh\", \"-c\", \"echo 'no ACP here' >&2; exit 4\"]\n"
+    );
+    std::fs::write(&path, text).unwrap();
+    let runner = Runner::start(&env, &path);
+    let run = ended(&env, "WEB-1");
+    drop(runner);
+    assert_eq!(run["state"], "failed", "{run}");
+    let reason = run["stop_reason"].as_str().unwrap();
+    assert!(reason.contains("the agent exited with code 4 before ending its turn"), "{reason}");
+    assert!(transcript(&env, run["id"].as_str().unwrap()).contains("output: no ACP here"));
+}
