@@ -40,8 +40,8 @@ fn python() -> &'static Path {
 }
 
 /// A runner's configuration with agent `bot` as the test ACP agent,
-/// logging to `log`.
-fn config(env: &Env, token: &str, log: &Path) -> PathBuf {
+/// logging to `log`, with `extra` lines in its `[[agent]]`.
+fn config(env: &Env, token: &str, log: &Path, extra: &str) -> PathBuf {
     let state = env.dir.path().join("state");
     let path = env.dir.path().join("runner.toml");
     let server = &env.server.as_ref().expect("a server").url;
@@ -49,7 +49,7 @@ fn config(env: &Env, token: &str, log: &Path) -> PathBuf {
     let text = format!(
         "server = {server:?}\nname = \"acp\"\nstate_dir = {state:?}\nlease_seconds = 30\n\n\
          [[agent]]\nslug = \"bot\"\ntoken = {token:?}\nmode = \"acp\"\n\
-         command = [{:?}, {agent:?}]\nenv = {{ ACP_LOG = {log:?} }}\n",
+         command = [{:?}, {agent:?}]\nenv = {{ ACP_LOG = {log:?} }}\n{extra}\n",
         python()
     );
     std::fs::write(&path, text).unwrap();
@@ -113,7 +113,7 @@ fn an_acp_agent_plans_thinks_asks_and_commits_its_work_and_the_task_goes_to_revi
     task(&env, "Write done.txt");
     let log = env.dir.path().join("agent-log");
     std::fs::create_dir_all(&log).unwrap();
-    let path = config(&env, &token, &log);
+    let path = config(&env, &token, &log, "");
     let runner = Runner::start(&env, &path);
 
     // The permission request is the run's question, with its options.
@@ -210,13 +210,13 @@ fn an_acp_agent_plans_thinks_asks_and_commits_its_work_and_the_task_goes_to_revi
 
 /// A board whose agent claims only tasks labelled `auto`, and a task
 /// without it that a person starts a run of: given back, it stays back.
-fn asked_for(env: &Env, log: &Path) -> Runner {
+fn asked_for(env: &Env, log: &Path, extra: &str) -> Runner {
     let token = board(env, None);
     env.run(&["label", "create", "auto"]).success();
     env.run(&["member", "update", "bot", "--agent-config", r#"{"labels":["auto"]}"#]).success();
     task(env, "Write done.txt");
     std::fs::create_dir_all(log).unwrap();
-    let runner = Runner::start(env, &config(env, &token, log));
+    let runner = Runner::start(env, &config(env, &token, log, extra));
     env.run(&["run", "start", "WEB-1", "--agent", "bot"]).success();
     runner
 }
@@ -225,7 +225,7 @@ fn asked_for(env: &Env, log: &Path) -> Runner {
 fn a_refused_permission_fails_the_run_and_gives_the_task_back() {
     let env = Env::remote();
     let log = env.dir.path().join("agent-log");
-    let _runner = asked_for(&env, &log);
+    let _runner = asked_for(&env, &log, "");
     let run = awaiting(&env, "WEB-1");
     answer(&env, run["id"].as_str().unwrap(), "reject");
     let run = ended(&env, "WEB-1");
@@ -239,7 +239,7 @@ fn a_refused_permission_fails_the_run_and_gives_the_task_back() {
 fn cancelling_a_run_awaiting_input_ends_the_agent() {
     let env = Env::remote();
     let log = env.dir.path().join("agent-log");
-    let _runner = asked_for(&env, &log);
+    let _runner = asked_for(&env, &log, "");
     let run = awaiting(&env, "WEB-1");
     assert_eq!(run["state"], "awaiting_input", "{run}");
     let pid = std::fs::read_to_string(log.join("pid")).unwrap().trim().to_string();
@@ -258,7 +258,7 @@ fn cancelling_a_run_awaiting_input_ends_the_agent() {
 fn an_agent_killed_while_its_question_is_open_fails_its_run() {
     let env = Env::remote();
     let log = env.dir.path().join("agent-log");
-    let _runner = asked_for(&env, &log);
+    let _runner = asked_for(&env, &log, "");
     let run = awaiting(&env, "WEB-1");
     assert_eq!(run["state"], "awaiting_input", "{run}");
     let pid = std::fs::read_to_string(log.join("pid")).unwrap().trim().to_string();
@@ -291,4 +291,33 @@ fn a_program_that_exits_instead_of_speaking_acp_fails_its_run_with_its_exit_code
     let reason = run["stop_reason"].as_str().unwrap();
     assert!(reason.contains("the agent exited with code 4 before ending its turn"), "{reason}");
     assert!(transcript(&env, run["id"].as_str().unwrap()).contains("output: no ACP here"));
+}
+
+/// The processes whose environment names run `id` (`TASKBOARD_RUN`):
+/// the agent and whatever it started.
+fn processes_of(id: &str) -> Vec<String> {
+    let needle = format!("TASKBOARD_RUN={id}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|p| p.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()))
+        .filter(|p| {
+            std::fs::read(p.path().join("environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == needle.as_bytes()))
+        })
+        .map(|p| p.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+fn an_acp_agent_that_does_not_end_its_turn_in_time_is_stopped_with_what_it_started() {
+    let env = Env::remote();
+    let log = env.dir.path().join("agent-log");
+    let _runner = asked_for(&env, &log, "timeout_seconds = 2");
+    let run = ended(&env, "WEB-1");
+    assert_eq!(run["state"], "timed_out", "{run}");
+    assert_eq!(run["stop_reason"], "no end after 2 seconds", "{run}");
+    let id = run["id"].as_str().unwrap().to_string();
+    eventually("the agent's processes to end", || processes_of(&id).is_empty().then_some(()));
+    assert_eq!(env.json(&["task", "show", "WEB-1"])["status"], "todo");
 }
