@@ -11,11 +11,14 @@ pub enum AgentCmd {
 taskboard --server http://127.0.0.1:8080 agent run --agent coder --config runner.toml\n\n\
 A long-running process acting for the agents of its configuration file (README, \"The runner\"), \
 each with its own token. For each agent it follows the event stream, picks up the runs a person \
-started for it, claims ready tasks carrying its labels under a lease, and starts the agent's \
-command on each with the task as Markdown on stdin, in a git worktree of the project's repository \
-(or an empty directory). Exit 0 ends the run succeeded and the task goes to review; anything else \
-ends it failed and gives the task back. A run cancelled on the board, or whose task is moved away, \
-stops the agent's whole process group. SIGINT or SIGTERM stops the runner and its agents.")]
+started for it, claims ready tasks carrying its labels under a lease, and starts the agent on each \
+in a git worktree of the project's repository (or an empty directory). An agent of mode \"acp\" \
+speaks the Agent Client Protocol: its plan becomes the task's steps, its messages comments, its \
+tool calls the transcript, its permission requests the run's question for a person to answer. An \
+agent of mode \"command\" gets the task as Markdown on stdin, and exit 0 succeeds. A run that \
+succeeds sends the task to review; one that fails gives it back. A run cancelled on the board, or \
+whose task is moved away, stops the agent's whole process group. SIGINT or SIGTERM stops the \
+runner and its agents.")]
     Run {
         /// Only this agent of the file (its slug); repeat for more. Default: every agent.
         #[arg(long = "agent", value_name = "SLUG")]

@@ -40,7 +40,8 @@ pub struct RunnerConfig {
 pub enum AgentMode {
     /// Any program: the task on stdin (or in a file), exit 0 succeeds.
     Command,
-    /// An Agent Client Protocol agent (not yet supported).
+    /// An Agent Client Protocol agent, spoken to over its stdin and
+    /// stdout (runner/acp.rs).
     Acp,
 }
 
@@ -69,8 +70,9 @@ pub struct AgentEntry {
     /// The program and its arguments.
     #[serde(default)]
     pub command: Vec<String>,
-    #[serde(default)]
-    pub prompt: PromptVia,
+    /// Where a command agent reads its task (default stdin); an ACP agent
+    /// gets it in `session/prompt`.
+    pub prompt: Option<PromptVia>,
     /// Extra environment of the program.
     #[serde(default)]
     pub env: std::collections::BTreeMap<String, String>,
@@ -149,9 +151,9 @@ impl RunnerConfig {
             if sources.iter().filter(|s| **s).count() != 1 {
                 return Err(Error::bad_request(format!("{at}: give one of token, token_env, token_file")));
             }
-            if a.mode == AgentMode::Acp {
+            if a.mode == AgentMode::Acp && a.prompt.is_some() {
                 return Err(Error::bad_request(format!(
-                    "{at}: mode = \"acp\" is not supported yet; use mode = \"command\""
+                    "{at}: prompt is for mode = \"command\"; an ACP agent gets its task in session/prompt"
                 )));
             }
             if a.command.is_empty() || a.command[0].is_empty() {
@@ -194,5 +196,42 @@ impl AgentEntry {
             return Err(Error::bad_request(format!("agent {}: the token is empty", self.slug)));
         }
         Ok(token)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(lines: &str) -> Result<RunnerConfig> {
+        let text = format!("[[agent]]\nslug = \"a\"\ntoken = \"t\"\n{lines}\n");
+        let config: RunnerConfig = toml::from_str(&text).map_err(|e| Error::bad_request(e.to_string()))?;
+        config.check()?;
+        Ok(config)
+    }
+
+    #[test]
+    fn an_acp_agent_needs_a_command_and_reads_its_task_from_the_protocol() {
+        let config = agent("mode = \"acp\"\ncommand = [\"gemini\", \"--experimental-acp\"]").unwrap();
+        assert_eq!(config.agents[0].mode, AgentMode::Acp);
+        let e = agent("mode = \"acp\"\ncommand = [\"gemini\"]\nprompt = \"file\"").unwrap_err();
+        assert!(e.detail().contains("prompt is for mode = \"command\""), "{}", e.detail());
+        let e = agent("mode = \"acp\"").unwrap_err();
+        assert!(e.detail().contains("command must name a program"), "{}", e.detail());
+        assert!(agent("mode = \"acp2\"\ncommand = [\"x\"]").is_err());
+        assert_eq!(agent("command = [\"x\"]").unwrap().agents[0].mode, AgentMode::Command);
+    }
+
+    #[test]
+    fn the_readme_example_is_a_valid_configuration() {
+        let readme = include_str!("../../../README.md");
+        let from = readme.find("The configuration file (default").expect("the README's runner section");
+        let block = &readme[from..];
+        let start = block.find("```toml\n").expect("a TOML block") + "```toml\n".len();
+        let end = start + block[start..].find("```").expect("the block's end");
+        let config: RunnerConfig = toml::from_str(&block[start..end]).unwrap();
+        config.check().unwrap();
+        let modes: Vec<AgentMode> = config.agents.iter().map(|a| a.mode).collect();
+        assert!(modes.contains(&AgentMode::Acp) && modes.contains(&AgentMode::Command), "{modes:?}");
     }
 }

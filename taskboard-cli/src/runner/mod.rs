@@ -24,6 +24,7 @@ use uuid::Uuid;
 
 use crate::client::{Client, Reconnect};
 
+mod acp;
 pub mod config;
 mod process;
 mod prompt;
@@ -60,8 +61,18 @@ pub(crate) struct AgentCtx {
     /// Runs of this agent at a time.
     pub slots: Arc<Semaphore>,
     /// The runs this runner is running for the agent, to stop each when it
-    /// ends on the board.
-    pub live: Mutex<HashMap<Uuid, CancellationToken>>,
+    /// ends on the board and tell it of other changes.
+    pub live: Mutex<HashMap<Uuid, Live>>,
+}
+
+/// A run in progress, as the event stream reaches it.
+#[derive(Clone)]
+pub(crate) struct Live {
+    /// Cancelled when the run ends on the board (or the runner stops).
+    pub cancel: CancellationToken,
+    /// Notified when the run changes on the board (a person answered its
+    /// question).
+    pub changed: Arc<tokio::sync::Notify>,
 }
 
 /// Whether the runner claimed the work itself or a person asked for the
@@ -222,6 +233,12 @@ async fn follow(a: Arc<AgentCtx>, tracker: tokio_util::task::TaskTracker) {
                     reconnect = Reconnect::default();
                     seq = Some(p.next);
                     look |= p.resync_required;
+                    if p.resync_required {
+                        // Events were missed: a run waiting for an answer looks again.
+                        for live in a.live.lock().unwrap().values() {
+                            live.changed.notify_one();
+                        }
+                    }
                     for e in &p.events {
                         look |= on_event(&a, e);
                     }
@@ -257,11 +274,14 @@ fn on_event(a: &AgentCtx, e: &serde_json::Value) -> bool {
                 return false;
             }
             if run.state.is_final() {
-                if let Some(token) = a.live.lock().unwrap().get(&run.id) {
-                    token.cancel();
+                if let Some(live) = a.live.lock().unwrap().get(&run.id) {
+                    live.cancel.cancel();
                 }
                 // A slot may be free again.
                 return true;
+            }
+            if let Some(live) = a.live.lock().unwrap().get(&run.id) {
+                live.changed.notify_one();
             }
             run.state == RunState::Starting && run.runner.is_none()
         }
@@ -331,12 +351,12 @@ fn start(
     origin: Origin,
     permits: (OwnedSemaphorePermit, OwnedSemaphorePermit),
 ) {
-    let token = a.shared.stop.child_token();
-    a.live.lock().unwrap().insert(run.id, token.clone());
+    let live = Live { cancel: a.shared.stop.child_token(), changed: Arc::default() };
+    a.live.lock().unwrap().insert(run.id, live.clone());
     let (a, done) = (a.clone(), done.clone());
     tracker.spawn(async move {
         let id = run.id;
-        supervise::supervise(a.clone(), run, origin, token).await;
+        supervise::supervise(a.clone(), run, origin, live).await;
         a.live.lock().unwrap().remove(&id);
         drop(permits);
         let _ = done.send(());

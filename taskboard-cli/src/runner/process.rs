@@ -10,7 +10,7 @@ use taskboard_core::api::NewEntry;
 use taskboard_core::runs::{EntryKind, MAX_ENTRY_TEXT};
 use taskboard_core::{Error, ErrorKind, Result};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, Command};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::mpsc;
 
 /// Bytes of output in one transcript entry at most (a longer line is cut
@@ -26,22 +26,30 @@ pub struct Spawn<'a> {
     pub stdin: Option<String>,
 }
 
+/// The agent's command, in a new process group of its own, killed if
+/// the runner drops it.
+fn command(s: &Spawn<'_>) -> Command {
+    let mut cmd = Command::new(&s.argv[0]);
+    cmd.args(&s.argv[1..])
+        .current_dir(s.dir)
+        .envs(s.env.iter().map(|(k, v)| (k, v)))
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    cmd
+}
+
+fn cannot_start(s: &Spawn<'_>, e: std::io::Error) -> Error {
+    Error::new(ErrorKind::Internal, format!("cannot start {}: {e}", s.argv[0]))
+}
+
 /// Starts the program in a new process group, its stdout and stderr sent
 /// as transcript entries to `out` (bounded: a full channel makes the
 /// agent wait on its pipe).
 pub fn spawn(s: Spawn<'_>, out: mpsc::Sender<NewEntry>) -> Result<Child> {
-    let mut cmd = Command::new(&s.argv[0]);
-    cmd.args(&s.argv[1..])
-        .current_dir(s.dir)
-        .envs(s.env)
-        .stdin(if s.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| Error::new(ErrorKind::Internal, format!("cannot start {}: {e}", s.argv[0])))?;
+    let mut cmd = command(&s);
+    cmd.stdin(if s.stdin.is_some() { Stdio::piped() } else { Stdio::null() }).stdout(Stdio::piped());
+    let mut child = cmd.spawn().map_err(|e| cannot_start(&s, e))?;
     if let (Some(text), Some(mut stdin)) = (s.stdin, child.stdin.take()) {
         tokio::spawn(async move {
             // An agent that does not read its task is its own business.
@@ -56,6 +64,22 @@ pub fn spawn(s: Spawn<'_>, out: mpsc::Sender<NewEntry>) -> Result<Child> {
         tokio::spawn(pieces(e, "stderr", out));
     }
     Ok(child)
+}
+
+/// Starts a program that speaks a protocol on its stdin and stdout (an
+/// ACP agent), in a new process group; its stderr goes to `out` as
+/// transcript entries.
+pub fn spawn_piped(s: Spawn<'_>, out: mpsc::Sender<NewEntry>) -> Result<(Child, ChildStdin, ChildStdout)> {
+    let mut cmd = command(&s);
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
+    let mut child = cmd.spawn().map_err(|e| cannot_start(&s, e))?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(Error::internal("the agent's pipes are missing"));
+    };
+    if let Some(e) = child.stderr.take() {
+        tokio::spawn(pieces(e, "stderr", out));
+    }
+    Ok((child, stdin, stdout))
 }
 
 /// Reads a stream and sends it line by line, a line longer than

@@ -9,16 +9,18 @@ use taskboard_core::api::{
     AppendTranscript, GetProject, GetTask, HeartbeatTask, ListMessages, MessageFilter, NewEntries, NewEntry,
     Optional, RunPatch, UpdateRun,
 };
+use taskboard_core::model::Task;
 use taskboard_core::runs::{Run, RunState};
 use taskboard_core::{Error, ErrorKind, Result};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::config::PromptVia;
+use super::acp;
+use super::config::{AgentMode, PromptVia};
 use super::process::{self, Spawn};
 use super::prompt::{self, Brief};
 use super::workspace::{self, Workspace};
-use super::{AgentCtx, Origin};
+use super::{AgentCtx, Live, Origin};
 use crate::client::Client;
 
 /// Entries and bytes of one transcript append at most, and how long
@@ -31,9 +33,17 @@ const BATCH_WAIT: Duration = Duration::from_millis(200);
 const DEPENDENCIES: usize = 20;
 
 /// How the agent stopped.
-enum End {
+pub(super) enum End {
     /// It exited, with its exit code (None: killed by a signal).
     Exited(Option<i32>),
+    /// An ACP agent ended its turn: the run ends in `state`.
+    Turn {
+        state: RunState,
+        reason: Option<String>,
+    },
+    /// The agent could not be driven (it broke the protocol, or left
+    /// before ending its turn): the run fails, saying why.
+    Failed(String),
     TimedOut,
     /// The run ended on the board (cancelled, or its task moved away).
     Cancelled,
@@ -44,9 +54,9 @@ enum End {
 }
 
 /// Runs `run` to its end. Errors end the run `failed`, saying why.
-pub(super) async fn supervise(a: Arc<AgentCtx>, run: Run, origin: Origin, cancel: CancellationToken) {
+pub(super) async fn supervise(a: Arc<AgentCtx>, run: Run, origin: Origin, live: Live) {
     let id = run.id;
-    if let Err(e) = run_once(&a, run, origin, &cancel).await {
+    if let Err(e) = run_once(&a, run, origin, &live).await {
         eprintln!("runner: {}: run {id}: {}", a.me.slug, e.detail());
         let patch = RunPatch {
             state: Some(RunState::Failed),
@@ -59,7 +69,7 @@ pub(super) async fn supervise(a: Arc<AgentCtx>, run: Run, origin: Origin, cancel
     let _ = std::fs::remove_file(process::pid_file(&a.shared.state, id));
 }
 
-async fn run_once(a: &AgentCtx, run: Run, origin: Origin, cancel: &CancellationToken) -> Result<()> {
+async fn run_once(a: &AgentCtx, run: Run, origin: Origin, live: &Live) -> Result<()> {
     let c = &a.client;
     let shared = &a.shared;
     if origin == Origin::Requested {
@@ -100,7 +110,15 @@ async fn run_once(a: &AgentCtx, run: Run, origin: Origin, cancel: &CancellationT
         branch: ws.branch.as_deref(),
     };
     let markdown = prompt::render(&brief);
-    let result = run_agent(a, &run, &task, &ws, markdown, cancel).await;
+    let env = agent_env(a, &run, &task, &ws);
+    let result = match a.entry.mode {
+        AgentMode::Command => run_command(a, &run, &task, &ws, env, markdown, &live.cancel).await,
+        AgentMode::Acp => acp::run(a, &run, &task, &ws, env, markdown, live).await,
+    };
+    let result = match result {
+        Ok(end) => report(a, &run, &task, &ws, end).await,
+        Err(e) => Err(e),
+    };
     shared.live_dirs.lock().unwrap().retain(|d| *d != ws.dir);
     let keep = shared.keep;
     let live = shared.live_dirs.lock().unwrap().clone();
@@ -108,19 +126,12 @@ async fn run_once(a: &AgentCtx, run: Run, origin: Origin, cancel: &CancellationT
     result
 }
 
-async fn run_agent(
-    a: &AgentCtx,
-    run: &Run,
-    task: &taskboard_core::model::Task,
-    ws: &Workspace,
-    markdown: String,
-    cancel: &CancellationToken,
-) -> Result<()> {
-    let c = &a.client;
-    let shared = &a.shared;
+/// The agent's environment: the runner file's `env`, then where the
+/// board is, who the agent is and what it works on.
+fn agent_env(a: &AgentCtx, run: &Run, task: &Task, ws: &Workspace) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = a.entry.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     env.extend([
-        ("TASKBOARD_SERVER".to_string(), shared.server.clone()),
+        ("TASKBOARD_SERVER".to_string(), a.shared.server.clone()),
         ("TASKBOARD_TOKEN".to_string(), a.token.clone()),
         ("TASKBOARD_TASK".to_string(), task.key.clone()),
         ("TASKBOARD_TASK_ID".to_string(), task.id.to_string()),
@@ -133,7 +144,36 @@ async fn run_agent(
     if let Some(lease) = &task.lease {
         env.push(("TASKBOARD_LEASE".to_string(), lease.id.to_string()));
     }
-    let stdin = match a.entry.prompt {
+    env
+}
+
+/// Reports the run `running`, in this runner's name, with its branch.
+/// False when it ended on the board meanwhile.
+pub(super) async fn mark_running(a: &AgentCtx, run: &Run, ws: &Workspace) -> Result<bool> {
+    let running = RunPatch {
+        state: Some(RunState::Running),
+        runner: Some(a.shared.name.clone()),
+        branch: ws.branch.clone(),
+        ..Default::default()
+    };
+    match a.client.call::<UpdateRun>(run.id, (), running).await {
+        Err(e) if e.kind() == ErrorKind::Conflict => Ok(false),
+        Err(e) => Err(e),
+        Ok(_) => Ok(true),
+    }
+}
+
+/// Runs a command agent to its end.
+async fn run_command(
+    a: &AgentCtx,
+    run: &Run,
+    task: &Task,
+    ws: &Workspace,
+    mut env: Vec<(String, String)>,
+    markdown: String,
+    cancel: &CancellationToken,
+) -> Result<End> {
+    let stdin = match a.entry.prompt.unwrap_or_default() {
         PromptVia::Stdin => Some(markdown),
         PromptVia::File => {
             let file = ws.dir.with_extension("md");
@@ -146,28 +186,27 @@ async fn run_agent(
     let spawn = Spawn { argv: &a.entry.command, dir: &ws.dir, env, stdin };
     let mut child = process::spawn(spawn, tx)?;
     let pgid = child.id().unwrap_or(0);
-    process::write_pid_file(&shared.state, run.id, pgid)?;
-    let pump = tokio::spawn(pump(c.clone(), run.id, rx));
-    let running = RunPatch {
-        state: Some(RunState::Running),
-        runner: Some(shared.name.clone()),
-        branch: ws.branch.clone(),
-        ..Default::default()
-    };
-    let end = match c.call::<UpdateRun>(run.id, (), running).await {
-        // Ended on the board before it could start.
-        Err(e) if e.kind() == ErrorKind::Conflict => End::Cancelled,
+    process::write_pid_file(&a.shared.state, run.id, pgid)?;
+    let pump = tokio::spawn(pump(a.client.clone(), run.id, rx));
+    let end = match mark_running(a, run, ws).await {
+        Ok(false) => End::Cancelled,
         Err(e) => {
             process::kill_group(pgid);
             return Err(e);
         }
-        Ok(_) => watch(a, &mut child, task.id, cancel).await,
+        Ok(true) => watch(a, &mut child, task.id, cancel).await,
     };
     process::kill_group(pgid);
     let _ = child.wait().await;
     // The pipes close once the group is gone; output of a process that
     // left the group is not waited for long.
     let _ = tokio::time::timeout(Duration::from_secs(5), pump).await;
+    Ok(end)
+}
+
+/// Commits what the agent left in its workspace and reports the run's
+/// end, unless it already ended on the board.
+async fn report(a: &AgentCtx, run: &Run, task: &Task, ws: &Workspace, end: End) -> Result<()> {
     let message = format!("{}: work of run {}", task.key, run.id);
     let commit = match workspace::finish(ws, &a.me.slug, &message).await {
         Ok(c) => c,
@@ -180,6 +219,8 @@ async fn run_agent(
         End::Exited(Some(0)) => (RunState::Succeeded, Some(0), None),
         End::Exited(Some(code)) => (RunState::Failed, Some(code), None),
         End::Exited(None) => (RunState::Failed, None, Some("the agent was killed by a signal".to_string())),
+        End::Turn { state, reason } => (state, None, reason),
+        End::Failed(reason) => (RunState::Failed, None, Some(reason)),
         End::TimedOut => {
             (RunState::TimedOut, None, Some(format!("no end after {} seconds", a.entry.timeout_seconds)))
         }
@@ -194,17 +235,33 @@ async fn run_agent(
     let done = RunPatch {
         state: Some(state),
         exit_code,
-        stop_reason,
+        stop_reason: stop_reason.map(|r| r.chars().take(2000).collect()),
         branch: ws.branch.clone(),
         commit,
         ..Default::default()
     };
-    match c.call::<UpdateRun>(run.id, (), done).await {
+    match a.client.call::<UpdateRun>(run.id, (), done).await {
         // Ended on the board meanwhile: nothing more to say.
         Err(e) if e.kind() == ErrorKind::Conflict => Ok(()),
         Err(e) => Err(e),
         Ok(_) => Ok(()),
     }
+}
+
+/// Renews the task's lease; an end when it is gone. A network failure
+/// is not: the next beat tries again.
+pub(super) async fn heartbeat(a: &AgentCtx, task: uuid::Uuid) -> Option<End> {
+    match a.client.call::<HeartbeatTask>(task, (), Optional(None)).await {
+        Err(e) if matches!(e.kind(), ErrorKind::Forbidden | ErrorKind::Conflict | ErrorKind::NotFound) => {
+            Some(End::LeaseLost(e.detail().to_string()))
+        }
+        _ => None,
+    }
+}
+
+/// How often the lease is renewed: a third of it.
+pub(super) fn beat_every(a: &AgentCtx) -> Duration {
+    Duration::from_secs(u64::from(a.shared.lease_seconds / 3).max(1))
 }
 
 /// Waits for the agent's end, renewing the task's lease meanwhile.
@@ -216,7 +273,7 @@ async fn watch(
 ) -> End {
     let deadline = tokio::time::sleep(Duration::from_secs(a.entry.timeout_seconds));
     tokio::pin!(deadline);
-    let every = Duration::from_secs(u64::from(a.shared.lease_seconds / 3).max(1));
+    let every = beat_every(a);
     let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     loop {
         tokio::select! {
@@ -226,12 +283,8 @@ async fn watch(
             }
             _ = &mut deadline => return End::TimedOut,
             _ = beat.tick() => {
-                match a.client.call::<HeartbeatTask>(task, (), Optional(None)).await {
-                    Err(e) if matches!(e.kind(), ErrorKind::Forbidden | ErrorKind::Conflict | ErrorKind::NotFound) => {
-                        return End::LeaseLost(e.detail().to_string());
-                    }
-                    // A network failure: the next beat tries again.
-                    _ => {}
+                if let Some(end) = heartbeat(a, task).await {
+                    return end;
                 }
             }
         }
@@ -241,7 +294,7 @@ async fn watch(
 /// Sends the agent's output to the run's transcript in batches, until
 /// the output ends. Once the run is final on the board the rest is read
 /// and dropped, so the agent never waits on a full pipe.
-async fn pump(c: Client, run: uuid::Uuid, mut rx: mpsc::Receiver<NewEntry>) {
+pub(super) async fn pump(c: Client, run: uuid::Uuid, mut rx: mpsc::Receiver<NewEntry>) {
     let mut open = true;
     while let Some(first) = rx.recv().await {
         let mut bytes = first.text.len();

@@ -8,6 +8,7 @@ mod modes;
 mod postgres;
 mod remote;
 mod runner;
+mod runner_acp;
 mod runs;
 mod webhooks;
 mod work;

@@ -13,7 +13,7 @@ const DEADLINE: Duration = Duration::from_secs(60);
 
 /// Asks `probe` again until it answers, or fails after [`DEADLINE`].
 #[track_caller]
-fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+pub(super) fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
     let until = Instant::now() + DEADLINE;
     loop {
         if let Some(v) = probe() {
@@ -26,7 +26,7 @@ fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
 
 /// A board with project `web` (on `repo` when given) and agent `bot`, a
 /// member of it; answers the agent's token.
-fn board(env: &Env, repo: Option<&Path>) -> String {
+pub(super) fn board(env: &Env, repo: Option<&Path>) -> String {
     let mut create = vec!["project", "create", "--name", "Web", "--slug", "web"];
     let repo = repo.map(|r| r.to_string_lossy().into_owned());
     if let Some(r) = &repo {
@@ -38,7 +38,7 @@ fn board(env: &Env, repo: Option<&Path>) -> String {
     bot["token"].as_str().expect("an agent's token").to_string()
 }
 
-fn task(env: &Env, title: &str) {
+pub(super) fn task(env: &Env, title: &str) {
     env.run(&["task", "create", "--project", "web", "--title", title, "--status", "todo"]).success();
 }
 
@@ -57,10 +57,10 @@ fn config(env: &Env, name: &str, token: &str, script: &str, agent_extra: &str) -
 }
 
 /// A running `taskboard agent run`, stopped with SIGTERM when dropped.
-struct Runner(Child);
+pub(super) struct Runner(Child);
 
 impl Runner {
-    fn start(env: &Env, config: &Path) -> Runner {
+    pub(super) fn start(env: &Env, config: &Path) -> Runner {
         let child = env
             .std_cmd()
             .args(["agent", "run", "--config"])
@@ -87,13 +87,13 @@ impl Drop for Runner {
 }
 
 /// The runs of a task, newest first.
-fn runs(env: &Env, key: &str) -> Vec<Value> {
+pub(super) fn runs(env: &Env, key: &str) -> Vec<Value> {
     env.json(&["run", "list", "--task", key]).as_array().unwrap().clone()
 }
 
 /// The task's run once it is in a final state.
 #[track_caller]
-fn ended(env: &Env, key: &str) -> Value {
+pub(super) fn ended(env: &Env, key: &str) -> Value {
     eventually(&format!("the run of {key} to end"), || {
         runs(env, key)
             .into_iter()
@@ -101,13 +101,13 @@ fn ended(env: &Env, key: &str) -> Value {
     })
 }
 
-fn transcript(env: &Env, run: &str) -> String {
+pub(super) fn transcript(env: &Env, run: &str) -> String {
     let out = env.cmd().args(["run", "logs", run]).output().unwrap();
     assert!(out.status.success());
     String::from_utf8(out.stdout).unwrap()
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(super) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -121,7 +121,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 
 /// True once no process of that pid runs (gone, or a zombie nobody has
 /// reaped yet).
-fn gone(pid: &str) -> bool {
+pub(super) fn gone(pid: &str) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
         Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
