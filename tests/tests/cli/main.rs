@@ -9,5 +9,6 @@ mod postgres;
 mod remote;
 mod runner;
 mod runs;
+mod tokens;
 mod webhooks;
 mod work;
