@@ -44,7 +44,8 @@ token is printed."
     #[command(after_help = "Example:\n  taskboard token revoke 0198c2d4-…")]
     Revoke {
         /// The token's id (from `token list`).
-        token: Uuid,
+        #[arg(value_name = "TOKEN_ID")]
+        id: Uuid,
         /// Whose token (slug or id); yours when absent.
         #[arg(long)]
         member: Option<String>,

@@ -67,10 +67,10 @@ pub(super) async fn token<B: Backend>(b: &B, c: TokenCmd, out: Out) -> Result<()
             let m = member_or_me(b, member).await?;
             out.list(&b.call::<ListAccessTokens>(m.id, (), ()).await?)
         }
-        TokenCmd::Revoke { token, member } => {
+        TokenCmd::Revoke { id, member } => {
             let m = member_or_me(b, member).await?;
-            let done = b.call::<RevokeAccessToken>((m.id, token), (), ()).await?;
-            out.done(&done, &format!("revoked access token {token} of {}", m.slug))
+            let done = b.call::<RevokeAccessToken>((m.id, id), (), ()).await?;
+            out.done(&done, &format!("revoked access token {id} of {}", m.slug))
         }
     }
     Ok(())
