@@ -8,7 +8,7 @@ use crate::harness::App;
 use crate::scenarios::{log_in, screenshot};
 
 const ROWS: &str =
-    "return [...document.querySelectorAll('table.tokens tr[data-token-id]')].map(r => r.dataset.name)";
+    "[...document.querySelectorAll('table.tokens tr[data-token-id]')].map(r => r.dataset.name)";
 
 #[tokio::test]
 async fn the_member_page_makes_lists_and_revokes_access_tokens_and_logs_out_everywhere() {
@@ -50,7 +50,7 @@ async fn the_member_page_makes_lists_and_revokes_access_tokens_and_logs_out_ever
         app.call("GET", &format!("/members/{}/tokens", me["id"].as_str().unwrap()), Some(&token), None).await;
     assert_eq!(listed[0]["scopes"], json!(["read", "tasks:write"]), "{listed}");
     assert_eq!(listed[0]["project_ids"], json!([web["id"]]), "{listed}");
-    b.wait_for("the token in the list", &format!("{ROWS}.includes('dashboard')"), vec![]).await;
+    b.wait_for("the token in the list", &format!("return {ROWS}.includes('dashboard')"), vec![]).await;
     let projects = b
         .js(
             "return document.querySelector('table.tokens tr[data-name=dashboard] .projects').textContent",
@@ -70,7 +70,7 @@ async fn the_member_page_makes_lists_and_revokes_access_tokens_and_logs_out_ever
     // Revoked on the page: the token stops working.
     b.click_on("table.tokens tr[data-name=dashboard] button.revoke").await;
     b.click_on("table.tokens tr[data-name=dashboard] button.confirm-revoke").await;
-    b.wait_for("the token gone from the list", &format!("return !({ROWS}).includes('dashboard')"), vec![])
+    b.wait_for("the token gone from the list", &format!("return !{ROWS}.includes('dashboard')"), vec![])
         .await;
     let old =
         app.http.get(format!("{}/api/v1/members/me", app.base)).bearer_auth(&token).send().await.unwrap();
