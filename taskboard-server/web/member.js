@@ -72,7 +72,7 @@ export function mountMember({ main, route }) {
       replace(rows, tokens.length ? tokens.map((t) => h("tr", { dataset: { tokenId: t.id, name: t.name } },
         h("td", { class: "name" }, t.name),
         h("td", { class: "scopes" }, t.scopes.join(", ")),
-        h("td", { class: "projects" }, projectNames(t.project_ids)),
+        h("td", { class: "token-projects" }, projectNames(t.project_ids)),
         h("td", null, when(t.created_at)),
         h("td", { class: "last-used" }, when(t.last_used_at)),
         h("td", null, dateOnly(t.expires_at)),
@@ -110,6 +110,7 @@ export function mountMember({ main, route }) {
     try {
       const created = await api.post(`/members/${member.id}/tokens`, body);
       form.reset();
+      scopeBoxes[0].querySelector("input").checked = true;
       showToken(created.token);
       load();
     } catch (err) {

@@ -53,7 +53,7 @@ async fn the_member_page_makes_lists_and_revokes_access_tokens_and_logs_out_ever
     b.wait_for("the token in the list", &format!("return {ROWS}.includes('dashboard')"), vec![]).await;
     let projects = b
         .js(
-            "return document.querySelector('table.tokens tr[data-name=dashboard] .projects').textContent",
+            "return document.querySelector('table.tokens tr[data-name=dashboard] .token-projects').textContent",
             vec![],
         )
         .await;
