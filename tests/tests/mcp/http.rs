@@ -352,5 +352,17 @@ async fn a_tool_beyond_the_access_tokens_scopes_is_refused() {
         board.rest("GET", &format!("/api/v1/tasks/{}", task["id"].as_str().unwrap()), Value::Null).await;
     assert_eq!(unchanged["status"], "todo");
     session.cancel().await.ok();
+    // A token restricted to the project finds a task by its key.
+    let restricted = board
+        .rest(
+            "POST",
+            &format!("/api/v1/members/{}/tokens", me["id"].as_str().unwrap()),
+            json!({"name": "web", "scopes": ["read"], "project_ids": [board.project["id"]]}),
+        )
+        .await;
+    let (session, _) = connect(&board, restricted["token"].as_str().unwrap()).await;
+    let read = ok(&session, "get_task", json!({"task": key})).await;
+    assert_eq!(read["task"]["key"], key, "{read}");
+    session.cancel().await.ok();
     board.shutdown().await;
 }
