@@ -58,7 +58,15 @@ pub trait Backend {
         if let Ok(id) = reference.parse::<Uuid>() {
             return self.call::<GetTask>(id, (), ()).await;
         }
-        let filter = TaskFilter { q: Some(reference.to_string()), ..Default::default() };
+        // A key names its project (`WEB-APP-12` is in `web-app`): asking
+        // within it is what a token restricted to projects may do.
+        let project_id = match reference.rsplit_once('-') {
+            Some((prefix, n)) if n.parse::<u64>().is_ok() => {
+                self.find_project(&prefix.to_lowercase()).await.ok().map(|p| p.id)
+            }
+            _ => None,
+        };
+        let filter = TaskFilter { q: Some(reference.to_string()), project_id, ..Default::default() };
         let found = self.call::<ListTasks>((), filter, ()).await?;
         found
             .into_iter()

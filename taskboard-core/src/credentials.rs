@@ -21,7 +21,8 @@ use crate::model::Role;
 /// Prefix of agent tokens.
 pub const AGENT_TOKEN_PREFIX: &str = "tbk-";
 
-/// Lifetime of a login JWT.
+/// Lifetime of a login JWT unless the board is told otherwise
+/// (`BoardOptions::session_lifetime`, the server's `--session-lifetime`).
 pub const JWT_LIFETIME_SECS: i64 = 72 * 3600;
 
 fn random_bytes<const N: usize>() -> [u8; N] {
@@ -216,10 +217,17 @@ impl JwtKeys {
     }
 
     /// A token for `member`, issued at `now` (seconds) under its
-    /// credential version `version`.
-    pub fn issue(&self, member: Uuid, role: Role, version: u64, now: i64) -> Result<String> {
-        let claims =
-            Claims { sub: member.to_string(), role, iat: now, exp: now + JWT_LIFETIME_SECS, ver: version };
+    /// credential version `version`, valid for `lifetime`.
+    pub fn issue(
+        &self,
+        member: Uuid,
+        role: Role,
+        version: u64,
+        now: i64,
+        lifetime: Duration,
+    ) -> Result<String> {
+        let exp = now.saturating_add(i64::try_from(lifetime.as_secs()).unwrap_or(i64::MAX));
+        let claims = Claims { sub: member.to_string(), role, iat: now, exp, ver: version };
         jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding).map_err(Error::internal)
     }
 
@@ -246,6 +254,8 @@ pub fn write_private(path: &Path, contents: &[u8]) -> Result<()> {
 mod tests {
     use super::*;
 
+    const LIFETIME: Duration = Duration::from_secs(JWT_LIFETIME_SECS as u64);
+
     #[test]
     fn agent_tokens_have_the_prefix_and_enough_randomness() {
         let t = new_agent_token();
@@ -269,9 +279,9 @@ mod tests {
         let keys = JwtKeys::new(b"0123456789abcdef0123456789abcdef");
         let id = Uuid::now_v7();
         let now = jiff::Timestamp::now().as_second();
-        let t = keys.issue(id, Role::Owner, 3, now).unwrap();
+        let t = keys.issue(id, Role::Owner, 3, now, LIFETIME).unwrap();
         assert_eq!(keys.verify(&t).unwrap(), JwtSubject { member: id, version: 3 });
-        let old = keys.issue(id, Role::Owner, 0, now - JWT_LIFETIME_SECS - 10).unwrap();
+        let old = keys.issue(id, Role::Owner, 0, now - JWT_LIFETIME_SECS - 10, LIFETIME).unwrap();
         assert!(keys.verify(&old).is_err());
         assert!(JwtKeys::new(b"another secret another secret 00").verify(&t).is_err());
     }
@@ -309,7 +319,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let a = JwtKeys::load_or_create(dir.path()).unwrap();
         let b = JwtKeys::load_or_create(dir.path()).unwrap();
-        let t = a.issue(Uuid::now_v7(), Role::Member, 0, jiff::Timestamp::now().as_second()).unwrap();
+        let t =
+            a.issue(Uuid::now_v7(), Role::Member, 0, jiff::Timestamp::now().as_second(), LIFETIME).unwrap();
         assert!(b.verify(&t).is_ok());
         #[cfg(unix)]
         {

@@ -48,6 +48,7 @@ pub mod private;
 pub mod records;
 pub mod runs;
 pub mod storage;
+pub mod tokens;
 pub mod validate;
 pub mod webhooks;
 

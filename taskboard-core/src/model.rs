@@ -53,6 +53,18 @@ wire_enum!(
     /// Board-wide role of a member.
     Role { Owner = "owner", Admin = "admin", Member = "member" }
 );
+wire_enum!(
+    /// What an access token may do (docs/rules.md, access tokens): each
+    /// endpoint declares the one scope it needs.
+    Scope {
+        Read = "read",
+        TasksWrite = "tasks:write",
+        MessagesWrite = "messages:write",
+        FilesWrite = "files:write",
+        RunsWrite = "runs:write",
+        Admin = "admin",
+    }
+);
 wire_enum!(MemberStatus { Online = "online", Offline = "offline", Busy = "busy" });
 wire_enum!(
     /// Which messages an agent is told about.

@@ -43,7 +43,15 @@ pub(crate) async fn task<B: Perform>(b: &B, reference: &str) -> Result<Task> {
     if let Ok(id) = reference.parse::<Uuid>() {
         return b.call::<GetTask>(id, (), ()).await;
     }
-    let filter = TaskFilter { q: Some(reference.to_string()), ..Default::default() };
+    // A key names its project (`WEB-APP-12` is in `web-app`): asking
+    // within it is what a token restricted to projects may do.
+    let project_id = match reference.rsplit_once('-') {
+        Some((prefix, n)) if n.parse::<u64>().is_ok() => {
+            project(b, &prefix.to_lowercase()).await.ok().map(|p| p.id)
+        }
+        _ => None,
+    };
+    let filter = TaskFilter { q: Some(reference.to_string()), project_id, ..Default::default() };
     b.call::<ListTasks>((), filter, ())
         .await?
         .into_iter()

@@ -225,6 +225,7 @@ async fn perform<E: Endpoint>(
     key: Option<IdempotencyKey>,
     call: Call<E>,
 ) -> Result<Idempotent<Encoded>, Error> {
+    api::permit::<E>(board, caller, &call).await?;
     let path = call.path;
     let run = async move {
         match if_match {

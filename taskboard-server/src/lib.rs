@@ -112,6 +112,11 @@ pub struct Config {
     pub tls: Option<tls::TlsFiles>,
     /// Bytes a run's transcript keeps (`--transcript-cap`).
     pub transcript_cap: u64,
+    /// How long a login lasts (`--session-lifetime`).
+    pub session_lifetime: std::time::Duration,
+    /// The time source of the rules that count time; tests use a manual one.
+    #[doc(hidden)]
+    pub clock: taskboard_core::board::Clock,
     /// Adds `GET /__panic`, a handler that panics, so tests can prove a
     /// panic becomes a 500 and the server keeps serving.
     #[doc(hidden)]
@@ -173,6 +178,8 @@ impl Config {
             backups: None,
             tls: None,
             transcript_cap: BoardOptions::default().transcript_cap,
+            session_lifetime: BoardOptions::default().session_lifetime,
+            clock: taskboard_core::board::Clock::system(),
             panic_route: false,
         }
     }
@@ -248,6 +255,8 @@ impl Server {
             jwt_secret: config.jwt_secret.clone(),
             webhooks: config.webhooks.clone(),
             transcript_cap: config.transcript_cap,
+            session_lifetime: config.session_lifetime,
+            clock: config.clock.clone(),
             ..BoardOptions::default()
         };
         let board = Board::open_database(config.database.as_deref(), &config.data_dir, options).await?;

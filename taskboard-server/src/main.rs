@@ -57,6 +57,11 @@ struct Args {
     /// counted.
     #[arg(long, env = "TASKBOARD_TRANSCRIPT_CAP", default_value_t = taskboard_core::runs::DEFAULT_TRANSCRIPT_CAP)]
     transcript_cap: u64,
+    /// How long a login lasts before the member logs in again: `30m`,
+    /// `12h`, `3d`, `1d12h`. Access tokens have their own expiry.
+    #[arg(long, env = "TASKBOARD_SESSION_LIFETIME", value_name = "DURATION", default_value = "72h",
+          value_parser = parse_lifetime)]
+    session_lifetime: std::time::Duration,
     /// Timeout of a delivery attempt in milliseconds (tests).
     #[arg(long, hide = true)]
     webhook_timeout_ms: Option<u64>,
@@ -206,6 +211,15 @@ fn main() -> ExitCode {
     }
 }
 
+/// A login lifetime: a duration of at least a minute.
+fn parse_lifetime(text: &str) -> Result<std::time::Duration, String> {
+    let lifetime = taskboard_server::backups::parse_every(text)?;
+    if lifetime < std::time::Duration::from_secs(60) {
+        return Err(format!("{text:?} is shorter than a minute"));
+    }
+    Ok(lifetime)
+}
+
 async fn run(args: Args) -> Result<(), taskboard_server::StartError> {
     let mut config = Config::new(args.data_dir);
     config.listen = args.listen;
@@ -231,6 +245,7 @@ async fn run(args: Args) -> Result<(), taskboard_server::StartError> {
         keep: args.backup_keep as usize,
     });
     config.transcript_cap = args.transcript_cap;
+    config.session_lifetime = args.session_lifetime;
     if let Some(ms) = args.webhook_timeout_ms {
         config.webhooks.policy.timeout = std::time::Duration::from_millis(ms);
     }

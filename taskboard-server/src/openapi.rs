@@ -139,7 +139,9 @@ fn error_statuses<E: Endpoint>(has_query: bool) -> Vec<(u16, &'static str)> {
         out.push((401, "wrong login or password"));
     }
     if e.errors.contains(&403) {
-        out.push((403, "the caller's role does not allow it"));
+        out.push((403, "the caller's role, or an access token's scopes or projects, do not allow it"));
+    } else if e.auth {
+        out.push((403, "an access token's scopes or projects do not allow it"));
     }
     if e.errors.contains(&404) {
         out.push((404, "a resource it names does not exist"));
@@ -287,7 +289,9 @@ pub fn openapi_document() -> Value {
                 op["requestBody"] =
                     json!({"required": !E::Body::OPTIONAL, "content": {media: {"schema": body}}});
             }
-            if !e.auth {
+            if e.auth {
+                op["x-taskboard-scope"] = json!(E::SCOPE.as_str());
+            } else {
                 op["security"] = json!([]);
             }
             let item = self.paths.entry(e.path.to_string()).or_insert_with(|| json!({}));

@@ -144,9 +144,10 @@ impl Reference<'_> {
         let op = o.op;
         let _ = write!(out, "### {}\n\n", o.title());
         let security = op.get("security").unwrap_or(&doc["security"]);
-        let auth = match security.as_array() {
-            Some(s) if !s.is_empty() => "credentials required",
-            _ => "no credentials",
+        let auth = match (security.as_array(), op["x-taskboard-scope"].as_str()) {
+            (Some(s), Some(scope)) if !s.is_empty() => format!("credentials required (scope `{scope}`)"),
+            (Some(s), None) if !s.is_empty() => "credentials required".to_string(),
+            _ => "no credentials".to_string(),
         };
         let id = op["operationId"].as_str().unwrap_or_default();
         let _ = writeln!(out, "`{} {}` · {auth} · operation `{id}`\n", o.method.to_uppercase(), o.path);
@@ -431,7 +432,9 @@ mod tests {
     #[test]
     fn the_reference_shows_types_limits_and_credentials() {
         let text = api_reference(&crate::openapi_document());
-        assert!(text.contains("### Create a task\n\n`POST /api/v1/tasks` · credentials required"));
+        assert!(text.contains(
+            "### Create a task\n\n`POST /api/v1/tasks` · credentials required (scope `tasks:write`)"
+        ));
         assert!(text.contains("`GET /health` · no credentials"));
         assert!(text.contains("| `title` | string (1–500 characters) | yes |"), "limits of a body field");
         assert!(

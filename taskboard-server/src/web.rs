@@ -30,6 +30,7 @@ const FILES: &[(&str, &str, &[u8])] = &[
     ("messages.js", JS, include_bytes!("../web/messages.js")),
     ("chat.js", JS, include_bytes!("../web/chat.js")),
     ("members.js", JS, include_bytes!("../web/members.js")),
+    ("member.js", JS, include_bytes!("../web/member.js")),
     ("files.js", JS, include_bytes!("../web/files.js")),
     ("icons.js", JS, include_bytes!("../web/icons.js")),
     ("runs.js", JS, include_bytes!("../web/runs.js")),

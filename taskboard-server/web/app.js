@@ -18,6 +18,7 @@ let loaded = false;
 
 function route() {
   const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === "members" && parts[1]) return { name: "member", slug: parts[1] };
   if (parts[0] === "members") return { name: "members" };
   if (parts[0] === "agents") return { name: "agents" };
   if (parts[0] === "p" && parts[1]) {
@@ -167,7 +168,7 @@ function header() {
         link(`#/p/${encodeURIComponent(project.slug)}/files`, "Files", r.name === "files"),
       ],
       link("#/agents", "Agents", r.name === "agents"),
-      link("#/members", "Members", r.name === "members"));
+      link("#/members", "Members", r.name === "members" || r.name === "member"));
   };
   offHeader = subscribe((topics) => {
     if (topics.has("conn") || topics.has("projects") || topics.has("route")) renderHeader();
@@ -202,6 +203,7 @@ async function showRoute() {
   else if (r.name === "chat") view = (await import("./chat.js")).mountChat(ctx);
   else if (r.name === "ready") view = (await import("./members.js")).mountReady(ctx);
   else if (r.name === "members") view = (await import("./members.js")).mountMembers(ctx);
+  else if (r.name === "member") view = (await import("./member.js")).mountMember(ctx);
   else if (r.name === "agents") view = (await import("./agents.js")).mountAgents(ctx);
   else if (r.name === "files") view = (await import("./files.js")).mountFiles(ctx);
   if (view) view.route = r;

@@ -1,4 +1,5 @@
-// Members with their presence, and the ready queue of a project.
+// Members with their presence (each name opens the member's page,
+// member.js), and the ready queue of a project.
 
 import * as api from "./api.js";
 import { state, subscribe, projectBySlug } from "./store.js";
@@ -7,7 +8,8 @@ import { h, replace, timeAgo } from "./dom.js";
 export function mountMembers({ main }) {
   const body = h("tbody");
   const render = () => replace(body, [...state.members.values()].map((m) => h("tr", null,
-    h("td", null, h("span", { class: `dot ${m.status}`, role: "img", "aria-label": m.status }), " ", m.name),
+    h("td", null, h("span", { class: `dot ${m.status}`, role: "img", "aria-label": m.status }), " ",
+      h("a", { href: `#/members/${encodeURIComponent(m.slug)}` }, m.name)),
     h("td", null, `@${m.slug}`), h("td", null, m.type), h("td", null, m.role), h("td", null, m.status),
     h("td", null, h("time", { datetime: m.last_seen_at }, timeAgo(m.last_seen_at))))));
   main.append(h("h1", null, "Members"), h("table", { class: "members" },

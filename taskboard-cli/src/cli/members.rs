@@ -103,6 +103,13 @@ line of standard input."
         #[arg(long, env = "TASKBOARD_NEW_PASSWORD", hide_env_values = true)]
         password: Option<String>,
     },
+    /// End every login of a member (yourself, or anyone as an owner);
+    /// its access tokens stay until revoked.
+    #[command(after_help = "Example:\n  taskboard member logout-everywhere alice")]
+    LogoutEverywhere {
+        /// Member slug or id.
+        member: String,
+    },
     /// Set your own status (online, offline, busy).
     #[command(after_help = "Example:\n  taskboard member status busy")]
     Status {

@@ -10,6 +10,7 @@ mod messages;
 mod projects;
 mod runs;
 mod tasks;
+mod tokens;
 mod webhooks;
 
 pub use agents::*;
@@ -18,6 +19,7 @@ pub use messages::*;
 pub use projects::*;
 pub use runs::*;
 pub use tasks::*;
+pub use tokens::*;
 pub use webhooks::*;
 
 #[derive(Debug, Parser)]
@@ -112,9 +114,16 @@ named by TASKBOARD_CREDENTIALS.")]
         #[arg(long, env = "TASKBOARD_PASSWORD", hide_env_values = true)]
         password: Option<String>,
     },
-    /// Forget the stored login.
-    #[command(after_help = "Example:\n  taskboard logout")]
-    Logout,
+    /// Forget the stored login; with --everywhere, first end every login
+    /// of yours on the server.
+    #[command(after_help = "Examples:\n  taskboard logout\n  taskboard logout --everywhere\n\n\
+--everywhere ends every login JWT of yours (other machines, the web board); access tokens stay \
+until revoked (`taskboard token revoke`).")]
+    Logout {
+        /// End every login of yours on the server, not only this one.
+        #[arg(long)]
+        everywhere: bool,
+    },
     /// Show the acting member.
     #[command(after_help = "Example:\n  taskboard whoami --json")]
     Whoami,
@@ -136,6 +145,9 @@ named by TASKBOARD_CREDENTIALS.")]
     /// Global labels.
     #[command(subcommand)]
     Label(LabelCmd),
+    /// Access tokens with scopes: create (shown once), list, revoke.
+    #[command(subcommand)]
+    Token(TokenCmd),
     /// Webhooks and their deliveries (admins and owners).
     #[command(subcommand)]
     Webhook(WebhookCmd),

@@ -75,6 +75,11 @@ pub(super) async fn member<B: Backend>(b: &B, c: MemberCmd, out: Out) -> Result<
             let request = NewPassword { password: valid("password", Password::new(password))? };
             out.done(&b.call::<SetPassword>(m.id, (), request).await?, &format!("password of {} set", m.slug))
         }
+        MemberCmd::LogoutEverywhere { member } => {
+            let m = b.find_member(&member).await?;
+            let done = b.call::<LogoutEverywhere>(m.id, (), ()).await?;
+            out.done(&done, &format!("every login of {} ended", m.slug))
+        }
         MemberCmd::Status { status } => {
             let s = b.call::<SetMyStatus>((), StatusQuery { status }, ()).await?;
             out.done(&s, &format!("status: {}", s.status))

@@ -22,6 +22,7 @@ mod members;
 mod messages;
 mod runs;
 mod tasks;
+mod tokens;
 mod webhooks;
 
 use helpers::*;
@@ -170,7 +171,7 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
             crate::runner::run(crate::runner::Options { config, agents, server }).await?;
             Ok(())
         }
-        Command::Logout => {
+        Command::Logout { everywhere: false } => {
             let removed = login::remove()?;
             let text = if removed { "logged out" } else { "not logged in" };
             out.done(&serde_json::json!({"ok": true}), text);
@@ -274,6 +275,15 @@ async fn execute<B: Backend>(b: &B, command: Command, out: Out) -> std::result::
         Command::Step(c) => tasks::step(b, c, out).await?,
         Command::Label(c) => tasks::label(b, c, out).await?,
         Command::Webhook(c) => webhooks::webhook(b, c, out).await?,
+        Command::Token(c) => tokens::token(b, c, out).await?,
+        Command::Logout { everywhere: true } => {
+            let me = tokens::logout_everywhere(b).await?;
+            login::remove()?;
+            out.done(
+                &serde_json::json!({"ok": true}),
+                &format!("every login of {} ended; logged out", me.slug),
+            );
+        }
         Command::Run(c) => runs::run(b, c, out).await?,
         Command::Message(c) => messages::message(b, c, out).await?,
         Command::File(c) => messages::file(b, c, out).await?,
@@ -304,7 +314,7 @@ async fn execute<B: Backend>(b: &B, command: Command, out: Out) -> std::result::
         }
         Command::Init { .. }
         | Command::Login { .. }
-        | Command::Logout
+        | Command::Logout { everywhere: false }
         | Command::Agent(_)
         | Command::Events { .. }
         | Command::Mcp { .. }

@@ -121,6 +121,19 @@ pub trait Endpoint: Send + Sync + 'static {
         async move { Self::handle(board, caller, call).await?.encode() }
     }
 
+    /// The scope an access token needs for this endpoint (docs/rules.md,
+    /// access tokens): `read` for a GET, `admin` for any other method
+    /// unless the declaration names a narrower one.
+    const SCOPE: crate::model::Scope = super::scopes::of_method(Self::INFO.method);
+
+    /// The endpoint is about the board rather than one project (members,
+    /// labels, the list of projects), so a token restricted to projects
+    /// may call it. Elsewhere such a token must name a project of its own
+    /// (a `{project_id}`, `{task_id}`, `{run_id}` or `{message_id}` in the
+    /// path, or a `project_id`, `task_id` or `chat_id` in the query or
+    /// body).
+    const BOARD_WIDE: bool = false;
+
     /// Whether the endpoint overrides [`Endpoint::current_etag`], so
     /// `If-Match` makes it conditional (the OpenAPI document lists the
     /// header where this is set).
@@ -170,7 +183,9 @@ pub async fn call<E: Endpoint>(
     if E::INFO.auth {
         caller.actor()?;
     }
-    E::handle(board, caller, Call::new(path, query, body)).await
+    let call = Call::new(path, query, body);
+    super::scopes::permit::<E>(board, caller, &call).await?;
+    E::handle(board, caller, call).await
 }
 
 /// Performs `E` as `caller` under an idempotency key: the first
@@ -182,6 +197,7 @@ pub async fn call_idempotent<E: Endpoint>(
     key: crate::board::IdempotencyKey,
     call: Call<E>,
 ) -> Result<crate::board::Idempotent<Encoded>> {
+    super::scopes::permit::<E>(board, caller, &call).await?;
     call_idempotent_with::<E>(board, caller, key, E::handle_encoded(board, caller, call)).await
 }
 
@@ -216,48 +232,6 @@ pub async fn call_idempotent_with<E: Endpoint>(
         _ => None,
     };
     board.idempotent(member, key, answer_of, finish, run).await
-}
-
-/// The strong entity tag of an answer body: it changes whenever the body
-/// does, so whenever what the resource shows changes.
-pub fn etag(body: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    let hash = Sha256::digest(body);
-    let hex: String = hash[..16].iter().map(|b| format!("{b:02x}")).collect();
-    format!("\"{hex}\"")
-}
-
-/// Whether an `If-Match` or `If-None-Match` list names `tag` (`*` names
-/// any).
-pub fn etag_listed(list: &str, tag: &str) -> bool {
-    list.split(',').map(str::trim).any(|t| t == "*" || t == tag || t.strip_prefix("W/") == Some(tag))
-}
-
-/// The entity tag of a resource as its answers show it.
-pub fn etag_of_wire<T: Serialize>(value: &T) -> Result<Option<String>> {
-    Ok(Some(etag(&serde_json::to_vec(value).map_err(Error::internal)?)))
-}
-
-/// Performs `call` (a PATCH or DELETE of `E`) on the condition that the
-/// resource's current entity tag is listed in `if_match`; checked inside
-/// the transaction of the change, so nothing can change the resource
-/// between the check and the write (412 `precondition_failed` otherwise,
-/// with nothing changed).
-pub async fn if_match<E: Endpoint, T>(
-    board: &Board,
-    path: E::Path,
-    if_match: &str,
-    call: impl Future<Output = Result<T>>,
-) -> Result<T> {
-    let list = if_match.to_string();
-    let check = move |r: &dyn ReadTxn| match E::current_etag(r, path)? {
-        Some(current) if !etag_listed(&list, &current) => Err(Error::new(
-            crate::error::ErrorKind::PreconditionFailed,
-            format!("If-Match {list} is not the current ETag {current}: the resource changed"),
-        )),
-        _ => Ok(()),
-    };
-    board.on_condition(Box::new(check), call).await
 }
 
 // ---- path ------------------------------------------------------------------
@@ -408,6 +382,11 @@ pub trait RequestBody: Send + 'static + Sized {
     fn known_fields() -> std::sync::Arc<[String]> {
         std::sync::Arc::new([])
     }
+    /// The body as JSON, for the fields that name a project
+    /// (`scopes::permit`); `None` for no JSON body.
+    fn json_view(&self) -> Option<serde_json::Value> {
+        None
+    }
     /// The JSON Schema of a JSON body as a document of its own, with its
     /// definitions.
     fn root_schema() -> Option<Schema> {
@@ -466,6 +445,9 @@ impl<T: Wire> RequestBody for T {
     fn known_fields() -> std::sync::Arc<[String]> {
         super::fields::known::<T>()
     }
+    fn json_view(&self) -> Option<serde_json::Value> {
+        serde_json::to_value(self).ok()
+    }
     fn root_schema() -> Option<Schema> {
         let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| s.meta_schema = None);
         Some(settings.into_generator().into_root_schema_for::<T>())
@@ -500,6 +482,9 @@ impl<T: Wire> RequestBody for Optional<T> {
     }
     fn known_fields() -> std::sync::Arc<[String]> {
         <T as RequestBody>::known_fields()
+    }
+    fn json_view(&self) -> Option<serde_json::Value> {
+        self.0.as_ref().and_then(RequestBody::json_view)
     }
     /// The schema a body that is there must fit.
     fn root_schema() -> Option<Schema> {

@@ -75,7 +75,8 @@ impl Endpoint for Login {
         status: 200,
         summary: "Log in with slug or name and password",
         description: "Exchanges a human member's slug (or name, when exactly one active human has it) and \
-            password for a JWT valid 72 hours. A wrong login and a wrong password give the same 401. \
+            password for a JWT valid for the server's login lifetime (`--session-lifetime`, 72 hours by \
+            default). A wrong login and a wrong password give the same 401. \
             Repeated failures for one login name or from one address are refused with 429 and \
             `Retry-After` until the window has passed.",
         errors: &[401, 429],
@@ -95,6 +96,7 @@ impl Endpoint for Login {
 pub struct ListMembers;
 
 impl Endpoint for ListMembers {
+    const BOARD_WIDE: bool = true;
     const INFO: Info = Info {
         name: "list_members",
         method: Method::Get,
@@ -132,6 +134,7 @@ impl Endpoint for ListMembers {
 pub struct CreateMember;
 
 impl Endpoint for CreateMember {
+    const BOARD_WIDE: bool = true;
     const INFO: Info = Info {
         name: "create_member",
         method: Method::Post,
@@ -159,6 +162,7 @@ impl Endpoint for CreateMember {
 pub struct GetMe;
 
 impl Endpoint for GetMe {
+    const BOARD_WIDE: bool = true;
     const INFO: Info = Info {
         name: "get_me",
         method: Method::Get,
@@ -184,6 +188,8 @@ impl Endpoint for GetMe {
 pub struct SetMyStatus;
 
 impl Endpoint for SetMyStatus {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
+    const BOARD_WIDE: bool = true;
     const INFO: Info = Info {
         name: "set_my_status",
         method: Method::Patch,
@@ -214,6 +220,7 @@ impl Endpoint for SetMyStatus {
 pub struct GetMember;
 
 impl Endpoint for GetMember {
+    const BOARD_WIDE: bool = true;
     const INFO: Info = Info {
         name: "get_member",
         method: Method::Get,
@@ -239,6 +246,7 @@ impl Endpoint for GetMember {
 pub struct UpdateMember;
 
 impl Endpoint for UpdateMember {
+    const BOARD_WIDE: bool = true;
     const INFO: Info = Info {
         name: "update_member",
         method: Method::Patch,
@@ -273,6 +281,7 @@ impl Endpoint for UpdateMember {
 pub struct DeleteMember;
 
 impl Endpoint for DeleteMember {
+    const BOARD_WIDE: bool = true;
     const INFO: Info = Info {
         name: "delete_member",
         method: Method::Delete,
@@ -306,6 +315,7 @@ impl Endpoint for DeleteMember {
 pub struct RegenerateToken;
 
 impl Endpoint for RegenerateToken {
+    const BOARD_WIDE: bool = true;
     const INFO: Info = Info {
         name: "regenerate_token",
         method: Method::Post,
@@ -336,6 +346,7 @@ impl Endpoint for RegenerateToken {
 pub struct RevokeToken;
 
 impl Endpoint for RevokeToken {
+    const BOARD_WIDE: bool = true;
     const INFO: Info = Info {
         name: "revoke_token",
         method: Method::Post,
@@ -363,6 +374,7 @@ impl Endpoint for RevokeToken {
 pub struct SetPassword;
 
 impl Endpoint for SetPassword {
+    const BOARD_WIDE: bool = true;
     const INFO: Info = Info {
         name: "set_password",
         method: Method::Put,

@@ -43,6 +43,7 @@ impl Endpoint for ListMessages {
 pub struct PostMessage;
 
 impl Endpoint for PostMessage {
+    const SCOPE: crate::model::Scope = crate::model::Scope::MessagesWrite;
     const INFO: Info = Info {
         name: "post_message",
         method: Method::Post,
@@ -103,6 +104,8 @@ impl Endpoint for ListReplies {
 pub struct UploadAttachment;
 
 impl Endpoint for UploadAttachment {
+    const SCOPE: crate::model::Scope = crate::model::Scope::FilesWrite;
+    const BOARD_WIDE: bool = true;
     const INFO: Info = Info {
         name: "upload",
         method: Method::Post,
@@ -156,6 +159,7 @@ impl Endpoint for DownloadAttachment {
 pub struct ListLabels;
 
 impl Endpoint for ListLabels {
+    const BOARD_WIDE: bool = true;
     const INFO: Info = Info {
         name: "list_labels",
         method: Method::Get,
@@ -189,6 +193,8 @@ impl Endpoint for ListLabels {
 pub struct CreateLabel;
 
 impl Endpoint for CreateLabel {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
+    const BOARD_WIDE: bool = true;
     const INFO: Info = Info {
         name: "create_label",
         method: Method::Post,
@@ -214,6 +220,8 @@ impl Endpoint for CreateLabel {
 pub struct UpdateLabel;
 
 impl Endpoint for UpdateLabel {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
+    const BOARD_WIDE: bool = true;
     const INFO: Info = Info {
         name: "update_label",
         method: Method::Patch,
@@ -245,6 +253,8 @@ impl Endpoint for UpdateLabel {
 pub struct DeleteLabel;
 
 impl Endpoint for DeleteLabel {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
+    const BOARD_WIDE: bool = true;
     const INFO: Info = Info {
         name: "delete_label",
         method: Method::Delete,

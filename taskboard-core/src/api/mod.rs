@@ -43,6 +43,7 @@
 //! ```
 
 mod admin;
+mod conditions;
 pub mod endpoint;
 mod events;
 pub mod fields;
@@ -55,16 +56,19 @@ mod projects;
 mod reply;
 mod requests;
 mod runs;
+mod scopes;
 mod steps;
 mod tasks;
+mod tokens;
 mod webhooks;
 mod work;
 
 pub use admin::*;
+pub use conditions::{etag, etag_listed, etag_of_wire, if_match};
 pub use endpoint::{
     BodyKind, Call, Caller, Download, Encoded, Endpoint, Info, LateFields, Method, Optional, PathParams,
     QueryParams, RawBody, Reply, ReplyKind, RequestBody, Upgrade, Upload, Visitor, Wire, call,
-    call_idempotent, call_idempotent_with, decode_body, etag, etag_listed, etag_of_wire, if_match,
+    call_idempotent, call_idempotent_with, decode_body,
 };
 pub use events::*;
 pub use imports::*;
@@ -76,8 +80,10 @@ pub use paged::{
 pub use projects::*;
 pub use requests::*;
 pub use runs::*;
+pub use scopes::permit;
 pub use steps::*;
 pub use tasks::*;
+pub use tokens::*;
 pub use webhooks::*;
 pub use work::*;
 
@@ -129,6 +135,7 @@ endpoint::wire!(
     NewEntries,
     RunAnswer,
     TranscriptQuery,
+    crate::tokens::NewAccessToken,
     // answers
     Health,
     LoginResponse,
@@ -156,6 +163,8 @@ endpoint::wire!(
     ImportPlan,
     crate::runs::Run,
     crate::runs::TranscriptEntry,
+    crate::tokens::AccessToken,
+    crate::tokens::CreatedAccessToken,
 );
 
 /// Visits every endpoint, in the order of the reference.
@@ -174,6 +183,10 @@ pub fn visit_all(v: &mut impl Visitor) {
     v.visit::<RegenerateToken>();
     v.visit::<RevokeToken>();
     v.visit::<SetPassword>();
+    v.visit::<CreateAccessToken>();
+    v.visit::<ListAccessTokens>();
+    v.visit::<RevokeAccessToken>();
+    v.visit::<LogoutEverywhere>();
     // projects
     v.visit::<ListProjects>();
     v.visit::<CreateProject>();

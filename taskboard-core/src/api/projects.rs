@@ -15,6 +15,7 @@ use crate::storage::ReadTxn;
 pub struct ListProjects;
 
 impl Endpoint for ListProjects {
+    const BOARD_WIDE: bool = true;
     const INFO: Info = Info {
         name: "list_projects",
         method: Method::Get,
@@ -299,6 +300,7 @@ impl Endpoint for ListFiles {
 pub struct UploadFile;
 
 impl Endpoint for UploadFile {
+    const SCOPE: crate::model::Scope = crate::model::Scope::FilesWrite;
     const INFO: Info = Info {
         name: "upload_file",
         method: Method::Post,
@@ -368,6 +370,7 @@ impl Endpoint for GetFile {
 pub struct UpdateFile;
 
 impl Endpoint for UpdateFile {
+    const SCOPE: crate::model::Scope = crate::model::Scope::FilesWrite;
     const INFO: Info = Info {
         name: "update_file",
         method: Method::Patch,
@@ -399,6 +402,7 @@ impl Endpoint for UpdateFile {
 pub struct DeleteFile;
 
 impl Endpoint for DeleteFile {
+    const SCOPE: crate::model::Scope = crate::model::Scope::FilesWrite;
     const INFO: Info = Info {
         name: "delete_file",
         method: Method::Delete,

@@ -201,6 +201,7 @@ impl Endpoint for GetTranscript {
 pub struct StartRun;
 
 impl Endpoint for StartRun {
+    const SCOPE: crate::model::Scope = crate::model::Scope::RunsWrite;
     const INFO: Info = Info {
         name: "start_run",
         method: Method::Post,
@@ -230,6 +231,7 @@ impl Endpoint for StartRun {
 pub struct UpdateRun;
 
 impl Endpoint for UpdateRun {
+    const SCOPE: crate::model::Scope = crate::model::Scope::RunsWrite;
     const INFO: Info = Info {
         name: "update_run",
         method: Method::Patch,
@@ -259,6 +261,7 @@ impl Endpoint for UpdateRun {
 pub struct AppendTranscript;
 
 impl Endpoint for AppendTranscript {
+    const SCOPE: crate::model::Scope = crate::model::Scope::RunsWrite;
     const INFO: Info = Info {
         name: "append_transcript",
         method: Method::Post,
@@ -286,6 +289,7 @@ impl Endpoint for AppendTranscript {
 pub struct CancelRun;
 
 impl Endpoint for CancelRun {
+    const SCOPE: crate::model::Scope = crate::model::Scope::RunsWrite;
     const INFO: Info = Info {
         name: "cancel_run",
         method: Method::Post,
@@ -313,6 +317,7 @@ impl Endpoint for CancelRun {
 pub struct AnswerRun;
 
 impl Endpoint for AnswerRun {
+    const SCOPE: crate::model::Scope = crate::model::Scope::RunsWrite;
     const INFO: Info = Info {
         name: "answer_run",
         method: Method::Post,

@@ -44,6 +44,7 @@ impl Endpoint for ListSteps {
 pub struct CreateStep;
 
 impl Endpoint for CreateStep {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
     const INFO: Info = Info {
         name: "create_step",
         method: Method::Post,
@@ -75,6 +76,7 @@ impl Endpoint for CreateStep {
 pub struct UpdateStep;
 
 impl Endpoint for UpdateStep {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
     const INFO: Info = Info {
         name: "update_step",
         method: Method::Patch,
@@ -107,6 +109,7 @@ impl Endpoint for UpdateStep {
 pub struct DeleteStep;
 
 impl Endpoint for DeleteStep {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
     const INFO: Info = Info {
         name: "delete_step",
         method: Method::Delete,

@@ -51,6 +51,7 @@ impl Endpoint for ListTasks {
 pub struct CreateTask;
 
 impl Endpoint for CreateTask {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
     const INFO: Info = Info {
         name: "create_task",
         method: Method::Post,
@@ -119,6 +120,7 @@ impl AsRef<[u8]> for ArcStr {
 pub struct UpdateTask;
 
 impl Endpoint for UpdateTask {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
     const INFO: Info = Info {
         name: "update_task",
         method: Method::Patch,
@@ -152,6 +154,7 @@ impl Endpoint for UpdateTask {
 pub struct DeleteTask;
 
 impl Endpoint for DeleteTask {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
     const INFO: Info = Info {
         name: "delete_task",
         method: Method::Delete,
@@ -184,6 +187,7 @@ impl Endpoint for DeleteTask {
 pub struct TakeTask;
 
 impl Endpoint for TakeTask {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
     const INFO: Info = Info {
         name: "take_task",
         method: Method::Post,
@@ -213,6 +217,7 @@ impl Endpoint for TakeTask {
 pub struct RejectTask;
 
 impl Endpoint for RejectTask {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
     const INFO: Info = Info {
         name: "reject_task",
         method: Method::Post,
@@ -239,6 +244,7 @@ impl Endpoint for RejectTask {
 pub struct AssignTask;
 
 impl Endpoint for AssignTask {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
     const INFO: Info = Info {
         name: "assign_task",
         method: Method::Post,
@@ -265,6 +271,7 @@ impl Endpoint for AssignTask {
 pub struct WatchTask;
 
 impl Endpoint for WatchTask {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
     const INFO: Info = Info {
         name: "watch_task",
         method: Method::Post,
@@ -290,6 +297,7 @@ impl Endpoint for WatchTask {
 pub struct UnwatchTask;
 
 impl Endpoint for UnwatchTask {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
     const INFO: Info = Info {
         name: "unwatch_task",
         method: Method::Delete,
@@ -341,6 +349,7 @@ impl Endpoint for ListLinks {
 pub struct CreateLink;
 
 impl Endpoint for CreateLink {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
     const INFO: Info = Info {
         name: "create_link",
         method: Method::Post,
@@ -367,6 +376,7 @@ impl Endpoint for CreateLink {
 pub struct DeleteLink;
 
 impl Endpoint for DeleteLink {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
     const INFO: Info = Info {
         name: "delete_link",
         method: Method::Delete,
@@ -393,6 +403,7 @@ impl Endpoint for DeleteLink {
 pub struct AddTaskLabel;
 
 impl Endpoint for AddTaskLabel {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
     const INFO: Info = Info {
         name: "add_task_label",
         method: Method::Post,
@@ -425,6 +436,7 @@ impl Endpoint for AddTaskLabel {
 pub struct RemoveTaskLabel;
 
 impl Endpoint for RemoveTaskLabel {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
     const INFO: Info = Info {
         name: "remove_task_label",
         method: Method::Delete,

@@ -88,6 +88,7 @@ impl Endpoint for ReadyTasks {
 pub struct ClaimTask;
 
 impl Endpoint for ClaimTask {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
     const INFO: Info = Info {
         name: "claim_task",
         method: Method::Post,
@@ -116,6 +117,7 @@ impl Endpoint for ClaimTask {
 pub struct HeartbeatTask;
 
 impl Endpoint for HeartbeatTask {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
     const INFO: Info = Info {
         name: "heartbeat_task",
         method: Method::Post,
@@ -143,6 +145,7 @@ impl Endpoint for HeartbeatTask {
 pub struct ReleaseTask;
 
 impl Endpoint for ReleaseTask {
+    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
     const INFO: Info = Info {
         name: "release_task",
         method: Method::Post,

@@ -18,6 +18,7 @@ use crate::model::{LoginResponse, MemberType, Role};
 use crate::records::{MemberRecord, RecordWrites, Records};
 use crate::storage::codec::uuid_value;
 use crate::storage::tables::TOKEN_MEMBER;
+use crate::tokens::ACCESS_TOKEN_PREFIX;
 use crate::validate::Password;
 
 /// How often `last_seen_at` is refreshed by requests.
@@ -126,14 +127,24 @@ impl Board {
             self.write(move |tx| outcome.apply(tx.w, tx.now)).await?;
         }
         let Some((member, version)) = verified else { return Err(wrong()) };
-        let token = self.inner.jwt.issue(member.id, member.role, version, Timestamp::now().as_second())?;
+        let token = self.inner.jwt.issue(
+            member.id,
+            member.role,
+            version,
+            Timestamp::now().as_second(),
+            self.inner.options.session_lifetime,
+        )?;
         Ok(LoginResponse { token, member_id: member.id, slug: member.slug, role: member.role })
     }
 
-    /// Resolves credentials (a JWT or an agent token) to the acting member.
+    /// Resolves credentials (a JWT, an agent token or an access token) to
+    /// the acting member.
     /// Inactive members, revoked tokens and JWTs issued before the
     /// member's last password change get 401.
     pub async fn authenticate(&self, token: &str) -> Result<Actor> {
+        if token.starts_with(ACCESS_TOKEN_PREFIX) {
+            return self.authenticate_access_token(token).await;
+        }
         let missing = || Error::unauthorized("invalid or expired credentials");
         let is_agent_token = token.starts_with(AGENT_TOKEN_PREFIX);
         let jwt = if is_agent_token { None } else { Some(self.inner.jwt.verify(token)?) };
@@ -173,6 +184,7 @@ impl Board {
                     if cache.bytes + weight > AuthCache::MAX_BYTES {
                         cache.members.clear();
                         cache.tokens.clear();
+                        cache.access.clear();
                         cache.bytes = 0;
                     }
                     cache.bytes += weight;
@@ -192,12 +204,12 @@ impl Board {
                 "the password changed since this token was issued; log in again",
             ));
         }
-        self.touch(&member);
+        self.touch_member(&member);
         Ok(Actor::new(member))
     }
 
     /// Refreshes `last_seen_at`, at most once a minute per member.
-    fn touch(&self, member: &MemberRecord) {
+    pub(super) fn touch_member(&self, member: &MemberRecord) {
         let now = Instant::now();
         {
             let mut seen = self.inner.last_seen.lock().unwrap();

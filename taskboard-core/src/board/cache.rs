@@ -11,6 +11,7 @@ use uuid::Uuid;
 use super::{Board, Inner};
 use crate::events::{Event, EventKind};
 use crate::records::MemberRecord;
+use crate::tokens::Grant;
 
 /// Tasks as last rendered, so reading a task costs no storage read while
 /// nothing that shows in it changed. Cleared when an event about tasks,
@@ -72,6 +73,8 @@ pub(crate) struct AuthCache {
     pub generation: u64,
     /// Agent tokens as presented (memory only; the store keeps hashes).
     pub tokens: HashMap<String, Uuid>,
+    /// Access tokens as presented, with their member and grant.
+    pub access: HashMap<String, (Uuid, Arc<Grant>)>,
     /// Members with their credential version, which login JWTs must carry.
     pub members: HashMap<Uuid, (MemberRecord, u64)>,
     /// The estimated memory of the entries (see [`AuthCache::weight`]).
@@ -97,6 +100,7 @@ pub(super) fn invalidate(inner: &Inner, events: &[Event]) {
         let mut cache = inner.auth_cache.write().unwrap();
         cache.generation += 1;
         cache.tokens.clear();
+        cache.access.clear();
         cache.members.clear();
         cache.bytes = 0;
     }

@@ -6,6 +6,7 @@
 //! committed). The events an operation makes are numbered and stored in
 //! its transaction and published once it is durable.
 
+mod actor;
 mod auth;
 mod cache;
 mod clock;
@@ -35,6 +36,7 @@ pub(crate) mod search;
 mod steps;
 mod tasks;
 mod throttle;
+mod tokens;
 mod webhooks;
 mod work;
 
@@ -52,12 +54,13 @@ use crate::credentials::JwtKeys;
 use crate::error::{Error, Result};
 use crate::events::hub::Hub;
 use crate::events::{Audience, Event, EventKind, EventMemory, Subscription, Viewer, log};
-use crate::model::{Message, Role};
-use crate::records::{MemberRecord, RecordWrites, Records};
+use crate::model::Message;
+use crate::records::{RecordWrites, Records};
 use crate::storage::redb::RedbStore;
 use crate::storage::tables::META;
 use crate::storage::{Storage, WriteOp, WriteTxn};
 
+pub use actor::Actor;
 pub(crate) use cache::{AuthCache, RenderedTask, TaskCache};
 pub use clock::Clock;
 pub use condition::Condition;
@@ -105,6 +108,8 @@ pub struct BoardOptions {
     pub webhooks: crate::webhooks::WebhookOptions,
     /// Bytes a run's transcript keeps before it drops entries.
     pub transcript_cap: u64,
+    /// How long a login (a JWT from `POST /auth/login`) lasts.
+    pub session_lifetime: Duration,
 }
 
 impl Default for BoardOptions {
@@ -122,39 +127,7 @@ impl Default for BoardOptions {
             clock: Clock::system(),
             webhooks: Default::default(),
             transcript_cap: crate::runs::DEFAULT_TRANSCRIPT_CAP,
-        }
-    }
-}
-
-/// The acting member of an operation, resolved from credentials, and the
-/// lease it presents (`Taskboard-Lease`), if any: a lease id is a fencing
-/// token, part of who acts rather than of what is asked (docs/rules.md,
-/// fencing).
-#[derive(Debug, Clone)]
-pub struct Actor {
-    pub member: MemberRecord,
-    pub lease: Option<Uuid>,
-}
-
-impl Actor {
-    pub fn id(&self) -> Uuid {
-        self.member.id
-    }
-    pub fn role(&self) -> Role {
-        self.member.role
-    }
-    fn require_admin(&self, what: &str) -> Result<()> {
-        if self.member.role.is_admin() {
-            Ok(())
-        } else {
-            Err(Error::forbidden(format!("only an admin or owner may {what}")))
-        }
-    }
-    fn require_owner(&self, what: &str) -> Result<()> {
-        if self.member.role == Role::Owner {
-            Ok(())
-        } else {
-            Err(Error::forbidden(format!("only an owner may {what}")))
+            session_lifetime: Duration::from_secs(crate::credentials::JWT_LIFETIME_SECS as u64),
         }
     }
 }

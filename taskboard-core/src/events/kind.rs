@@ -39,6 +39,12 @@ event_kinds! {
     MemberDeleted => "member.deleted",
     /// An agent's token was revoked or replaced.
     MemberTokenRevoked => "member.token_revoked",
+    /// Every login of a member was ended ("log out everywhere").
+    MemberLoggedOut => "member.logged_out",
+    /// An access token was created (never its secret).
+    TokenCreated => "token.created",
+    /// An access token was revoked.
+    TokenRevoked => "token.revoked",
     AgentStatus => "agent.status",
     /// An agent's configuration, sent to that agent only.
     ConfigUpdated => "config.updated",
@@ -89,9 +95,9 @@ impl EventKind {
             | StepUpdated | StepDeleted | LabelCreated | LabelUpdated | LabelDeleted => true,
             // A renewed lease changes one task: `board::cache` drops that
             // one rather than every rendering.
-            TaskLeaseRenewed | AgentStatus | ConfigUpdated | MessageNew | FileUploaded | FileReplaced
-            | FileUpdated | FileDeleted | WebhookCreated | WebhookUpdated | WebhookDeleted | RunCreated
-            | RunUpdated | RunOutput => false,
+            TaskLeaseRenewed | MemberLoggedOut | TokenCreated | TokenRevoked | AgentStatus
+            | ConfigUpdated | MessageNew | FileUploaded | FileReplaced | FileUpdated | FileDeleted
+            | WebhookCreated | WebhookUpdated | WebhookDeleted | RunCreated | RunUpdated | RunOutput => false,
         }
     }
 
@@ -100,15 +106,14 @@ impl EventKind {
     pub fn changes_members(self) -> bool {
         use EventKind::*;
         match self {
-            MemberCreated | MemberUpdated | MemberDeleted | MemberTokenRevoked | AgentStatus
-            | ConfigUpdated => true,
-            ProjectCreated | ProjectUpdated | ProjectDeleted | ProjectMemberAdded | ProjectMemberRemoved
-            | TaskCreated | TaskUpdated | TaskReady | TaskDeleted | LinkCreated | LinkDeleted
-            | StepCreated | StepUpdated | StepDeleted | LabelCreated | LabelUpdated | LabelDeleted
-            | MessageNew | FileUploaded | FileReplaced | FileUpdated | FileDeleted | WebhookCreated
-            | WebhookUpdated | WebhookDeleted | TaskLeaseRenewed | RunCreated | RunUpdated | RunOutput => {
-                false
-            }
+            MemberCreated | MemberUpdated | MemberDeleted | MemberTokenRevoked | MemberLoggedOut
+            | TokenRevoked | AgentStatus | ConfigUpdated => true,
+            TokenCreated | ProjectCreated | ProjectUpdated | ProjectDeleted | ProjectMemberAdded
+            | ProjectMemberRemoved | TaskCreated | TaskUpdated | TaskReady | TaskDeleted | LinkCreated
+            | LinkDeleted | StepCreated | StepUpdated | StepDeleted | LabelCreated | LabelUpdated
+            | LabelDeleted | MessageNew | FileUploaded | FileReplaced | FileUpdated | FileDeleted
+            | WebhookCreated | WebhookUpdated | WebhookDeleted | TaskLeaseRenewed | RunCreated
+            | RunUpdated | RunOutput => false,
         }
     }
 
@@ -124,7 +129,7 @@ impl EventKind {
 
     /// Whether the event ends the sessions of the member it names.
     pub fn ends_sessions(self) -> bool {
-        matches!(self, EventKind::MemberDeleted | EventKind::MemberTokenRevoked)
+        matches!(self, EventKind::MemberDeleted | EventKind::MemberTokenRevoked | EventKind::MemberLoggedOut)
     }
 }
 

@@ -42,6 +42,12 @@ tables! {
     MEMBER_SECRET = "memberid_secret";
     /// sha256(agent token) → member_id
     TOKEN_MEMBER = "tokenhash_memberid";
+    /// token_id → AccessTokenRecord (its hash, never the token)
+    ACCESS_TOKENS = "tokenid_accesstoken";
+    /// member_id token_id → () for each access token of a member
+    MEMBER_ACCESS_TOKENS = "memberid_tokenid";
+    /// sha256(access token) → token_id
+    ACCESS_TOKEN_HASH = "accesstokenhash_tokenid";
     /// project_id → ProjectRecord
     PROJECTS = "projectid_project";
     /// slug → project_id

@@ -22,5 +22,6 @@ mod reads;
 mod runs;
 mod schema;
 mod tasks;
+mod tokens;
 mod webhooks;
 mod work;

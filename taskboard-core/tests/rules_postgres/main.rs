@@ -32,6 +32,8 @@ mod shared;
 mod support;
 #[path = "../rules/tasks.rs"]
 mod tasks;
+#[path = "../rules/tokens.rs"]
+mod tokens;
 #[path = "../rules/webhooks.rs"]
 mod webhooks;
 #[path = "../rules/work.rs"]

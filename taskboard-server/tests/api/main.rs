@@ -22,6 +22,7 @@ mod security;
 mod start;
 pub mod support;
 mod tasks;
+mod tokens;
 mod typos;
 mod webhook_crash;
 mod webhooks;

@@ -39,6 +39,8 @@ mod start;
 pub mod support;
 #[path = "../api/tasks.rs"]
 mod tasks;
+#[path = "../api/tokens.rs"]
+mod tokens;
 #[path = "../api/typos.rs"]
 mod typos;
 #[path = "../api/webhooks.rs"]

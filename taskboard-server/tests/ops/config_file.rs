@@ -63,6 +63,22 @@ fn a_flag_wins_over_the_environment_which_wins_over_the_file_which_wins_over_the
     assert!(out.contains("valid"), "{out}");
 }
 
+#[test]
+fn the_login_lifetime_is_a_setting_of_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "server.toml", "session-lifetime = \"12h\"\n");
+    let (code, printed, err) = run(&["--config", &file, "config", "print"], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(line(&printed, "session-lifetime"), "session-lifetime = \"12h\"  # file");
+    let (code, printed, _) = run(&["config", "print"], &[]);
+    assert_eq!(code, 0);
+    assert_eq!(line(&printed, "session-lifetime"), "session-lifetime = \"72h\"  # default");
+    let bad = write(dir.path(), "bad.toml", "session-lifetime = \"10s\"\n");
+    let (code, _, err) = run(&["config", "check", &bad], &[]);
+    assert_ne!(code, 0);
+    assert!(err.contains("session-lifetime") && err.contains("minute"), "{err}");
+}
+
 #[tokio::test]
 async fn the_server_runs_from_a_configuration_file_alone() {
     let dir = tempfile::tempdir().unwrap();

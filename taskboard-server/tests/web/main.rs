@@ -6,5 +6,6 @@ mod details;
 mod driver;
 mod files;
 mod harness;
+mod member;
 mod scenarios;
 mod serving;

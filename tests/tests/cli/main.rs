@@ -10,5 +10,6 @@ mod remote;
 mod runner;
 mod runner_acp;
 mod runs;
+mod tokens;
 mod webhooks;
 mod work;

@@ -327,3 +327,42 @@ async fn the_endpoint_refuses_missing_credentials_and_foreign_origins() {
     assert!(handler.serve(StreamableHttpClientTransport::from_config(config)).await.is_err());
     board.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_tool_beyond_the_access_tokens_scopes_is_refused() {
+    let board = Board::start().await;
+    let task = board.task("Read only").await;
+    let key = task["key"].as_str().unwrap();
+    let me = board.rest("GET", "/api/v1/members/me", Value::Null).await;
+    let created = board
+        .rest(
+            "POST",
+            &format!("/api/v1/members/{}/tokens", me["id"].as_str().unwrap()),
+            json!({"name": "reader", "scopes": ["read"]}),
+        )
+        .await;
+    let (session, _) = connect(&board, created["token"].as_str().unwrap()).await;
+    let read = ok(&session, "get_task", json!({"task": key})).await;
+    assert_eq!(read["task"]["title"], "Read only", "{read}");
+    let refused = call(&session, "update_task", json!({"task": key, "status": "done"})).await;
+    assert_eq!(refused.is_error, Some(true));
+    let said = text(&refused);
+    assert!(said.starts_with("403 forbidden: ") && said.contains("tasks:write"), "{said}");
+    let unchanged =
+        board.rest("GET", &format!("/api/v1/tasks/{}", task["id"].as_str().unwrap()), Value::Null).await;
+    assert_eq!(unchanged["status"], "todo");
+    session.cancel().await.ok();
+    // A token restricted to the project finds a task by its key.
+    let restricted = board
+        .rest(
+            "POST",
+            &format!("/api/v1/members/{}/tokens", me["id"].as_str().unwrap()),
+            json!({"name": "web", "scopes": ["read"], "project_ids": [board.project["id"]]}),
+        )
+        .await;
+    let (session, _) = connect(&board, restricted["token"].as_str().unwrap()).await;
+    let read = ok(&session, "get_task", json!({"task": key})).await;
+    assert_eq!(read["task"]["key"], key, "{read}");
+    session.cancel().await.ok();
+    board.shutdown().await;
+}

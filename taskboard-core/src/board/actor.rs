@@ -1,0 +1,59 @@
+//! Who acts: the member, the lease it presents and what its credentials
+//! allow.
+
+use std::sync::Arc;
+
+use uuid::Uuid;
+
+use crate::error::{Error, Result};
+use crate::model::Role;
+use crate::records::MemberRecord;
+use crate::tokens::Grant;
+
+/// The acting member of an operation, resolved from credentials, and the
+/// lease it presents (`Taskboard-Lease`), if any: a lease id is a fencing
+/// token, part of who acts rather than of what is asked (docs/rules.md,
+/// fencing).
+#[derive(Debug, Clone)]
+pub struct Actor {
+    pub member: MemberRecord,
+    pub lease: Option<Uuid>,
+    /// The access token's scopes and projects when the credentials were
+    /// one; `None` (a login, an agent's own token, a trusted local tool)
+    /// allows every scope and project.
+    pub grant: Option<Arc<Grant>>,
+}
+
+impl Actor {
+    pub fn id(&self) -> Uuid {
+        self.member.id
+    }
+    pub fn role(&self) -> Role {
+        self.member.role
+    }
+    /// The access token's grant, if the actor presented one.
+    pub fn grant(&self) -> Option<&Grant> {
+        self.grant.as_deref()
+    }
+
+    /// The same member acting through an access token.
+    pub fn granted(mut self, grant: Grant) -> Actor {
+        self.grant = Some(Arc::new(grant));
+        self
+    }
+
+    pub(super) fn require_admin(&self, what: &str) -> Result<()> {
+        if self.member.role.is_admin() {
+            Ok(())
+        } else {
+            Err(Error::forbidden(format!("only an admin or owner may {what}")))
+        }
+    }
+    pub(super) fn require_owner(&self, what: &str) -> Result<()> {
+        if self.member.role == Role::Owner {
+            Ok(())
+        } else {
+            Err(Error::forbidden(format!("only an owner may {what}")))
+        }
+    }
+}

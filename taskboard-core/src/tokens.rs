@@ -1,0 +1,214 @@
+//! Access tokens (docs/rules.md, access tokens): named credentials of a
+//! member with scopes, an optional restriction to projects and an
+//! optional expiry, shown once and stored as a hash.
+
+use jiff::Timestamp;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::error::{Error, Result};
+use crate::model::Scope;
+
+/// Prefix of access tokens, apart from the agents' own `tbk-` tokens so a
+/// credential says at a glance (and to a secret scanner) which it is.
+pub const ACCESS_TOKEN_PREFIX: &str = "tba-";
+
+/// Most access tokens one member holds.
+pub const MAX_TOKENS_PER_MEMBER: usize = 100;
+
+/// Longest name of an access token, in characters.
+pub const MAX_TOKEN_NAME: usize = 100;
+
+/// Body of `POST /members/{id}/tokens`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct NewAccessToken {
+    /// 1 to 100 characters, to tell the token from the member's others.
+    pub name: String,
+    /// At least one scope.
+    pub scopes: Vec<Scope>,
+    /// The projects the token is for; absent: every project.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_ids: Option<Vec<Uuid>>,
+    /// When the token stops working; absent: never. Must be in the future.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<Timestamp>,
+}
+
+/// An access token as listed: never its secret.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AccessToken {
+    pub id: Uuid,
+    pub member_id: Uuid,
+    pub name: String,
+    pub scopes: Vec<Scope>,
+    /// `null`: every project.
+    pub project_ids: Option<Vec<Uuid>>,
+    pub created_at: Timestamp,
+    /// Refreshed at most once a minute.
+    pub last_used_at: Option<Timestamp>,
+    pub expires_at: Option<Timestamp>,
+}
+
+/// Answer of `POST /members/{id}/tokens`: the token itself, shown once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CreatedAccessToken {
+    #[serde(flatten)]
+    pub access_token: AccessToken,
+    /// The secret (`tba-…`): shown in this answer only.
+    pub token: String,
+}
+
+/// An access token as stored (table `ACCESS_TOKENS`): its SHA-256, never
+/// the token.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AccessTokenRecord {
+    pub id: Uuid,
+    pub member_id: Uuid,
+    pub name: String,
+    pub scopes: Vec<Scope>,
+    pub project_ids: Option<Vec<Uuid>>,
+    pub created_at: Timestamp,
+    pub last_used_at: Option<Timestamp>,
+    pub expires_at: Option<Timestamp>,
+    /// Hex SHA-256 of the token.
+    pub hash: String,
+}
+
+impl AccessTokenRecord {
+    pub fn to_wire(&self) -> AccessToken {
+        AccessToken {
+            id: self.id,
+            member_id: self.member_id,
+            name: self.name.clone(),
+            scopes: self.scopes.clone(),
+            project_ids: self.project_ids.clone(),
+            created_at: self.created_at,
+            last_used_at: self.last_used_at,
+            expires_at: self.expires_at,
+        }
+    }
+
+    pub fn grant(&self) -> Grant {
+        Grant {
+            token_id: self.id,
+            scopes: self.scopes.clone(),
+            project_ids: self.project_ids.clone(),
+            expires_at: self.expires_at,
+        }
+    }
+}
+
+/// What the credentials of a request allow beyond the member's role: an
+/// access token's scopes and projects. A login JWT and an agent's own
+/// token carry none, which is every scope and every project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    pub token_id: Uuid,
+    pub scopes: Vec<Scope>,
+    pub project_ids: Option<Vec<Uuid>>,
+    pub expires_at: Option<Timestamp>,
+}
+
+impl Grant {
+    /// 403 naming `scope` unless the token has it.
+    pub fn require(&self, scope: Scope) -> Result<()> {
+        if self.scopes.contains(&scope) {
+            return Ok(());
+        }
+        let held: Vec<&str> = self.scopes.iter().map(|s| s.as_str()).collect();
+        Err(Error::forbidden(format!(
+            "this access token lacks the scope {scope} that this request needs (it has: {})",
+            held.join(", ")
+        )))
+    }
+
+    /// Whether the token may act in `project`.
+    pub fn allows_project(&self, project: Uuid) -> bool {
+        self.project_ids.as_ref().is_none_or(|ids| ids.contains(&project))
+    }
+
+    /// 401 once the token has expired.
+    pub fn check_expiry(&self, now: Timestamp) -> Result<()> {
+        match self.expires_at {
+            Some(at) if at <= now => {
+                Err(Error::unauthorized(format!("this access token expired at {at}; create a new one")))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A new token's fields, checked: the name trimmed and 1–100 characters,
+/// scopes at least one and each once, a project list not empty and each
+/// once, an expiry after `now`.
+pub fn checked(mut new: NewAccessToken, now: Timestamp) -> Result<NewAccessToken> {
+    new.name = new.name.trim().to_string();
+    let length = new.name.chars().count();
+    if length == 0 || length > MAX_TOKEN_NAME {
+        return Err(Error::invalid("name", format!("must be 1 to {MAX_TOKEN_NAME} characters")));
+    }
+    if new.name.chars().any(char::is_control) {
+        return Err(Error::invalid("name", "must not hold control characters"));
+    }
+    new.scopes.sort();
+    new.scopes.dedup();
+    if new.scopes.is_empty() {
+        let all: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
+        return Err(Error::invalid("scopes", format!("name at least one of: {}", all.join(", "))));
+    }
+    if let Some(ids) = &mut new.project_ids {
+        ids.sort();
+        ids.dedup();
+        if ids.is_empty() {
+            return Err(Error::invalid(
+                "project_ids",
+                "name at least one project, or leave project_ids out for every project",
+            ));
+        }
+    }
+    if let Some(at) = new.expires_at
+        && at <= now
+    {
+        return Err(Error::invalid("expires_at", format!("must be in the future (now is {now})")));
+    }
+    Ok(new)
+}
+
+/// A new access token: `tba-` and 43 URL-safe characters (256 random bits).
+pub fn new_access_token() -> String {
+    let agent = crate::credentials::new_agent_token();
+    let random = agent.strip_prefix(crate::credentials::AGENT_TOKEN_PREFIX).unwrap_or(&agent);
+    format!("{ACCESS_TOKEN_PREFIX}{random}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn new(name: &str, scopes: Vec<Scope>) -> NewAccessToken {
+        NewAccessToken { name: name.into(), scopes, project_ids: None, expires_at: None }
+    }
+
+    #[test]
+    fn fields_are_checked() {
+        let now = Timestamp::now();
+        assert!(checked(new("", vec![Scope::Read]), now).is_err());
+        assert!(checked(new(&"x".repeat(101), vec![Scope::Read]), now).is_err());
+        assert!(checked(new("ci", vec![]), now).is_err());
+        let ok = checked(new(" ci ", vec![Scope::Admin, Scope::Read, Scope::Read]), now).unwrap();
+        assert_eq!(ok.name, "ci");
+        assert_eq!(ok.scopes, vec![Scope::Read, Scope::Admin]);
+        let past = NewAccessToken { expires_at: Some(now), ..new("ci", vec![Scope::Read]) };
+        assert!(checked(past, now).is_err());
+        let none = NewAccessToken { project_ids: Some(vec![]), ..new("ci", vec![Scope::Read]) };
+        assert!(checked(none, now).is_err());
+    }
+
+    #[test]
+    fn tokens_have_their_own_prefix() {
+        let t = new_access_token();
+        assert!(t.starts_with("tba-"));
+        assert_eq!(t.len(), 4 + 43);
+    }
+}
