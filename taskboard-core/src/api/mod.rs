@@ -125,6 +125,7 @@ endpoint::wire!(
     ImportRequest,
     RunListQuery,
     NewRun,
+    NewMessageRun,
     RunPatch,
     NewEntries,
     RunAnswer,
@@ -243,6 +244,7 @@ pub fn visit_all(v: &mut impl Visitor) {
     v.visit::<GetRun>();
     v.visit::<GetTranscript>();
     v.visit::<StartRun>();
+    v.visit::<StartMessageRun>();
     v.visit::<UpdateRun>();
     v.visit::<AppendTranscript>();
     v.visit::<CancelRun>();

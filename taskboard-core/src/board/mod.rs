@@ -23,6 +23,7 @@ mod import;
 mod labels;
 mod links;
 mod members;
+mod message_runs;
 mod messages;
 mod pages;
 mod presence;

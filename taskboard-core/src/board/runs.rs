@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::json;
 use uuid::Uuid;
 
+use super::message_runs::run_audience;
 use super::tasks::member_slug;
 use super::{Actor, Board, Tx};
 use crate::api::{CursorKind, NewEntry, NewRun, Paged, RunAnswer, RunListQuery, RunPatch, TranscriptQuery};
@@ -64,12 +65,13 @@ fn entry_key(run: Uuid, n: u64) -> Vec<u8> {
     Key::new().uuid(run).u64(n).build()
 }
 
-fn run_required(r: &(impl Records + ?Sized), id: Uuid) -> Result<RunRecord> {
+pub(super) fn run_required(r: &(impl Records + ?Sized), id: Uuid) -> Result<RunRecord> {
     r.record(RUNS, &run_key(id))?.ok_or_else(|| Error::not_found(format!("run {id} not found")))
 }
 
-fn render(r: &(impl Records + ?Sized), rec: &RunRecord) -> Result<Run> {
-    let task = match rec.task_id {
+pub(super) fn render(r: &(impl Records + ?Sized), rec: &RunRecord) -> Result<Run> {
+    // A comment's run names its task for context only (`task_id` unset).
+    let task = match rec.task_id.or(rec.task.as_ref().map(|t| t.id)) {
         Some(id) => match r.task(id)? {
             Some(t) => Some(RunTask { id, key: r.task_key_of(&t)?, title: t.title }),
             None => rec.task.clone(),
@@ -99,10 +101,13 @@ fn render(r: &(impl Records + ?Sized), rec: &RunRecord) -> Result<Run> {
 
 /// Writes a run with its indexes: every run under its task and agent, a
 /// run not yet final as its task's live run.
-fn put_run(tx: &mut Tx<'_>, old: Option<&RunRecord>, rec: &RunRecord) -> Result<()> {
+pub(super) fn put_run(tx: &mut Tx<'_>, old: Option<&RunRecord>, rec: &RunRecord) -> Result<()> {
     tx.w.put_record(RUNS, &run_key(rec.id), rec)?;
     if old.is_none() {
         tx.w.put(AGENT_RUNS, &Key::new().uuid(rec.agent_id).uuid(rec.id).build(), &[])?;
+        if let Some(m) = rec.message_id {
+            tx.w.put(MESSAGE_RUNS, &Key::new().uuid(m).uuid(rec.id).build(), &[])?;
+        }
         if let Some(t) = rec.task_id {
             tx.w.put(TASK_RUNS, &Key::new().uuid(t).uuid(rec.id).build(), &[])?;
         }
@@ -124,7 +129,7 @@ fn live_run_of(r: &(impl ReadTxn + ?Sized), task: Uuid) -> Result<Option<Uuid>> 
 }
 
 /// Checks a text field's length in characters.
-fn check_len(field: &str, value: &str, min: usize, max: usize) -> Result<()> {
+pub(super) fn check_len(field: &str, value: &str, min: usize, max: usize) -> Result<()> {
     let n = value.chars().count();
     if n < min || n > max {
         return Err(Error::invalid(field, format!("must be {min}-{max} characters, got {n}")));
@@ -240,10 +245,11 @@ impl Board {
         }
         let after = q.cursor.as_deref().map(|c| decode_cursor(CursorKind::Runs, c)).transpose()?;
         self.read(move |r| {
-            let (table, prefix) = match (q.task_id, q.agent_id) {
-                (Some(t), _) => (TASK_RUNS, t.as_bytes().to_vec()),
-                (None, Some(a)) => (AGENT_RUNS, a.as_bytes().to_vec()),
-                (None, None) => (RUNS, Vec::new()),
+            let (table, prefix) = match (q.message_id, q.task_id, q.agent_id) {
+                (Some(m), _, _) => (MESSAGE_RUNS, m.as_bytes().to_vec()),
+                (None, Some(t), _) => (TASK_RUNS, t.as_bytes().to_vec()),
+                (None, None, Some(a)) => (AGENT_RUNS, a.as_bytes().to_vec()),
+                (None, None, None) => (RUNS, Vec::new()),
             };
             let mut range = KeyRange::prefix(&prefix);
             if let Some(after) = &after {
@@ -254,7 +260,10 @@ impl Board {
             r.scan(table, range, Direction::Reverse, &mut |k, _| {
                 let id = uuid_suffix(k)?;
                 let Some(rec) = r.record::<RunRecord>(RUNS, &run_key(id))? else { return Ok(Scan::Continue) };
-                if q.state.is_some_and(|s| s != rec.state) || q.agent_id.is_some_and(|a| a != rec.agent_id) {
+                if q.state.is_some_and(|s| s != rec.state)
+                    || q.agent_id.is_some_and(|a| a != rec.agent_id)
+                    || q.task_id.is_some_and(|t| rec.task_id != Some(t))
+                {
                     return Ok(Scan::Continue);
                 }
                 items.push(render(r, &rec)?);
@@ -481,7 +490,8 @@ impl Board {
             put_run(tx, Some(&old), &rec)?;
             pace_output(tx, &paces, old.transcript_count, &rec, false)?;
             let run = render(tx.w, &rec)?;
-            tx.emit_all(EventKind::RunUpdated, &run)?;
+            let audience = run_audience(tx.w, &rec)?;
+            tx.emit(EventKind::RunUpdated, &run, audience)?;
             Ok(run)
         })
         .await
@@ -512,7 +522,8 @@ impl Board {
         put_run(tx, Some(&old), &rec)?;
         pace_output(tx, paces, old.transcript_count, &rec, true)?;
         let run = render(tx.w, &rec)?;
-        tx.emit_all(EventKind::RunUpdated, &run)?;
+        let audience = run_audience(tx.w, &rec)?;
+        tx.emit(EventKind::RunUpdated, &run, audience)?;
         let Some(task_id) = rec.task_id else { return Ok(run) };
         let Some(task) = tx.w.task(task_id)? else { return Ok(run) };
         if task.assignee_id != Some(rec.agent_id) || task.status != TaskStatus::InProgress {
@@ -623,7 +634,8 @@ impl Board {
             put_run(tx, Some(&old), &rec)?;
             pace_output(tx, &paces, old.transcript_count, &rec, true)?;
             let run = render(tx.w, &rec)?;
-            tx.emit_all(EventKind::RunUpdated, &run)?;
+            let audience = run_audience(tx.w, &rec)?;
+            tx.emit(EventKind::RunUpdated, &run, audience)?;
             Ok(run)
         })
         .await
@@ -644,7 +656,8 @@ impl Board {
         push_entry(tx, &mut rec, u64::MAX, EntryKind::State, format!("{state}: {reason}"), None)?;
         put_run(tx, Some(&old), &rec)?;
         let run = render(tx.w, &rec)?;
-        tx.emit_all(EventKind::RunUpdated, &run)
+        let audience = run_audience(tx.w, &rec)?;
+        tx.emit(EventKind::RunUpdated, &run, audience)
     }
 
     /// Sends the `run.output` frames held back by the pace of their runs
@@ -767,7 +780,8 @@ fn pace_output(
         "entries": entries,
         "transcript_count": rec.transcript_count,
     });
-    tx.emit_all(EventKind::RunOutput, data)?;
+    let audience = run_audience(tx.w, rec)?;
+    tx.emit(EventKind::RunOutput, data, audience)?;
     Ok(true)
 }
 
