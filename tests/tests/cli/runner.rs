@@ -77,7 +77,7 @@ impl Runner {
         Runner(child)
     }
 
-    fn signal(&self, signal: &str) {
+    pub(super) fn signal(&self, signal: &str) {
         let pid = self.0.id().to_string();
         assert!(Command::new("kill").args([signal, &pid]).status().unwrap().success());
     }

@@ -153,3 +153,27 @@ fn two_runners_of_one_agent_answer_a_message_once() {
     expected.sort();
     assert_eq!(started, expected, "each message answered once: {text}");
 }
+
+#[test]
+fn a_message_run_its_runner_left_open_fails_when_the_runner_starts_again() {
+    let env = Env::remote();
+    let token = board(&env, None);
+    listen_for_mentions(&env);
+    task(&env, "Warm up");
+    let script = "cat > /dev/null; if [ -n \"$TASKBOARD_MESSAGE\" ]; then exec sleep 600; fi";
+    let (path, _) = config(&env, "one", &token, script, "");
+    let first = Runner::start(&env, &path);
+    follows(&env);
+    let asked = post(&env, &["--project", "web"], "@bot think it over");
+    eventually("the answer to be running", || {
+        message_runs(&env).into_iter().find(|r| r["message_id"] == asked.as_str() && r["state"] == "running")
+    });
+    // Killed outright, the runner leaves the run open: no lease ends it.
+    first.signal("-KILL");
+    drop(first);
+    let _second = Runner::start(&env, &path);
+    let run = answered(&env, &asked);
+    assert_eq!(run["state"], "failed", "{run}");
+    assert!(run["stop_reason"].as_str().unwrap().contains("runner stopped"), "{run}");
+    assert!(replies(&env, &asked).is_empty());
+}
