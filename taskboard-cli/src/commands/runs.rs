@@ -19,8 +19,13 @@ pub(super) async fn run<B: Backend>(b: &B, c: RunCmd, out: Out) -> Result<()> {
                 Some(a) => Some(b.find_member(&a).await?.id),
                 None => None,
             };
-            let runs =
-                b.call::<ListRuns>((), RunListQuery { task_id, agent_id, state, limit, cursor }, ()).await?;
+            let runs = b
+                .call::<ListRuns>(
+                    (),
+                    RunListQuery { task_id, agent_id, state, limit, cursor, message_id: None },
+                    (),
+                )
+                .await?;
             out.list(&runs);
             out.next_page(runs.next.as_deref());
         }

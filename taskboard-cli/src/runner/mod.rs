@@ -25,7 +25,9 @@ use uuid::Uuid;
 use crate::client::{Client, Reconnect};
 
 mod acp;
+mod answer;
 pub mod config;
+mod message_prompt;
 mod process;
 mod prompt;
 mod supervise;
@@ -126,6 +128,7 @@ pub async fn run(o: Options) -> Result<()> {
     })?;
     let state = config.state_dir()?;
     std::fs::create_dir_all(&state)?;
+    let left = process::leftover_runs(&state);
     let killed = process::kill_leftovers(&state);
     if killed > 0 {
         eprintln!("runner: killed {killed} processes left by an earlier runner");
@@ -155,7 +158,7 @@ pub async fn run(o: Options) -> Result<()> {
             )));
         }
         let slots = Arc::new(Semaphore::new(entry.max_runs));
-        agents.push(Arc::new(AgentCtx {
+        let a = AgentCtx {
             entry,
             token,
             client,
@@ -163,7 +166,9 @@ pub async fn run(o: Options) -> Result<()> {
             shared: shared.clone(),
             slots,
             live: Mutex::new(HashMap::new()),
-        }));
+        };
+        answer::end_left_open(&a, &left).await;
+        agents.push(Arc::new(a));
     }
     eprintln!(
         "runner {}: serving {} on {}",
@@ -241,6 +246,7 @@ async fn follow(a: Arc<AgentCtx>, tracker: tokio_util::task::TaskTracker) {
                     }
                     for e in &p.events {
                         look |= on_event(&a, e);
+                        look |= on_message(&a, e, &tracker, &done_tx).await;
                     }
                 }
                 Err(e) => {
@@ -287,6 +293,42 @@ fn on_event(a: &AgentCtx, e: &serde_json::Value) -> bool {
         }
         "run.output" | "task.lease_renewed" => false,
         _ => kind.starts_with("task.") || kind.starts_with("project."),
+    }
+}
+
+/// Answers a `message.new` the agent answers by its listen modes: a run
+/// of the agent started here when a slot is free, else left for the
+/// first runner with one. True when such a run waits.
+async fn on_message(
+    a: &Arc<AgentCtx>,
+    e: &serde_json::Value,
+    tracker: &tokio_util::task::TaskTracker,
+    done: &tokio::sync::mpsc::UnboundedSender<()>,
+) -> bool {
+    if e["type"].as_str() != Some("message.new") {
+        return false;
+    }
+    let Ok(m) = serde_json::from_value::<taskboard_core::model::Message>(e["data"].clone()) else {
+        return false;
+    };
+    if !answer::answers(a, &m) {
+        return false;
+    }
+    let permits = slot(a);
+    match answer::ask(a, &m, permits.is_some()).await {
+        Ok(Some(run)) => match permits {
+            Some(p) => {
+                start(a, tracker, done, run, Origin::Claimed, p);
+                false
+            }
+            None => true,
+        },
+        // Another runner of the agent answers it.
+        Ok(None) => false,
+        Err(e) => {
+            eprintln!("runner: {}: message {}: {}", a.me.slug, m.id, e.detail());
+            false
+        }
     }
 }
 

@@ -135,6 +135,13 @@ pub fn write_pid_file(state: &Path, run: uuid::Uuid, pgid: u32) -> Result<()> {
     Ok(())
 }
 
+/// The runs a predecessor left pid files of: they were running when it
+/// stopped.
+pub fn leftover_runs(state: &Path) -> Vec<uuid::Uuid> {
+    let Ok(files) = std::fs::read_dir(state.join("pids")) else { return Vec::new() };
+    files.flatten().filter_map(|f| f.file_name().to_str().and_then(|n| n.parse().ok())).collect()
+}
+
 /// Kills every process a predecessor's runs left: for each pid file, the
 /// processes whose environment names that run (`TASKBOARD_RUN`), and
 /// their groups. A pid reused by an unrelated process since is left

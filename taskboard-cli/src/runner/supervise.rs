@@ -81,6 +81,9 @@ async fn run_once(a: &AgentCtx, run: Run, origin: Origin, live: &Live) -> Result
             Ok(_) => {}
         }
     }
+    if run.message_id.is_some() {
+        return super::answer::run(a, run, live).await;
+    }
     let Some(task_ref) = run.task.clone() else {
         return Err(Error::bad_request("this runner runs agents at tasks only"));
     };

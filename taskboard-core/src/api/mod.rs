@@ -131,6 +131,7 @@ endpoint::wire!(
     ImportRequest,
     RunListQuery,
     NewRun,
+    NewMessageRun,
     RunPatch,
     NewEntries,
     RunAnswer,
@@ -256,6 +257,7 @@ pub fn visit_all(v: &mut impl Visitor) {
     v.visit::<GetRun>();
     v.visit::<GetTranscript>();
     v.visit::<StartRun>();
+    v.visit::<StartMessageRun>();
     v.visit::<UpdateRun>();
     v.visit::<AppendTranscript>();
     v.visit::<CancelRun>();

@@ -22,6 +22,9 @@ pub struct RunListQuery {
     /// Only the runs of this agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<Uuid>,
+    /// Only the runs answering this message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<Uuid>,
     /// Only the runs in this state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<RunState>,
@@ -47,6 +50,17 @@ pub struct NewRun {
     /// The runner that will start the agent (1–200 characters): a runner
     /// that starts a run of its own agent names itself, so no other
     /// runner picks the run up. Agents only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner: Option<String>,
+}
+
+/// The body of `POST /messages/{id}/runs`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct NewMessageRun {
+    /// The agent to answer the message.
+    pub agent_id: Uuid,
+    /// The runner that will start the agent (1–200 characters), as in
+    /// `POST /tasks/{id}/runs`. Agents only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runner: Option<String>,
 }
@@ -223,6 +237,38 @@ impl Endpoint for StartRun {
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Run> {
         board.start_run(caller.actor()?, call.path, call.body).await
+    }
+}
+
+/// `POST /messages/{id}/runs`.
+#[derive(Debug)]
+pub struct StartMessageRun;
+
+impl Endpoint for StartMessageRun {
+    const INFO: Info = Info {
+        name: "start_message_run",
+        method: Method::Post,
+        path: "/api/v1/messages/{message_id}/runs",
+        auth: true,
+        status: 201,
+        summary: "Start a run of an agent answering a message",
+        description: "The agent answers a chat message or a task comment: the run starts `starting` with \
+            `message_id` set, and the agent's runner starts the agent and posts its answer as a reply. A \
+            comment's run names its task for context but takes no lease and never moves the task. A person \
+            may ask any active agent; an agent only itself. 403 when the agent does not see the message \
+            (a chat of a project it is not a member of; a comment on a task of such a project that neither \
+            involves nor mentions it); 409 when the message is the agent's own, when the agent already has \
+            a run answering it that has not ended, or, asked by the agent itself, any run answering it; 422 when `agent_id` is not an active agent, or when a \
+            person gives `runner`.",
+        errors: &[403, 404, 409],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = NewMessageRun;
+    type Response = Run;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Run> {
+        board.start_message_run(caller.actor()?, call.path, call.body).await
     }
 }
 

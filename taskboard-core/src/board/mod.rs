@@ -24,6 +24,7 @@ mod import;
 mod labels;
 mod links;
 mod members;
+mod message_runs;
 mod messages;
 mod pages;
 mod presence;
@@ -31,6 +32,7 @@ mod processes;
 mod projects;
 mod queries;
 mod ready;
+mod run_output;
 mod runs;
 pub(crate) mod search;
 mod steps;
@@ -71,7 +73,7 @@ pub use idempotency::{AnswerOf, IDEMPOTENCY_TTL, IdempotencyKey, Idempotent, Sto
 pub use members::Bootstrap;
 pub use pages::{STREAM_CHUNK, STREAM_DEPTH};
 pub use presence::{PRESENCE_RENEWAL, PRESENCE_TTL};
-pub use runs::OUTPUT_INTERVAL_MS;
+pub use run_output::OUTPUT_INTERVAL_MS;
 pub use search::{RECENT_MAX as TITLE_RECENT_MAX, STEP as TITLE_FOLD_STEP};
 pub use throttle::LoginLimits;
 pub use work::LEASE_SECONDS;
@@ -169,7 +171,7 @@ struct Inner {
     /// redelivery).
     webhook_wake: tokio::sync::Notify,
     /// Where the `run.output` frames of each run stand.
-    run_output: Arc<runs::OutputPaces>,
+    run_output: Arc<run_output::OutputPaces>,
 }
 
 impl Drop for Inner {
@@ -550,7 +552,8 @@ impl Board {
             let mut presence = tokio::time::interval(presence::PRESENCE_RENEWAL);
             presence.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             let mut uploads = tokio::time::interval(Duration::from_secs(3600));
-            let mut output = tokio::time::interval(Duration::from_millis(runs::OUTPUT_INTERVAL_MS as u64));
+            let mut output =
+                tokio::time::interval(Duration::from_millis(run_output::OUTPUT_INTERVAL_MS as u64));
             output.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tokio::select! {

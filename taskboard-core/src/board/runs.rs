@@ -3,19 +3,16 @@
 //! agent (its runner) writes its state and transcript; a final state
 //! never changes. Whatever ends the task's lease otherwise ends the run:
 //! an expiry ends it `lost`, a move, reassignment, release, rejection or
-//! deletion ends it `cancelled` (`end_live_run`).
-//!
-//! Transcript entries reach followers as `run.output` events, at most
-//! one frame per run every [`OUTPUT_INTERVAL_MS`]: entries appended
-//! sooner wait, counted in memory as a range of the stored transcript,
-//! for the next append or [`Board::flush_run_output`].
+//! deletion ends it `cancelled` (`end_live_run`). The transcript and its
+//! events are `run_output`'s.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::json;
 use uuid::Uuid;
 
+use super::message_runs::run_audience;
+use super::run_output::{OutputPaces, check_entry, entries_after, output_tail, pace_output, push_entry};
 use super::tasks::member_slug;
 use super::{Actor, Board, Tx};
 use crate::api::{CursorKind, NewEntry, NewRun, Paged, RunAnswer, RunListQuery, RunPatch, TranscriptQuery};
@@ -25,51 +22,21 @@ use crate::events::EventKind;
 use crate::model::*;
 use crate::records::*;
 use crate::runs::*;
-use crate::storage::codec::{Key, decode, uuid_suffix, uuid_value};
+use crate::storage::codec::{Key, uuid_suffix, uuid_value};
 use crate::storage::tables::*;
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan};
 
-/// The least time between two `run.output` frames of one run.
-pub const OUTPUT_INTERVAL_MS: i64 = 100;
-/// Most entries, and about the most bytes of text, in one `run.output`
-/// frame; the rest follows in the next.
-const FRAME_ENTRIES: usize = 500;
-const FRAME_BYTES: u64 = 256 * 1024;
-
-/// Where each run's `run.output` frames stand (this process's memory).
-#[derive(Default)]
-pub(crate) struct OutputPaces(Mutex<HashMap<Uuid, Pace>>);
-
-#[derive(Debug, Clone, Copy)]
-struct Pace {
-    /// When the last frame was made (board clock, ms).
-    last_ms: i64,
-    /// The last entry sent in a frame.
-    sent: u64,
-    /// The last entry appended.
-    appended: u64,
-}
-
-impl OutputPaces {
-    fn has_pending(&self) -> bool {
-        self.0.lock().unwrap().values().any(|p| p.appended > p.sent)
-    }
-}
-
-fn run_key(id: Uuid) -> Vec<u8> {
+pub(super) fn run_key(id: Uuid) -> Vec<u8> {
     id.as_bytes().to_vec()
 }
 
-fn entry_key(run: Uuid, n: u64) -> Vec<u8> {
-    Key::new().uuid(run).u64(n).build()
-}
-
-fn run_required(r: &(impl Records + ?Sized), id: Uuid) -> Result<RunRecord> {
+pub(super) fn run_required(r: &(impl Records + ?Sized), id: Uuid) -> Result<RunRecord> {
     r.record(RUNS, &run_key(id))?.ok_or_else(|| Error::not_found(format!("run {id} not found")))
 }
 
-fn render(r: &(impl Records + ?Sized), rec: &RunRecord) -> Result<Run> {
-    let task = match rec.task_id {
+pub(super) fn render(r: &(impl Records + ?Sized), rec: &RunRecord) -> Result<Run> {
+    // A comment's run names its task for context only (`task_id` unset).
+    let task = match rec.task_id.or(rec.task.as_ref().map(|t| t.id)) {
         Some(id) => match r.task(id)? {
             Some(t) => Some(RunTask { id, key: r.task_key_of(&t)?, title: t.title }),
             None => rec.task.clone(),
@@ -99,10 +66,13 @@ fn render(r: &(impl Records + ?Sized), rec: &RunRecord) -> Result<Run> {
 
 /// Writes a run with its indexes: every run under its task and agent, a
 /// run not yet final as its task's live run.
-fn put_run(tx: &mut Tx<'_>, old: Option<&RunRecord>, rec: &RunRecord) -> Result<()> {
+pub(super) fn put_run(tx: &mut Tx<'_>, old: Option<&RunRecord>, rec: &RunRecord) -> Result<()> {
     tx.w.put_record(RUNS, &run_key(rec.id), rec)?;
     if old.is_none() {
         tx.w.put(AGENT_RUNS, &Key::new().uuid(rec.agent_id).uuid(rec.id).build(), &[])?;
+        if let Some(m) = rec.message_id {
+            tx.w.put(MESSAGE_RUNS, &Key::new().uuid(m).uuid(rec.id).build(), &[])?;
+        }
         if let Some(t) = rec.task_id {
             tx.w.put(TASK_RUNS, &Key::new().uuid(t).uuid(rec.id).build(), &[])?;
         }
@@ -124,7 +94,7 @@ fn live_run_of(r: &(impl ReadTxn + ?Sized), task: Uuid) -> Result<Option<Uuid>> 
 }
 
 /// Checks a text field's length in characters.
-fn check_len(field: &str, value: &str, min: usize, max: usize) -> Result<()> {
+pub(super) fn check_len(field: &str, value: &str, min: usize, max: usize) -> Result<()> {
     let n = value.chars().count();
     if n < min || n > max {
         return Err(Error::invalid(field, format!("must be {min}-{max} characters, got {n}")));
@@ -148,82 +118,8 @@ fn check_question(q: &Question) -> Result<()> {
     Ok(())
 }
 
-fn check_entry(i: usize, e: &NewEntry) -> Result<()> {
-    if e.text.len() > MAX_ENTRY_TEXT {
-        return Err(Error::invalid(
-            &format!("entries[{i}].text"),
-            format!("must be at most {MAX_ENTRY_TEXT} bytes, got {}", e.text.len()),
-        ));
-    }
-    if let Some(d) = &e.data
-        && d.to_string().len() > MAX_ENTRY_TEXT
-    {
-        return Err(Error::invalid(
-            &format!("entries[{i}].data"),
-            format!("must be at most {MAX_ENTRY_TEXT} bytes"),
-        ));
-    }
-    Ok(())
-}
-
-/// Appends an entry to a run's transcript, or counts it as dropped once
-/// the transcript holds `cap` bytes: the first dropped entry adds one
-/// entry saying so, later ones update it. Entries of state changes,
-/// questions and answers are always kept (there are few of them).
-fn push_entry(
-    tx: &mut Tx<'_>,
-    rec: &mut RunRecord,
-    cap: u64,
-    kind: EntryKind,
-    text: String,
-    data: Option<serde_json::Value>,
-) -> Result<()> {
-    let e = TranscriptEntry { n: rec.transcript_count + 1, at: tx.now, kind, text, data };
-    let size = e.size();
-    let always = matches!(kind, EntryKind::State | EntryKind::Question | EntryKind::Answer);
-    if !always && rec.transcript_bytes + size > cap {
-        rec.dropped_bytes += size;
-        let note = TranscriptEntry {
-            n: rec.dropped_entry.unwrap_or(rec.transcript_count + 1),
-            at: tx.now,
-            kind: EntryKind::Output,
-            text: format!(
-                "[the transcript reached its cap of {cap} bytes: {} bytes of later output were dropped]",
-                rec.dropped_bytes
-            ),
-            data: Some(json!({"dropped_bytes": rec.dropped_bytes, "cap": cap})),
-        };
-        if rec.dropped_entry.is_none() {
-            rec.dropped_entry = Some(note.n);
-            rec.transcript_count = note.n;
-        }
-        return tx.w.put_record(RUN_TRANSCRIPT, &entry_key(rec.id, note.n), &note);
-    }
-    rec.transcript_bytes += size;
-    rec.transcript_count = e.n;
-    tx.w.put_record(RUN_TRANSCRIPT, &entry_key(rec.id, e.n), &e)
-}
-
-/// The last output of a run, up to [`FAILURE_TAIL_CHARS`] characters.
-fn output_tail(r: &(impl ReadTxn + ?Sized), run: Uuid) -> Result<String> {
-    let mut parts: Vec<String> = Vec::new();
-    let mut chars = 0;
-    r.scan(RUN_TRANSCRIPT, KeyRange::prefix(run.as_bytes()), Direction::Reverse, &mut |_, v| {
-        let e: TranscriptEntry = decode(v)?;
-        if e.kind == EntryKind::Output {
-            chars += e.text.chars().count() + 1;
-            parts.push(e.text);
-        }
-        Ok(if chars >= FAILURE_TAIL_CHARS { Scan::Stop } else { Scan::Continue })
-    })?;
-    parts.reverse();
-    let all = parts.join("\n");
-    let skip = all.chars().count().saturating_sub(FAILURE_TAIL_CHARS);
-    Ok(all.chars().skip(skip).collect())
-}
-
 impl Board {
-    fn output_paces(&self) -> Arc<OutputPaces> {
+    pub(super) fn output_paces(&self) -> Arc<OutputPaces> {
         self.inner.run_output.clone()
     }
 
@@ -240,10 +136,11 @@ impl Board {
         }
         let after = q.cursor.as_deref().map(|c| decode_cursor(CursorKind::Runs, c)).transpose()?;
         self.read(move |r| {
-            let (table, prefix) = match (q.task_id, q.agent_id) {
-                (Some(t), _) => (TASK_RUNS, t.as_bytes().to_vec()),
-                (None, Some(a)) => (AGENT_RUNS, a.as_bytes().to_vec()),
-                (None, None) => (RUNS, Vec::new()),
+            let (table, prefix) = match (q.message_id, q.task_id, q.agent_id) {
+                (Some(m), _, _) => (MESSAGE_RUNS, m.as_bytes().to_vec()),
+                (None, Some(t), _) => (TASK_RUNS, t.as_bytes().to_vec()),
+                (None, None, Some(a)) => (AGENT_RUNS, a.as_bytes().to_vec()),
+                (None, None, None) => (RUNS, Vec::new()),
             };
             let mut range = KeyRange::prefix(&prefix);
             if let Some(after) = &after {
@@ -254,7 +151,10 @@ impl Board {
             r.scan(table, range, Direction::Reverse, &mut |k, _| {
                 let id = uuid_suffix(k)?;
                 let Some(rec) = r.record::<RunRecord>(RUNS, &run_key(id))? else { return Ok(Scan::Continue) };
-                if q.state.is_some_and(|s| s != rec.state) || q.agent_id.is_some_and(|a| a != rec.agent_id) {
+                if q.state.is_some_and(|s| s != rec.state)
+                    || q.agent_id.is_some_and(|a| a != rec.agent_id)
+                    || q.task_id.is_some_and(|t| rec.task_id != Some(t))
+                {
                     return Ok(Scan::Continue);
                 }
                 items.push(render(r, &rec)?);
@@ -481,7 +381,8 @@ impl Board {
             put_run(tx, Some(&old), &rec)?;
             pace_output(tx, &paces, old.transcript_count, &rec, false)?;
             let run = render(tx.w, &rec)?;
-            tx.emit_all(EventKind::RunUpdated, &run)?;
+            let audience = run_audience(tx.w, &rec)?;
+            tx.emit(EventKind::RunUpdated, &run, audience)?;
             Ok(run)
         })
         .await
@@ -512,7 +413,8 @@ impl Board {
         put_run(tx, Some(&old), &rec)?;
         pace_output(tx, paces, old.transcript_count, &rec, true)?;
         let run = render(tx.w, &rec)?;
-        tx.emit_all(EventKind::RunUpdated, &run)?;
+        let audience = run_audience(tx.w, &rec)?;
+        tx.emit(EventKind::RunUpdated, &run, audience)?;
         let Some(task_id) = rec.task_id else { return Ok(run) };
         let Some(task) = tx.w.task(task_id)? else { return Ok(run) };
         if task.assignee_id != Some(rec.agent_id) || task.status != TaskStatus::InProgress {
@@ -623,7 +525,8 @@ impl Board {
             put_run(tx, Some(&old), &rec)?;
             pace_output(tx, &paces, old.transcript_count, &rec, true)?;
             let run = render(tx.w, &rec)?;
-            tx.emit_all(EventKind::RunUpdated, &run)?;
+            let audience = run_audience(tx.w, &rec)?;
+            tx.emit(EventKind::RunUpdated, &run, audience)?;
             Ok(run)
         })
         .await
@@ -644,37 +547,8 @@ impl Board {
         push_entry(tx, &mut rec, u64::MAX, EntryKind::State, format!("{state}: {reason}"), None)?;
         put_run(tx, Some(&old), &rec)?;
         let run = render(tx.w, &rec)?;
-        tx.emit_all(EventKind::RunUpdated, &run)
-    }
-
-    /// Sends the `run.output` frames held back by the pace of their runs
-    /// once their interval has passed. The maintenance task calls it ten
-    /// times a second while any are held back. Returns how many frames.
-    pub async fn flush_run_output(&self) -> Result<usize> {
-        let paces = self.output_paces();
-        if !paces.has_pending() {
-            return Ok(0);
-        }
-        self.write(move |tx| {
-            let now = tx.now.as_millisecond();
-            let due: Vec<Uuid> = {
-                let map = paces.0.lock().unwrap();
-                map.iter()
-                    .filter(|(_, p)| p.appended > p.sent && now - p.last_ms >= OUTPUT_INTERVAL_MS)
-                    .map(|(id, _)| *id)
-                    .collect()
-            };
-            let mut frames = 0;
-            for id in due {
-                let Some(rec) = tx.w.record::<RunRecord>(RUNS, &run_key(id))? else {
-                    paces.0.lock().unwrap().remove(&id);
-                    continue;
-                };
-                frames += usize::from(pace_output(tx, &paces, rec.transcript_count, &rec, true)?);
-            }
-            Ok(frames)
-        })
-        .await
+        let audience = run_audience(tx.w, &rec)?;
+        tx.emit(EventKind::RunUpdated, &run, audience)
     }
 }
 
@@ -694,81 +568,6 @@ fn check_open(rec: &RunRecord) -> Result<()> {
         return Err(Error::conflict(format!("run {} is {}; a final state never changes", rec.id, rec.state)));
     }
     Ok(())
-}
-
-/// Entries of `run` after `after`, at most `limit` and about `bytes`.
-fn entries_after(
-    r: &(impl ReadTxn + ?Sized),
-    run: Uuid,
-    after: u64,
-    limit: usize,
-    bytes: u64,
-) -> Result<Vec<TranscriptEntry>> {
-    let range = KeyRange {
-        start: std::ops::Bound::Included(entry_key(run, after.saturating_add(1))),
-        end: std::ops::Bound::Excluded(Key::new().uuid(run).u64(u64::MAX).build()),
-    };
-    let mut out = Vec::new();
-    let mut size = 0;
-    r.scan(RUN_TRANSCRIPT, range, Direction::Forward, &mut |_, v| {
-        let e: TranscriptEntry = decode(v)?;
-        size += e.size();
-        out.push(e);
-        Ok(if out.len() >= limit || size >= bytes { Scan::Stop } else { Scan::Continue })
-    })?;
-    Ok(out)
-}
-
-/// Makes the `run.output` frame of the entries of `rec` not yet sent,
-/// when its interval has passed or `now` says so (a run ending, an
-/// answer); otherwise they wait. `before` is the transcript's count
-/// before this operation. True when a frame was made.
-fn pace_output(
-    tx: &mut Tx<'_>,
-    paces: &OutputPaces,
-    before: u64,
-    rec: &RunRecord,
-    now: bool,
-) -> Result<bool> {
-    let at = tx.now.as_millisecond();
-    let (sent, due) = {
-        let mut map = paces.0.lock().unwrap();
-        // A run this process meets for the first time: what earlier
-        // operations stored was sent by them (or by another process).
-        let p = map.entry(rec.id).or_insert(Pace { last_ms: i64::MIN, sent: before, appended: before });
-        p.appended = rec.transcript_count;
-        let due = p.appended > p.sent && (now || at.saturating_sub(p.last_ms) >= OUTPUT_INTERVAL_MS);
-        (p.sent, due)
-    };
-    if !due {
-        if rec.state.is_final() {
-            paces.0.lock().unwrap().remove(&rec.id);
-        }
-        return Ok(false);
-    }
-    let entries = entries_after(tx.w, rec.id, sent, FRAME_ENTRIES, FRAME_BYTES)?;
-    let last = entries.last().map_or(sent, |e| e.n);
-    {
-        let mut map = paces.0.lock().unwrap();
-        if rec.state.is_final() && last >= rec.transcript_count {
-            map.remove(&rec.id);
-        } else if let Some(p) = map.get_mut(&rec.id) {
-            p.sent = last;
-            p.last_ms = at;
-        }
-    }
-    if entries.is_empty() {
-        return Ok(false);
-    }
-    let data = json!({
-        "run_id": rec.id,
-        "task_id": rec.task_id,
-        "project_id": rec.project_id,
-        "entries": entries,
-        "transcript_count": rec.transcript_count,
-    });
-    tx.emit_all(EventKind::RunOutput, data)?;
-    Ok(true)
 }
 
 /// A comment on a task written in the agent's name.

@@ -180,6 +180,8 @@ tables! {
     /// task_id → run_id: the run of the task not yet in a final state
     /// (at most one a task)
     LIVE_RUNS = "taskid_liverunid";
+    /// message_id run_id → () for every run answering a message
+    MESSAGE_RUNS = "messageid_runid";
     /// run_id n → TranscriptEntry: a run's transcript, n from 1
     RUN_TRANSCRIPT = "runid_n_entry";
     /// kind key → Window: the open window of failed logins of a member

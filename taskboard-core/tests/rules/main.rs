@@ -15,6 +15,7 @@ mod files;
 mod first_run;
 mod idempotency;
 mod members;
+mod message_runs;
 mod messages;
 mod paging;
 mod projects;

@@ -44,7 +44,13 @@ pub(super) fn task(env: &Env, title: &str) {
 
 /// A runner's configuration file with one agent running `script` under
 /// `sh -c`.
-fn config(env: &Env, name: &str, token: &str, script: &str, agent_extra: &str) -> (PathBuf, PathBuf) {
+pub(super) fn config(
+    env: &Env,
+    name: &str,
+    token: &str,
+    script: &str,
+    agent_extra: &str,
+) -> (PathBuf, PathBuf) {
     let state = env.dir.path().join(format!("{name}-state"));
     let path = env.dir.path().join(format!("{name}.toml"));
     let server = &env.server.as_ref().expect("a server").url;
@@ -71,7 +77,7 @@ impl Runner {
         Runner(child)
     }
 
-    fn signal(&self, signal: &str) {
+    pub(super) fn signal(&self, signal: &str) {
         let pid = self.0.id().to_string();
         assert!(Command::new("kill").args([signal, &pid]).status().unwrap().success());
     }

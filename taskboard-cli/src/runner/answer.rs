@@ -1,0 +1,252 @@
+//! Runs answering a message (docs/decisions.md, "Runner"): which
+//! messages an agent answers by its `chat_listen` and `task_listen`, and
+//! one such run from start to end. A command agent reads the message and
+//! the conversation before it on stdin, in a scratch directory; what it
+//! writes on stdout is posted as its reply when it exits 0.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use taskboard_core::api::{
+    ListMessages, MessageFilter, NewEntry, NewMessage, NewMessageRun, PostMessage, RunPatch, StartMessageRun,
+    UpdateRun,
+};
+use taskboard_core::model::{AuthorType, Listen, Message};
+use taskboard_core::runs::{Run, RunState};
+use taskboard_core::{Error, ErrorKind, Result};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::config::AgentMode;
+use super::message_prompt::{self, Ask};
+use super::process::{self, Spawn};
+use super::supervise::{self, End};
+use super::{AgentCtx, Live};
+
+/// Messages looked through, newest first, to find the one answered.
+const SEARCH_PAGES: usize = 10;
+/// Characters of output kept for a failed run's stop reason.
+const TAIL_CHARS: usize = 1500;
+/// The longest reply posted (the board's limit of a message).
+const REPLY_CHARS: usize = 100_000;
+
+/// Whether the agent answers `m`, a `message.new` of its event stream:
+/// never its own; a chat message by `chat_listen`, a comment by
+/// `task_listen`: `mentions` when it is mentioned, `all` also every
+/// message of a person (not of another agent, so two agents never answer
+/// each other without end). Only command agents answer messages.
+pub(super) fn answers(a: &AgentCtx, m: &Message) -> bool {
+    if a.entry.mode != AgentMode::Command || m.author_id == Some(a.me.id) {
+        return false;
+    }
+    let listen =
+        if m.task_id.is_some() { a.me.agent_config.task_listen } else { a.me.agent_config.chat_listen };
+    let mentioned = m.mentions.iter().any(|r| r.id == a.me.id);
+    mentioned || (listen == Listen::All && m.author_type == AuthorType::Human && m.author_id.is_some())
+}
+
+/// Asks the board for a run of the agent answering `m`: named for this
+/// runner when it has a free slot (the run is then started here), else
+/// unnamed, for the first runner of the agent with a free slot. None when
+/// another runner already answers it (409).
+pub(super) async fn ask(a: &AgentCtx, m: &Message, named: bool) -> Result<Option<Run>> {
+    let new = NewMessageRun { agent_id: a.me.id, runner: named.then(|| a.shared.name.clone()) };
+    match a.client.call::<StartMessageRun>(m.id, (), new).await {
+        Ok(run) => Ok(Some(run)),
+        Err(e) if e.kind() == ErrorKind::Conflict => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The message `id`, looked for among the newest messages of the board.
+async fn find_message(a: &AgentCtx, id: uuid::Uuid) -> Result<Message> {
+    let mut cursor = None;
+    for _ in 0..SEARCH_PAGES {
+        let filter = MessageFilter { limit: Some(MessageFilter::MAX_LIMIT), cursor, ..Default::default() };
+        let page = a.client.call::<ListMessages>((), filter, ()).await?;
+        if let Some(m) = page.items.iter().find(|m| m.id == id) {
+            return Ok(m.clone());
+        }
+        match page.next {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    Err(Error::not_found(format!("message {id} is not among the board's newest messages")))
+}
+
+/// Runs `run`, which answers a message, to its end.
+pub(super) async fn run(a: &AgentCtx, run: Run, live: &Live) -> Result<()> {
+    let Some(message_id) = run.message_id else { return Err(Error::internal("a run without a message")) };
+    if a.entry.mode != AgentMode::Command {
+        return Err(Error::bad_request("this runner answers messages with command agents only"));
+    }
+    let message = find_message(a, message_id).await?;
+    let filter = MessageFilter {
+        chat_id: message.chat_id,
+        task_id: message.task_id,
+        limit: Some(message_prompt::CONTEXT + 1),
+        ..Default::default()
+    };
+    let context = a.client.call::<ListMessages>((), filter, ()).await?.items;
+    let markdown = message_prompt::render(&Ask {
+        agent: &a.me,
+        message: &message,
+        task: run.task.as_ref(),
+        context: &context,
+        run: run.id,
+    });
+    let dir = a.shared.state.join("answers").join(run.id.to_string());
+    std::fs::create_dir_all(&dir)?;
+    let result = answer(a, &run, &message, &dir, markdown, &live.cancel).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+async fn answer(
+    a: &AgentCtx,
+    run: &Run,
+    message: &Message,
+    dir: &std::path::Path,
+    markdown: String,
+    cancel: &CancellationToken,
+) -> Result<()> {
+    let mut env: Vec<(String, String)> = a.entry.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    env.extend([
+        ("TASKBOARD_SERVER".to_string(), a.shared.server.clone()),
+        ("TASKBOARD_TOKEN".to_string(), a.token.clone()),
+        ("TASKBOARD_RUN".to_string(), run.id.to_string()),
+        ("TASKBOARD_MESSAGE".to_string(), message.id.to_string()),
+        ("TASKBOARD_WORKSPACE".to_string(), dir.to_string_lossy().into_owned()),
+    ]);
+    if let Some(chat) = message.chat_id {
+        env.push(("TASKBOARD_CHAT".to_string(), chat.to_string()));
+    }
+    if let Some(t) = &run.task {
+        env.push(("TASKBOARD_TASK".to_string(), t.key.clone()));
+        env.push(("TASKBOARD_TASK_ID".to_string(), t.id.to_string()));
+    }
+    if let Some(model) = a.entry.model.clone().or_else(|| a.me.agent_config.model.clone()) {
+        env.push(("TASKBOARD_MODEL".to_string(), model));
+    }
+    let (tx, mut rx) = mpsc::channel::<NewEntry>(256);
+    let (to_pump, pump_rx) = mpsc::channel::<NewEntry>(256);
+    // Stdout is kept for the reply; everything goes to the transcript.
+    let keep = tokio::spawn(async move {
+        let (mut reply, mut tail) = (String::new(), VecDeque::<String>::new());
+        while let Some(e) = rx.recv().await {
+            let stdout = e.data.as_ref().and_then(|d| d["stream"].as_str()) == Some("stdout");
+            if stdout && reply.chars().count() < REPLY_CHARS {
+                reply.push_str(&e.text);
+                reply.push('\n');
+            }
+            tail.push_back(e.text.clone());
+            while tail.iter().map(|t| t.chars().count() + 1).sum::<usize>() > TAIL_CHARS && tail.len() > 1 {
+                tail.pop_front();
+            }
+            let _ = to_pump.send(e).await;
+        }
+        (reply, tail.into_iter().collect::<Vec<_>>().join("\n"))
+    });
+    let spawn = Spawn { argv: &a.entry.command, dir, env, stdin: Some(markdown) };
+    let mut child = process::spawn(spawn, tx)?;
+    let pgid = child.id().unwrap_or(0);
+    process::write_pid_file(&a.shared.state, run.id, pgid)?;
+    let pump = tokio::spawn(supervise::pump(a.client.clone(), run.id, pump_rx));
+    let ws = super::workspace::Workspace { dir: dir.to_path_buf(), branch: None };
+    let end = match supervise::mark_running(a, run, &ws).await {
+        Ok(false) => End::Cancelled,
+        Err(e) => {
+            process::kill_group(pgid);
+            return Err(e);
+        }
+        Ok(true) => watch(a, &mut child, cancel).await,
+    };
+    process::kill_group(pgid);
+    let _ = child.wait().await;
+    let (reply, tail) = tokio::time::timeout(Duration::from_secs(5), keep)
+        .await
+        .ok()
+        .and_then(|r| r.ok())
+        .unwrap_or_default();
+    let _ = tokio::time::timeout(Duration::from_secs(5), pump).await;
+    let (state, exit_code, stop_reason) = match end {
+        End::Exited(Some(0)) => {
+            let content: String = reply.trim().chars().take(REPLY_CHARS).collect();
+            let posted = if content.is_empty() {
+                Some("the agent wrote no answer".to_string())
+            } else {
+                let new = NewMessage {
+                    chat_id: message.chat_id,
+                    task_id: message.task_id,
+                    parent_id: Some(message.id),
+                    content,
+                    ..Default::default()
+                };
+                match a.client.call::<PostMessage>((), (), new).await {
+                    Ok(_) => None,
+                    Err(e) => {
+                        return Err(Error::bad_request(format!("the reply was refused: {}", e.detail())));
+                    }
+                }
+            };
+            (RunState::Succeeded, Some(0), posted)
+        }
+        End::Exited(code) => {
+            let why = if code.is_none() { "killed by a signal" } else { "exited" };
+            let reason = if tail.is_empty() {
+                format!("the agent {why}, without output")
+            } else {
+                format!("the agent {why}; the end of its output:\n{tail}")
+            };
+            (RunState::Failed, code, Some(reason))
+        }
+        End::TimedOut => {
+            (RunState::TimedOut, None, Some(format!("no end after {} seconds", a.entry.timeout_seconds)))
+        }
+        End::Stopped => (RunState::Failed, None, Some("the runner stopped".to_string())),
+        End::Failed(reason) => (RunState::Failed, None, Some(reason)),
+        End::Turn { state, reason } => (state, None, reason),
+        End::Cancelled | End::LeaseLost(_) => return Ok(()),
+    };
+    let done = RunPatch {
+        state: Some(state),
+        exit_code,
+        stop_reason: stop_reason.map(|r| r.chars().take(2000).collect()),
+        ..Default::default()
+    };
+    match a.client.call::<UpdateRun>(run.id, (), done).await {
+        Err(e) if e.kind() == ErrorKind::Conflict => Ok(()),
+        Err(e) => Err(e),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// Waits for the agent's end: no lease to renew, only the timeout and a
+/// cancel.
+async fn watch(a: &AgentCtx, child: &mut tokio::process::Child, cancel: &CancellationToken) -> End {
+    tokio::select! {
+        status = child.wait() => End::Exited(status.ok().and_then(|s| s.code())),
+        _ = cancel.cancelled() => if a.shared.stop.is_cancelled() { End::Stopped } else { End::Cancelled },
+        _ = tokio::time::sleep(Duration::from_secs(a.entry.timeout_seconds)) => End::TimedOut,
+    }
+}
+
+/// Ends the message runs a predecessor runner (of the same state
+/// directory) left open: their agent's process is gone and, holding no
+/// lease, nothing else would end them. `runs` are the runs its pid files
+/// named.
+pub(super) async fn end_left_open(a: &AgentCtx, runs: &[uuid::Uuid]) {
+    for id in runs {
+        let Ok(run) = a.client.call::<taskboard_core::api::GetRun>(*id, (), ()).await else { continue };
+        if run.agent.id != a.me.id || run.message_id.is_none() || run.state.is_final() {
+            continue;
+        }
+        let patch = RunPatch {
+            state: Some(RunState::Failed),
+            stop_reason: Some("the runner stopped before the agent answered".to_string()),
+            ..Default::default()
+        };
+        let _ = a.client.call::<UpdateRun>(*id, (), patch).await;
+    }
+}

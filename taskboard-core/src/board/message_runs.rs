@@ -1,0 +1,165 @@
+//! Runs answering a message (docs/rules.md, runs): an agent asked, by a
+//! person or by its own runner, to answer a chat message or a task
+//! comment. Such a run holds no lease: a comment's run names its task
+//! for context only and never moves it. At most one run of an agent
+//! answers a message at a time, which is what keeps two runners of the
+//! agent from answering it twice.
+
+use uuid::Uuid;
+
+use super::runs::{check_len, put_run, render, run_required};
+use super::{Actor, Board};
+use crate::api::NewMessageRun;
+use crate::error::{Error, Result};
+use crate::events::{Audience, EventKind};
+use crate::records::*;
+use crate::runs::*;
+use crate::storage::codec::uuid_suffix;
+use crate::storage::tables::*;
+use crate::storage::{Direction, KeyRange, Scan};
+
+/// Who hears of a run: a run answering a chat message goes to the chat's
+/// audience (its project's members; its agent even when it listens for
+/// mentions only); any other run to everyone, as `task.updated` does.
+pub(super) fn run_audience(r: &(impl Records + ?Sized), rec: &RunRecord) -> Result<Audience> {
+    if rec.task_id.is_some() {
+        return Ok(Audience::All);
+    }
+    let Some(chat) = rec.message_id.map(|m| r.message(m)).transpose()?.flatten().and_then(|m| m.chat_id)
+    else {
+        return Ok(Audience::All);
+    };
+    match r.chat(chat)? {
+        Some(c) => Ok(Audience::Chat {
+            project_members: r.project_member_ids(c.project_id)?,
+            mentions: vec![rec.agent_id],
+        }),
+        None => Ok(Audience::All),
+    }
+}
+
+/// The run of `agent` answering `message` that has not ended (any run of
+/// it when `any`), if there is one.
+fn run_of(r: &(impl Records + ?Sized), message: Uuid, agent: Uuid, any: bool) -> Result<Option<RunRecord>> {
+    let mut found = None;
+    r.scan(MESSAGE_RUNS, KeyRange::prefix(message.as_bytes()), Direction::Forward, &mut |k, _| {
+        let id = uuid_suffix(k)?;
+        let rec = run_required(r, id)?;
+        if rec.agent_id == agent && (any || !rec.state.is_final()) {
+            found = Some(rec);
+            return Ok(Scan::Stop);
+        }
+        Ok(Scan::Continue)
+    })?;
+    Ok(found)
+}
+
+impl Board {
+    /// `POST /messages/{id}/runs`: the agent is asked to answer the
+    /// message; the run starts `starting`.
+    pub async fn start_message_run(
+        &self,
+        actor: &Actor,
+        message_id: Uuid,
+        new: NewMessageRun,
+    ) -> Result<Run> {
+        let me = actor.id();
+        let person = !actor.member.is_agent();
+        if !person && new.agent_id != me {
+            return Err(Error::forbidden("an agent may start runs of itself only"));
+        }
+        if let Some(r) = &new.runner {
+            if person {
+                return Err(Error::invalid("runner", "only the agent's own runner names itself"));
+            }
+            check_len("runner", r, 1, 200)?;
+        }
+        self.write(move |tx| {
+            let agent = match tx.w.member(new.agent_id)? {
+                Some(m) if m.is_active && m.is_agent() => m,
+                _ => {
+                    return Err(Error::invalid(
+                        "agent_id",
+                        format!("{} is not an active agent", new.agent_id),
+                    ));
+                }
+            };
+            let m =
+                tx.w.message(message_id)?
+                    .ok_or_else(|| Error::not_found(format!("message {message_id} not found")))?;
+            if m.author_id == Some(agent.id) {
+                return Err(Error::conflict(format!(
+                    "message {message_id} is {}'s own; an agent does not answer itself",
+                    agent.slug
+                )));
+            }
+            let (project_id, task) = match (m.chat_id, m.task_id) {
+                (Some(c), _) => {
+                    let chat =
+                        tx.w.chat(c)?.ok_or_else(|| Error::not_found(format!("chat {c} not found")))?;
+                    (chat.project_id, None)
+                }
+                (None, Some(t)) => {
+                    let task = tx.w.task_required(t)?;
+                    (task.project_id, Some(task))
+                }
+                (None, None) => return Err(Error::internal("message without chat or task")),
+            };
+            let member = tx.w.project_member_ids(project_id)?.contains(&agent.id);
+            let sees = member
+                || task.as_ref().is_some_and(|t| {
+                    m.mention_ids.contains(&agent.id)
+                        || t.watcher_ids.contains(&agent.id)
+                        || t.assignee_id == Some(agent.id)
+                        || t.reviewer_id == Some(agent.id)
+                });
+            if !sees {
+                return Err(Error::forbidden(format!(
+                    "{} does not see message {message_id}: it is not a member of the message's project",
+                    agent.slug
+                )));
+            }
+            // A runner asks once: one that sees the message late finds it answered.
+            if let Some(run) = run_of(tx.w, message_id, agent.id, !person)? {
+                return Err(Error::conflict(format!(
+                    "{} already has run {} answering message {message_id} ({})",
+                    agent.slug, run.id, run.state
+                )));
+            }
+            let task = match task {
+                Some(t) => Some(RunTask { id: t.id, key: tx.w.task_key_of(&t)?, title: t.title }),
+                None => None,
+            };
+            let rec = RunRecord {
+                id: Uuid::now_v7(),
+                task_id: None,
+                task,
+                project_id: Some(project_id),
+                message_id: Some(message_id),
+                agent_id: agent.id,
+                requested_by: me,
+                runner: new.runner.clone(),
+                state: RunState::Starting,
+                created_at: tx.now,
+                started_at: None,
+                ended_at: None,
+                exit_code: None,
+                stop_reason: None,
+                branch: None,
+                commit: None,
+                usage: None,
+                question: None,
+                transcript_count: 0,
+                transcript_bytes: 0,
+                dropped_bytes: 0,
+                dropped_entry: None,
+            };
+            put_run(tx, None, &rec)?;
+            let run = render(tx.w, &rec)?;
+            let audience = run_audience(tx.w, &rec)?;
+            tx.emit(EventKind::RunCreated, &run, audience)?;
+            Ok(run)
+        })
+        .await
+    }
+}
