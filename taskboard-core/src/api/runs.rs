@@ -262,6 +262,7 @@ impl Endpoint for StartMessageRun {
             person gives `runner`.",
         errors: &[403, 404, 409],
     };
+    const SCOPE: crate::model::Scope = crate::model::Scope::RunsWrite;
     type Path = Uuid;
     type Query = ();
     type Body = NewMessageRun;
