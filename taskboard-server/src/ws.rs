@@ -55,6 +55,9 @@ const SEND_TIMEOUT: Duration = Duration::from_secs(15);
 /// Longest the closing handshake may take before the socket is dropped;
 /// bounds graceful shutdown.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a client closed as too slow has to read what was sent before
+/// its close frame and answer it; then the connection is dropped.
+const SLOW_CLOSE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Frames written before one flush: a burst goes out in few syscalls.
 const BATCH: usize = 256;
 /// Bytes of frames queued before a flush, so a burst of large events
@@ -433,7 +436,10 @@ async fn close(ws: &mut Socket, end: End) {
         while ws.next().await.is_some_and(|m| m.is_ok()) {}
         Ok::<_, tokio_tungstenite::tungstenite::Error>(())
     };
-    let _ = tokio::time::timeout(CLOSE_TIMEOUT, handshake).await;
+    // A client too slow to keep up gets its close frame only behind the
+    // frames already in the socket's buffers: it has longer to read them.
+    let within = if matches!(end, End::TooSlow) { SLOW_CLOSE_TIMEOUT } else { CLOSE_TIMEOUT };
+    let _ = tokio::time::timeout(within, handshake).await;
 }
 
 #[cfg(test)]
