@@ -440,7 +440,11 @@ mod tests {
         assert!(
             text.contains("| `status` | query | one of `backlog`, `todo`, `in_progress`, `review`, `done`")
         );
-        assert!(text.contains("Answer `201` (`application/json`): [`Task`](#task), with `assignee`"));
+        assert!(
+            text.contains(
+                "Answer `201` (`application/json`): [`Task`](#task), with `id`, `project`, `number`"
+            )
+        );
         assert!(text.contains("\n### Task\n"));
         let anchors: BTreeSet<String> =
             text.lines().filter_map(|l| l.strip_prefix("### ")).map(anchor).collect();
