@@ -219,3 +219,34 @@ pub struct RunRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped_entry: Option<u64>,
 }
+
+impl RunRecord {
+    /// A new run of `agent_id`, `starting`, at nothing yet: the caller
+    /// sets its task or message.
+    pub fn starting(agent_id: Uuid, requested_by: Uuid, runner: Option<String>, now: Timestamp) -> RunRecord {
+        RunRecord {
+            id: Uuid::now_v7(),
+            task_id: None,
+            task: None,
+            project_id: None,
+            message_id: None,
+            agent_id,
+            requested_by,
+            runner,
+            state: RunState::Starting,
+            created_at: now,
+            started_at: None,
+            ended_at: None,
+            exit_code: None,
+            stop_reason: None,
+            branch: None,
+            commit: None,
+            usage: None,
+            question: None,
+            transcript_count: 0,
+            transcript_bytes: 0,
+            dropped_bytes: 0,
+            dropped_entry: None,
+        }
+    }
+}

@@ -257,28 +257,11 @@ impl Board {
             }
             let task = tx.w.task_required(task_id)?;
             let rec = RunRecord {
-                id: Uuid::now_v7(),
                 task_id: Some(task_id),
                 task: Some(RunTask { id: task_id, key: key.clone(), title: task.title.clone() }),
                 project_id: Some(task.project_id),
                 message_id: None,
-                agent_id: agent.id,
-                requested_by: me,
-                runner: new.runner.clone(),
-                state: RunState::Starting,
-                created_at: tx.now,
-                started_at: None,
-                ended_at: None,
-                exit_code: None,
-                stop_reason: None,
-                branch: None,
-                commit: None,
-                usage: None,
-                question: None,
-                transcript_count: 0,
-                transcript_bytes: 0,
-                dropped_bytes: 0,
-                dropped_entry: None,
+                ..RunRecord::starting(agent.id, me, new.runner.clone(), tx.now)
             };
             put_run(tx, None, &rec)?;
             let run = render(tx.w, &rec)?;
