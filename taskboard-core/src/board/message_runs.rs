@@ -7,7 +7,7 @@
 
 use uuid::Uuid;
 
-use super::runs::{check_len, put_run, render, run_required};
+use super::runs::{active_agent, check_starter, put_run, render, run_required};
 use super::{Actor, Board};
 use crate::api::NewMessageRun;
 use crate::error::{Error, Result};
@@ -65,25 +65,9 @@ impl Board {
     ) -> Result<Run> {
         let me = actor.id();
         let person = !actor.member.is_agent();
-        if !person && new.agent_id != me {
-            return Err(Error::forbidden("an agent may start runs of itself only"));
-        }
-        if let Some(r) = &new.runner {
-            if person {
-                return Err(Error::invalid("runner", "only the agent's own runner names itself"));
-            }
-            check_len("runner", r, 1, 200)?;
-        }
+        check_starter(actor, new.agent_id, new.runner.as_deref())?;
         self.write(move |tx| {
-            let agent = match tx.w.member(new.agent_id)? {
-                Some(m) if m.is_active && m.is_agent() => m,
-                _ => {
-                    return Err(Error::invalid(
-                        "agent_id",
-                        format!("{} is not an active agent", new.agent_id),
-                    ));
-                }
-            };
+            let agent = active_agent(tx, new.agent_id)?;
             let m =
                 tx.w.message(message_id)?
                     .ok_or_else(|| Error::not_found(format!("message {message_id} not found")))?;

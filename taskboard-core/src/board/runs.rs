@@ -64,6 +64,30 @@ pub(super) fn render(r: &(impl Records + ?Sized), rec: &RunRecord) -> Result<Run
     })
 }
 
+/// Who may start a run of `agent`: a person any agent, an agent only
+/// itself; only the agent's own runner names itself.
+pub(super) fn check_starter(actor: &Actor, agent: Uuid, runner: Option<&str>) -> Result<()> {
+    let person = !actor.member.is_agent();
+    if !person && agent != actor.id() {
+        return Err(Error::forbidden("an agent may start runs of itself only"));
+    }
+    if let Some(r) = runner {
+        if person {
+            return Err(Error::invalid("runner", "only the agent's own runner names itself"));
+        }
+        check_len("runner", r, 1, 200)?;
+    }
+    Ok(())
+}
+
+/// The member a run is started for, if it is an active agent.
+pub(super) fn active_agent(tx: &Tx<'_>, id: Uuid) -> Result<MemberRecord> {
+    match tx.w.member(id)? {
+        Some(m) if m.is_active && m.is_agent() => Ok(m),
+        _ => Err(Error::invalid("agent_id", format!("{id} is not an active agent"))),
+    }
+}
+
 /// Writes a run with its indexes: every run under its task and agent, a
 /// run not yet final as its task's live run.
 pub(super) fn put_run(tx: &mut Tx<'_>, old: Option<&RunRecord>, rec: &RunRecord) -> Result<()> {
@@ -199,25 +223,9 @@ impl Board {
         let seconds = super::work::check_lease(new.lease_seconds)?.unwrap_or(DEFAULT_RUN_LEASE_SECONDS);
         let me = actor.id();
         let person = !actor.member.is_agent();
-        if !person && new.agent_id != me {
-            return Err(Error::forbidden("an agent may start runs of itself only"));
-        }
-        if let Some(r) = &new.runner {
-            if person {
-                return Err(Error::invalid("runner", "only the agent's own runner names itself"));
-            }
-            check_len("runner", r, 1, 200)?;
-        }
+        check_starter(actor, new.agent_id, new.runner.as_deref())?;
         self.write(move |tx| {
-            let agent = match tx.w.member(new.agent_id)? {
-                Some(m) if m.is_active && m.is_agent() => m,
-                _ => {
-                    return Err(Error::invalid(
-                        "agent_id",
-                        format!("{} is not an active agent", new.agent_id),
-                    ));
-                }
-            };
+            let agent = active_agent(tx, new.agent_id)?;
             let old = tx.w.task_required(task_id)?;
             let key = tx.w.task_key_of(&old)?;
             if let Some(live) = live_run_of(tx.w, task_id)? {
