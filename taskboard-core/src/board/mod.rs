@@ -32,6 +32,7 @@ mod processes;
 mod projects;
 mod queries;
 mod ready;
+mod retries;
 mod run_output;
 mod runs;
 pub(crate) mod search;

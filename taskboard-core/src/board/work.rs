@@ -138,8 +138,9 @@ impl Board {
         .await
     }
 
-    /// `POST /tasks/claim`: takes the first ready task matching, in one
-    /// write, so concurrent claims never get the same task. `None` when
+    /// `POST /tasks/claim`: takes the first ready task matching that the
+    /// caller did not fail at lately (`retries`), in one write, so
+    /// concurrent claims never get the same task. `None` when
     /// nothing is ready.
     pub async fn claim(&self, actor: &Actor, request: ClaimRequest) -> Result<Option<Task>> {
         let seconds = check_lease(request.lease_seconds)?;
@@ -154,7 +155,11 @@ impl Board {
         self.write(move |tx| {
             let wanted = Wanted::new(tx.w, me, request.project_id, labels.as_deref())?;
             let mut first = None;
-            wanted.scan(tx.w, &mut |t| {
+            let (r, now): (&dyn ReadTxn, _) = (tx.w, tx.now);
+            wanted.scan(r, &mut |t| {
+                if super::retries::passed_over(r, me, &t, now)? {
+                    return Ok(Scan::Continue);
+                }
                 first = Some(t);
                 Ok(Scan::Stop)
             })?;

@@ -20,6 +20,7 @@ mod messages;
 mod paging;
 mod projects;
 mod reads;
+mod retries;
 mod runs;
 mod schema;
 mod tasks;

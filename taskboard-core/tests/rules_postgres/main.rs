@@ -27,6 +27,8 @@ mod messages;
 mod paging;
 #[path = "../rules/projects.rs"]
 mod projects;
+#[path = "../rules/retries.rs"]
+mod retries;
 mod shared;
 #[path = "../rules/support.rs"]
 mod support;
