@@ -438,6 +438,8 @@ impl Server {
         }
         drop(listener);
         shutdown.cancel();
+        // Long polls answer now, so stopping waits for ordinary requests only.
+        state.board.stop_waiting();
         connections.close();
         connections.wait().await;
         state.ws.tracker.close();

@@ -41,6 +41,13 @@ impl std::fmt::Debug for Follower {
 }
 
 impl Board {
+    /// The process serving the board is stopping: every long poll
+    /// (`next_batch` with a wait) answers now with what it has, and later
+    /// ones do not wait.
+    pub fn stop_waiting(&self) {
+        self.inner.stopping.send_replace(true);
+    }
+
     /// Follows the events after `since` (from now when `None`) that
     /// `actor` may see.
     pub fn follow(&self, actor: &Actor, since: Option<u64>) -> Follower {
@@ -106,7 +113,12 @@ impl Follower {
             if !frames.is_empty() || self.ended {
                 break;
             }
-            match tokio::time::timeout_at(deadline, self.stream.next()).await {
+            let mut stopping = self.board.inner.stopping.subscribe();
+            let next = tokio::select! {
+                next = tokio::time::timeout_at(deadline, self.stream.next()) => next,
+                _ = stopping.wait_for(|s| *s) => break,
+            };
+            match next {
                 Err(_) => break,
                 Ok(Ok(e)) => self.admit(&e, &mut frames),
                 Ok(Err(StreamError::TooSlow)) => self.resubscribe(),

@@ -173,6 +173,9 @@ struct Inner {
     webhook_wake: tokio::sync::Notify,
     /// Where the `run.output` frames of each run stand.
     run_output: Arc<run_output::OutputPaces>,
+    /// True once the process serving the board stops: long polls answer
+    /// at once instead of holding its shutdown up.
+    stopping: tokio::sync::watch::Sender<bool>,
 }
 
 impl Drop for Inner {
@@ -371,6 +374,7 @@ impl Board {
                 idempotency_running: Mutex::new(Default::default()),
                 webhook_wake: tokio::sync::Notify::new(),
                 run_output: Default::default(),
+                stopping: tokio::sync::watch::Sender::new(false),
             }),
         };
         Ok(board)
