@@ -37,6 +37,9 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return exit::clap_failure(e, json),
     };
+    if let cli::Command::Agent(cli::AgentCmd::Guard { parent, command }) = &cli.command {
+        return runner::guard::run(*parent, command);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

@@ -23,34 +23,47 @@ pub const OWNER_PASSWORD: &str = "owner-password-1";
 /// otherwise cost minutes).
 pub fn taskboard_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let exe = std::env::current_exe().expect("the test executable's path");
-        // <target>/<profile>/deps/<test binary>
-        let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps");
-        let target_dir = profile_dir.parent().expect("the target directory");
-        let bin = profile_dir.join(format!("taskboard{}", std::env::consts::EXE_SUFFIX));
-        let built = std::fs::metadata(&bin).and_then(|m| m.modified()).ok();
-        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace");
-        let sources = ["taskboard-cli/src", "taskboard-core/src", "taskboard-mcp/src", "Cargo.lock"]
-            .map(|p| workspace.join(p));
-        let stale = match built {
-            None => true,
-            Some(built) => sources.iter().any(|p| newest(p).is_some_and(|t| t > built)),
-        };
-        if stale {
-            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-            let mut build = std::process::Command::new(cargo);
-            build.args(["build", "--quiet", "-p", "taskboard-cli", "--bin", "taskboard", "--target-dir"]);
-            build.arg(target_dir);
-            if profile_dir.file_name().is_some_and(|p| p == "release") {
-                build.arg("--release");
-            }
-            let status = build.status().expect("cargo runs");
-            assert!(status.success(), "building the taskboard binary failed");
+    BIN.get_or_init(|| workspace_bin("taskboard-cli", "taskboard", &["taskboard-cli/src"]))
+}
+
+/// The `taskboard-server` binary, checked once per test run the same way
+/// as [`taskboard_bin`].
+pub fn server_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| workspace_bin("taskboard-server", "taskboard-server", &["taskboard-server/src"]))
+}
+
+/// A binary of the workspace in this target directory, built when it is
+/// missing or older than its sources (`own`, the core's, MCP's and
+/// Cargo.lock).
+fn workspace_bin(package: &str, name: &str, own: &[&str]) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test executable's path");
+    // <target>/<profile>/deps/<test binary>
+    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps");
+    let target_dir = profile_dir.parent().expect("the target directory");
+    let bin = profile_dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    let built = std::fs::metadata(&bin).and_then(|m| m.modified()).ok();
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace");
+    let shared = ["taskboard-core/src", "taskboard-mcp/src", "Cargo.lock"];
+    let stale = match built {
+        None => true,
+        Some(built) => {
+            own.iter().chain(&shared).any(|p| newest(&workspace.join(p)).is_some_and(|t| t > built))
         }
-        assert!(bin.exists(), "{} was not built", bin.display());
-        bin
-    })
+    };
+    if stale {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut build = std::process::Command::new(cargo);
+        build.args(["build", "--quiet", "-p", package, "--bin", name, "--target-dir"]);
+        build.arg(target_dir);
+        if profile_dir.file_name().is_some_and(|p| p == "release") {
+            build.arg("--release");
+        }
+        let status = build.status().expect("cargo runs");
+        assert!(status.success(), "building the {name} binary failed");
+    }
+    assert!(bin.exists(), "{} was not built", bin.display());
+    bin
 }
 
 /// The newest modification time of a file or of any file under a directory.
@@ -68,6 +81,8 @@ pub struct Env {
     /// The data directory (local mode; the server's in remote mode).
     pub data_dir: PathBuf,
     pub server: Option<RunningServer>,
+    /// A server in a process of its own ([`Env::remote_process`]).
+    pub process: Option<ServerProcess>,
     /// Local mode on PostgreSQL: the board's database (`--database`); the
     /// data directory then holds its file contents.
     pub database: Option<String>,
@@ -120,6 +135,83 @@ impl Drop for RunningServer {
     }
 }
 
+/// The `taskboard-server` binary serving a data directory on 127.0.0.1
+/// port 0, killed when dropped.
+pub struct ServerProcess {
+    pub child: std::process::Child,
+    pub url: String,
+    pub token: String,
+    _stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl ServerProcess {
+    /// Starts the server and waits for the line naming its address, then
+    /// logs the owner in.
+    pub fn start(data_dir: &Path) -> ServerProcess {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(server_bin())
+            .args(["--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(data_dir)
+            .env("TASKBOARD_OWNER_PASSWORD", OWNER_PASSWORD)
+            .env("TASKBOARD_LOG_LEVEL", "warn")
+            .env_remove("TASKBOARD_JWT_SECRET")
+            .env_remove("RUST_LOG")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the server binary starts");
+        let mut stdout = std::io::BufReader::new(child.stdout.take().expect("its stdout"));
+        let mut line = String::new();
+        let url = loop {
+            line.clear();
+            assert!(
+                stdout.read_line(&mut line).expect("its stdout") > 0,
+                "the server ended before listening"
+            );
+            if let Some(url) = line.trim().strip_prefix("listening on ") {
+                break url.to_string();
+            }
+        };
+        let login = serde_json::json!({"login": "owner", "password": OWNER_PASSWORD});
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+        let answer: Value = runtime
+            .block_on(async {
+                let r = reqwest::Client::new()
+                    .post(format!("{url}/api/v1/auth/login"))
+                    .json(&login)
+                    .send()
+                    .await?;
+                r.error_for_status()?.json().await
+            })
+            .expect("the owner logs in");
+        let token = answer["token"].as_str().expect("a token").to_string();
+        ServerProcess { child, url, token, _stdout: stdout }
+    }
+
+    /// The peak resident memory of the server's process so far, in bytes.
+    pub fn peak_rss(&self) -> u64 {
+        peak_rss(self.child.id())
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The peak resident memory of a process (`VmHWM`), in bytes.
+pub fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the process's status");
+    let kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .expect("VmHWM in the status");
+    kb * 1024
+}
+
 impl Env {
     /// A new local board made with `taskboard init`.
     pub fn local() -> Env {
@@ -148,11 +240,28 @@ impl Env {
         let dir = tempfile::tempdir().expect("a temp dir");
         let data_dir = dir.path().join("data");
         let credentials = dir.path().join("config").join("credentials.json");
-        Env { dir, data_dir, server: None, database: None, credentials }
+        Env { dir, data_dir, server: None, process: None, database: None, credentials }
+    }
+
+    /// A new board held by the `taskboard-server` binary in a process of
+    /// its own (to watch its memory, or kill it).
+    pub fn remote_process() -> Env {
+        let mut env = Env::empty();
+        env.process = Some(ServerProcess::start(&env.data_dir));
+        env
     }
 
     pub fn is_remote(&self) -> bool {
-        self.server.is_some()
+        self.server.is_some() || self.process.is_some()
+    }
+
+    /// The server's base URL and the owner's token, in remote mode.
+    pub fn remote_server(&self) -> Option<(&str, &str)> {
+        match (&self.server, &self.process) {
+            (Some(s), _) => Some((&s.url, &s.token)),
+            (None, Some(p)) => Some((&p.url, &p.token)),
+            (None, None) => None,
+        }
     }
 
     /// `taskboard` with no board chosen and a clean environment.
@@ -193,8 +302,8 @@ impl Env {
             cmd.env_remove(var);
         }
         cmd.env("TASKBOARD_CREDENTIALS", &self.credentials).current_dir(self.dir.path());
-        match &self.server {
-            Some(s) => cmd.env("TASKBOARD_SERVER", &s.url).env("TASKBOARD_TOKEN", &s.token),
+        match self.remote_server() {
+            Some((url, token)) => cmd.env("TASKBOARD_SERVER", url).env("TASKBOARD_TOKEN", token),
             None => cmd.env("TASKBOARD_DATA_DIR", &self.data_dir),
         };
         if let Some(database) = &self.database {

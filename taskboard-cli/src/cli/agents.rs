@@ -27,4 +27,16 @@ runner and its agents.")]
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
     },
+    /// The first process of an agent's process group (started by the
+    /// runner): runs COMMAND and ends the whole group when the runner is
+    /// gone.
+    #[command(hide = true)]
+    Guard {
+        /// The runner's process id.
+        #[arg(long, value_name = "PID")]
+        parent: u32,
+        /// The agent's command and its arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
 }

@@ -156,6 +156,7 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
             );
             Ok(())
         }
+        Command::Agent(AgentCmd::Guard { .. }) => unreachable!("handled before the runtime starts"),
         Command::Agent(AgentCmd::Run { agents, config }) => {
             if g.data_dir.is_some() || g.database.is_some() {
                 return Err(Failure::Usage(

@@ -82,7 +82,7 @@ pub(super) async fn run(
         process::kill_group(pgid);
         return Err(e);
     }
-    let pump = tokio::spawn(supervise::pump(a.client.clone(), run.id, out_rx));
+    let output = supervise::Output::start(a, run.id, out_rx);
     let (in_tx, in_rx) = mpsc::channel(64);
     let (cx, driver) = connect(stdin, stdout, in_tx);
     let end = match supervise::mark_running(a, run, ws).await {
@@ -101,7 +101,7 @@ pub(super) async fn run(
     driver.abort();
     process::kill_group(pgid);
     let _ = child.wait().await;
-    let _ = tokio::time::timeout(Duration::from_secs(5), pump).await;
+    output.finish().await;
     end
 }
 

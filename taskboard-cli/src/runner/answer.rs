@@ -152,7 +152,7 @@ async fn answer(
     let mut child = process::spawn(spawn, tx)?;
     let pgid = child.id().unwrap_or(0);
     process::write_pid_file(&a.shared.state, run.id, pgid)?;
-    let pump = tokio::spawn(supervise::pump(a.client.clone(), run.id, pump_rx));
+    let output = supervise::Output::start(a, run.id, pump_rx);
     let ws = super::workspace::Workspace { dir: dir.to_path_buf(), branch: None };
     let end = match supervise::mark_running(a, run, &ws).await {
         Ok(false) => End::Cancelled,
@@ -169,7 +169,7 @@ async fn answer(
         .ok()
         .and_then(|r| r.ok())
         .unwrap_or_default();
-    let _ = tokio::time::timeout(Duration::from_secs(5), pump).await;
+    output.finish().await;
     let (state, exit_code, stop_reason) = match end {
         End::Exited(Some(0)) => {
             let content: String = reply.trim().chars().take(REPLY_CHARS).collect();
@@ -215,11 +215,7 @@ async fn answer(
         stop_reason: stop_reason.map(|r| r.chars().take(2000).collect()),
         ..Default::default()
     };
-    match a.client.call::<UpdateRun>(run.id, (), done).await {
-        Err(e) if e.kind() == ErrorKind::Conflict => Ok(()),
-        Err(e) => Err(e),
-        Ok(_) => Ok(()),
-    }
+    supervise::end_run(a, run.id, done).await
 }
 
 /// Waits for the agent's end: no lease to renew, only the timeout and a

@@ -27,6 +27,7 @@ use crate::client::{Client, Reconnect};
 mod acp;
 mod answer;
 pub mod config;
+pub mod guard;
 mod message_prompt;
 mod process;
 mod prompt;
@@ -34,6 +35,9 @@ mod supervise;
 mod workspace;
 
 use config::{AgentEntry, RunnerConfig};
+
+/// How often the runner looks for work when no event says there is some.
+const LOOK_AGAIN: Duration = Duration::from_secs(60);
 
 /// What the runner's agents share.
 pub(crate) struct Shared {
@@ -206,6 +210,7 @@ async fn follow(a: Arc<AgentCtx>, tracker: tokio_util::task::TaskTracker) {
     let mut seq: Option<u64> = None;
     let mut look = true;
     let mut reconnect = Reconnect::default();
+    let mut looked = tokio::time::Instant::now();
     loop {
         if a.shared.stop.is_cancelled() {
             return;
@@ -222,8 +227,12 @@ async fn follow(a: Arc<AgentCtx>, tracker: tokio_util::task::TaskTracker) {
                 }
             }
         }
+        // A task passed over after a failed run is claimable again after
+        // a while that no event announces.
+        look |= looked.elapsed() >= LOOK_AGAIN;
         if look {
             look = false;
+            looked = tokio::time::Instant::now();
             if let Err(e) = find_work(&a, &tracker, &done_tx).await {
                 eprintln!("runner: {}: {}", a.me.slug, e.detail());
                 look = true;

@@ -1,6 +1,7 @@
-//! The agent's process: started in a process group of its own, its
-//! output read in bounded pieces, the whole group killed when it stops,
-//! and what a predecessor runner left killed at start.
+//! The agent's process: started in a process group of its own under a
+//! guard that ends the group if the runner dies, its output read in
+//! bounded pieces, the whole group killed when it stops, and what a
+//! predecessor runner left killed at start.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -26,11 +27,14 @@ pub struct Spawn<'a> {
     pub stdin: Option<String>,
 }
 
-/// The agent's command, in a new process group of its own, killed if
-/// the runner drops it.
+/// The agent's command, in a new process group of its own led by
+/// `taskboard agent guard` (this very program), which ends the group if
+/// the runner dies; killed if the runner drops it.
 fn command(s: &Spawn<'_>) -> Command {
-    let mut cmd = Command::new(&s.argv[0]);
-    cmd.args(&s.argv[1..])
+    // The running program, even if its file was replaced since it started.
+    let mut cmd = Command::new("/proc/self/exe");
+    cmd.args(["agent", "guard", "--parent", &std::process::id().to_string(), "--"])
+        .args(s.argv)
         .current_dir(s.dir)
         .envs(s.env.iter().map(|(k, v)| (k, v)))
         .stderr(Stdio::piped())

@@ -9,6 +9,7 @@ mod postgres;
 mod remote;
 mod runner;
 mod runner_acp;
+mod runner_faults;
 mod runner_mentions;
 mod runs;
 mod tokens;

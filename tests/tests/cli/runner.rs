@@ -53,7 +53,7 @@ pub(super) fn config(
 ) -> (PathBuf, PathBuf) {
     let state = env.dir.path().join(format!("{name}-state"));
     let path = env.dir.path().join(format!("{name}.toml"));
-    let server = &env.server.as_ref().expect("a server").url;
+    let server = env.remote_server().expect("a server").0;
     let text = format!(
         "server = {server:?}\nname = {name:?}\nstate_dir = {state:?}\nlease_seconds = 30\n\n\
          [[agent]]\nslug = \"bot\"\ntoken = {token:?}\ncommand = [\"sh\", \"-c\", {script:?}]\n{agent_extra}\n"
@@ -75,6 +75,24 @@ impl Runner {
             .spawn()
             .expect("the runner starts");
         Runner(child)
+    }
+
+    /// [`Runner::start`] with the runner's stderr written to `log`.
+    pub(super) fn start_logged(env: &Env, config: &Path, log: &Path) -> Runner {
+        let child = env
+            .std_cmd()
+            .args(["agent", "run", "--config"])
+            .arg(config)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(log).unwrap())
+            .spawn()
+            .expect("the runner starts");
+        Runner(child)
+    }
+
+    /// The peak resident memory of the runner's process so far, in bytes.
+    pub(super) fn peak_rss(&self) -> u64 {
+        taskboard_tests::peak_rss(self.0.id())
     }
 
     pub(super) fn signal(&self, signal: &str) {
@@ -269,7 +287,7 @@ fn cancelling_a_run_on_the_board_kills_the_agent_and_its_children() {
 }
 
 #[test]
-fn a_runner_started_again_kills_what_its_predecessor_left() {
+fn a_runner_killed_outright_leaves_no_agent_its_run_ends_lost_and_a_new_runner_claims_the_task_once() {
     let env = Env::remote();
     let token = board(&env, None);
     task(&env, "Forever");
@@ -277,17 +295,39 @@ fn a_runner_started_again_kills_what_its_predecessor_left() {
     std::fs::create_dir_all(&dir).unwrap();
     let extra = format!("env = {{ PIDS = {dir:?} }}");
     let (path, _) = config(&env, "one", &token, FOREVER, &extra);
+    // The shortest lease, so that its end comes soon.
+    let text = std::fs::read_to_string(&path).unwrap().replace("lease_seconds = 30", "lease_seconds = 10");
+    std::fs::write(&path, text).unwrap();
     let first = Runner::start(&env, &path);
-    let pids = pids(&dir);
-    eventually("the run to be running", || runs(&env, "WEB-1").into_iter().find(|r| r["state"] == "running"));
-    // Killed outright: its agent, in a group of its own, lives on.
+    let first_pids = pids(&dir);
+    let run = eventually("the run to be running", || {
+        runs(&env, "WEB-1").into_iter().find(|r| r["state"] == "running")
+    });
+    // Killed outright, it stops nothing itself: the agent's guard ends
+    // the agent's whole group.
     first.signal("-KILL");
     drop(first);
-    assert!(pids.iter().all(|p| !gone(p)), "the agent outlives a killed runner");
-    let _second = Runner::start(&env, &path);
-    for pid in &pids {
+    for pid in &first_pids {
         eventually(&format!("process {pid} to end"), || gone(pid).then_some(()));
     }
+    let lost = ended(&env, "WEB-1");
+    assert_eq!(lost["id"], run["id"]);
+    assert_eq!(lost["state"], "lost", "{lost}");
+    let task = env.json(&["task", "show", "WEB-1"]);
+    assert_eq!(task["status"], "todo", "{task}");
+    assert!(task["assignee"].is_null() && task["lease"].is_null(), "{task}");
+
+    for f in ["leader", "child"] {
+        std::fs::remove_file(dir.join(f)).unwrap();
+    }
+    let _second = Runner::start(&env, &path);
+    let again = pids(&dir);
+    let second = eventually("a new run to be running", || {
+        runs(&env, "WEB-1").into_iter().find(|r| r["state"] == "running")
+    });
+    assert_ne!(second["id"], run["id"]);
+    assert_ne!(again, first_pids);
+    assert_eq!(runs(&env, "WEB-1").len(), 2, "the task is claimed once more");
 }
 
 #[test]

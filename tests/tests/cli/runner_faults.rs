@@ -1,0 +1,105 @@
+//! The runner under faults: the server restarting under a running
+//! agent, and an agent flooding its output.
+
+use std::time::{Duration, Instant};
+
+use taskboard_core::runs::DEFAULT_TRANSCRIPT_CAP;
+use taskboard_tests::{Env, RunningServer};
+
+use super::runner::{Runner, board, config, ended, eventually, gone, runs, task, transcript};
+
+#[test]
+fn a_server_restarting_under_a_running_agent_loses_nothing_of_its_run() {
+    let mut env = Env::remote();
+    let token = board(&env, None);
+    task(&env, "Through a restart");
+    let go = env.dir.path().join("go");
+    let pid = env.dir.path().join("pid");
+    // Says it started, waits for the go, says it goes on and ends.
+    let script = format!(
+        "echo $$ > {pid:?}; echo started; while [ ! -f {go:?} ]; do sleep 0.05; done; \
+         echo 'after the restart'; exit 0"
+    );
+    let (path, _) = config(&env, "one", &token, &script, "");
+    let log = env.dir.path().join("runner.log");
+    let _runner = Runner::start_logged(&env, &path, &log);
+    let run = eventually("the run to be running", || {
+        runs(&env, "WEB-1").into_iter().find(|r| r["state"] == "running")
+    });
+    let id = run["id"].as_str().unwrap().to_string();
+    eventually("the agent's first line in the transcript", || {
+        transcript(&env, &id).contains("started").then_some(())
+    });
+    let agent = eventually("the agent's pid", || std::fs::read_to_string(&pid).ok()).trim().to_string();
+
+    let addr = env.server.as_ref().unwrap().addr;
+    env.server.as_mut().unwrap().stop();
+    // The agent writes and ends while the server is away: the runner can
+    // neither send its last line nor report its end yet.
+    std::fs::write(&go, "").unwrap();
+    eventually("the agent to end", || gone(&agent).then_some(()));
+    eventually("the runner to find the server away", || {
+        std::fs::read_to_string(&log).ok().filter(|l| l.contains("trying again")).map(|_| ())
+    });
+    env.server = Some(RunningServer::start(&env.data_dir, addr));
+
+    let run = ended(&env, "WEB-1");
+    assert_eq!(run["id"], id.as_str());
+    assert_eq!(run["state"], "succeeded", "{run}");
+    let log = transcript(&env, &id);
+    assert!(log.contains("output: started") && log.contains("output: after the restart"), "{log}");
+    assert_eq!(env.json(&["task", "show", "WEB-1"])["status"], "review");
+    assert_eq!(runs(&env, "WEB-1").len(), 1);
+}
+
+/// The flood: 100 MB of output in lines of 1,000 bytes.
+const FLOOD: &str = "head -c 100000000 /dev/zero | tr '\\0' x | fold -w 999; echo done";
+const MB: u64 = 1024 * 1024;
+
+#[test]
+fn an_agent_flooding_100_mb_of_output_leaves_the_runner_and_the_server_bounded_and_its_transcript_capped() {
+    let env = Env::remote_process();
+    let token = board(&env, None);
+    task(&env, "Flood");
+    let server_before = env.process.as_ref().unwrap().peak_rss();
+    let (path, _) = config(&env, "one", &token, FLOOD, "");
+    let runner = Runner::start(&env, &path);
+    // A debug build takes its time over 100 MB: a longer wait than
+    // `ended`'s.
+    let until = Instant::now() + Duration::from_secs(600);
+    let run = loop {
+        let done =
+            runs(&env, "WEB-1").into_iter().find(|r| r["state"] == "succeeded" || r["state"] == "failed");
+        if let Some(run) = done {
+            break run;
+        }
+        assert!(Instant::now() < until, "gave up waiting for the flood to end");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let runner_peak = runner.peak_rss();
+    let server_peak = env.process.as_ref().unwrap().peak_rss();
+    drop(runner);
+    assert_eq!(run["state"], "succeeded", "{run}");
+
+    let log = transcript(&env, run["id"].as_str().unwrap());
+    assert!(log.len() < 11_000_000, "the transcript is capped: {} bytes", log.len());
+    let cap = format!("[the transcript reached its cap of {DEFAULT_TRANSCRIPT_CAP} bytes: ");
+    let marker = log.lines().find(|l| l.contains(&cap)).unwrap_or_else(|| {
+        let last: Vec<String> = log.lines().rev().take(4).map(|l| l.chars().take(120).collect()).collect();
+        panic!("a marker of the cap among the last lines: {last:#?}")
+    });
+    let dropped: u64 = marker
+        .split("bytes: ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("the dropped bytes in {marker}"));
+    assert!(dropped > 85_000_000, "the rest of the flood is counted as dropped: {dropped}");
+    // Neither holds the flood: the runner stays well under its size, and
+    // the server grows by what a few batches and the store's page cache
+    // take (about 35 MB in a debug build, for 20 MB of output as for
+    // 100 MB), not by the flood.
+    assert!(runner_peak < 80 * MB, "the runner's peak memory: {} MB", runner_peak / MB);
+    let grown = server_peak.saturating_sub(server_before);
+    assert!(grown < 64 * MB, "the server grew by {} MB", grown / MB);
+}
