@@ -3,6 +3,7 @@
 //! its own chromedriver on a free port and a browser with a fresh profile.
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -48,6 +49,11 @@ pub struct Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
+        // The whole group: chromedriver, the browser and every helper
+        // process the browser started, which would outlive chromedriver.
+        if let Some(group) = i32::try_from(self.driver.id()).ok().and_then(rustix::process::Pid::from_raw) {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        }
         let _ = self.driver.kill();
         let _ = self.driver.wait();
     }
@@ -62,6 +68,8 @@ impl Browser {
         let chromium = find_program("TASKBOARD_CHROMIUM", &["chromium", "chromium-browser", "google-chrome"]);
         let mut driver = Command::new(&chromedriver)
             .arg("--port=0")
+            // A group of its own, which the browser's processes join.
+            .process_group(0)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
