@@ -96,7 +96,7 @@ pub struct Place {
 
 impl Place {
     /// How `init` is told to create this board.
-    fn init_hint(&self) -> String {
+    pub(crate) fn init_hint(&self) -> String {
         match &self.database {
             None => format!("taskboard init --data-dir {}", self.data_dir.display()),
             Some(_) => format!("taskboard init --database URL --data-dir {}", self.data_dir.display()),

@@ -8,7 +8,8 @@ use clap::Subcommand;
 pub enum AgentCmd {
     /// Run agents: claim their ready work, start them, supervise them.
     #[command(after_help = "Examples:\n  taskboard agent run --config runner.toml\n  \
-taskboard --server http://127.0.0.1:8080 agent run --agent coder --config runner.toml\n\n\
+taskboard --server http://127.0.0.1:8080 agent run --agent coder --config runner.toml\n  \
+taskboard --data-dir ./board agent run --config runner.toml\n\n\
 A long-running process acting for the agents of its configuration file (README, \"The runner\"), \
 each with its own token. For each agent it follows the event stream, picks up the runs a person \
 started for it, claims ready tasks carrying its labels under a lease, and starts the agent on each \
@@ -18,7 +19,8 @@ tool calls the transcript, its permission requests the run's question for a pers
 agent of mode \"command\" gets the task as Markdown on stdin, and exit 0 succeeds. A run that \
 succeeds sends the task to review; one that fails gives it back. A run cancelled on the board, or \
 whose task is moved away, stops the agent's whole process group. SIGINT or SIGTERM stops the \
-runner and its agents.")]
+runner and its agents. With --data-dir (or --database) the runner opens that local board and serves \
+it to its agents on a loopback port of its own until it stops.")]
     Run {
         /// Only this agent of the file (its slug); repeat for more. Default: every agent.
         #[arg(long = "agent", value_name = "SLUG")]

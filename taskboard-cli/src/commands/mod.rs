@@ -159,17 +159,19 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
         Command::Agent(AgentCmd::Guard { .. }) => unreachable!("handled before the runtime starts"),
         Command::Agent(AgentCmd::Run { agents, config }) => {
             if g.data_dir.is_some() || g.database.is_some() {
-                return Err(Failure::Usage(
-                    "`agent run` needs a server: its agents reach the board over HTTP with their tokens \
-                     (give --server URL, or `server` in the runner's file)"
-                        .into(),
-                ));
+                // Local mode: the runner serves the board to its agents.
+                let local = crate::runner::local::LocalBoard::serve(&need_place(&g, "agent run")?).await?;
+                let options =
+                    crate::runner::Options { config, agents, server: Some(local.url()), local: true };
+                let ran = crate::runner::run(options).await;
+                local.stop().await;
+                return Ok(ran?);
             }
             let server = match &g.server {
                 Some(s) => Some(s.clone()),
                 None => login::load()?.map(|s| s.server),
             };
-            crate::runner::run(crate::runner::Options { config, agents, server }).await?;
+            crate::runner::run(crate::runner::Options { config, agents, server, local: false }).await?;
             Ok(())
         }
         Command::Logout { everywhere: false } => {

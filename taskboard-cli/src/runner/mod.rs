@@ -28,6 +28,7 @@ mod acp;
 mod answer;
 pub mod config;
 pub mod guard;
+pub mod local;
 mod message_prompt;
 mod process;
 mod prompt;
@@ -93,8 +94,11 @@ pub(crate) enum Origin {
 pub struct Options {
     pub config: Option<PathBuf>,
     pub agents: Vec<String>,
-    /// `--server`, `TASKBOARD_SERVER` or the stored login's server.
+    /// `--server`, `TASKBOARD_SERVER` or the stored login's server; in
+    /// local mode, where this process serves the board.
     pub server: Option<String>,
+    /// Local mode: `server` is this process's, whatever the file says.
+    pub local: bool,
 }
 
 fn host_name() -> String {
@@ -127,7 +131,8 @@ pub async fn run(o: Options) -> Result<()> {
         }
         entries.retain(|a| o.agents.contains(&a.slug));
     }
-    let server = config.server.clone().or(o.server).ok_or_else(|| {
+    let server = if o.local { o.server } else { config.server.clone().or(o.server) };
+    let server = server.ok_or_else(|| {
         Error::bad_request("no server: set `server` in the runner's file or give --server URL")
     })?;
     let state = config.state_dir()?;

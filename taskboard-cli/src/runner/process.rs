@@ -36,6 +36,10 @@ fn command(s: &Spawn<'_>) -> Command {
     cmd.args(["agent", "guard", "--parent", &std::process::id().to_string(), "--"])
         .args(s.argv)
         .current_dir(s.dir)
+        // The agent reaches the board over HTTP (`TASKBOARD_SERVER`); a
+        // local board named here is the one this runner holds.
+        .env_remove("TASKBOARD_DATA_DIR")
+        .env_remove("TASKBOARD_DATABASE")
         .envs(s.env.iter().map(|(k, v)| (k, v)))
         .stderr(Stdio::piped())
         .process_group(0)

@@ -10,6 +10,7 @@ mod remote;
 mod runner;
 mod runner_acp;
 mod runner_faults;
+mod runner_local;
 mod runner_mentions;
 mod runs;
 mod tokens;
