@@ -116,9 +116,15 @@ impl<C: Connect> ServerHandler for McpServer<C> {
     async fn list_tools(
         &self,
         _: Option<PaginatedRequestParams>,
-        _: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.tools().to_vec()))
+        let all = self.tools().iter();
+        let listed = match self.connect.scopes(&context.extensions) {
+            // A token's tools: those its scopes allow.
+            Some(scopes) => all.filter(|t| scopes.contains(&tools::scope(&t.name))).cloned().collect(),
+            None => all.cloned().collect(),
+        };
+        Ok(ListToolsResult::with_all_items(listed))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -307,6 +313,15 @@ mod tests {
     /// The worker profile's `tools/list` answer, as sent.
     fn listed(tools: &[Tool]) -> String {
         serde_json::to_string(&ListToolsResult::with_all_items(tools.to_vec())).unwrap()
+    }
+
+    #[test]
+    fn a_tool_needs_only_read_exactly_when_it_only_reads() {
+        for t in TOOLS.iter() {
+            let read_only = t.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
+            let scope = tools::scope(&t.name);
+            assert_eq!(scope == taskboard_core::model::Scope::Read, read_only, "{}: {scope:?}", t.name);
+        }
     }
 
     #[test]

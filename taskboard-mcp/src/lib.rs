@@ -52,6 +52,13 @@ pub trait Connect: Send + Sync + 'static {
     type Backend: Perform;
     /// The backend acting for the request whose extensions are given.
     fn backend(&self, extensions: &Extensions) -> Result<Self::Backend>;
+
+    /// The scopes of the access token of that request, when it presented
+    /// one: `tools/list` then lists only the tools they allow. `None`
+    /// (the default) lists every tool, whose calls the board still checks.
+    fn scopes(&self, _extensions: &Extensions) -> Option<Vec<taskboard_core::model::Scope>> {
+        None
+    }
 }
 
 /// A [`Connect`] with one backend for every request (stdio).

@@ -8,7 +8,7 @@ use rmcp::model::{Tool, ToolAnnotations};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use taskboard_core::api::*;
-use taskboard_core::model::{Message, Task};
+use taskboard_core::model::{Message, Scope, Task};
 use taskboard_core::{Error, Result};
 
 use crate::Perform;
@@ -325,6 +325,24 @@ fn output_schema(name: &str) -> rmcp::model::JsonObject {
             _ => Map::new(),
         },
         _ => output(&[("task", task())], &["task"]),
+    }
+}
+
+/// The scope an access token needs for the tool `name`: that of the
+/// endpoint it performs (the reading tools need `read`).
+pub(crate) fn scope(name: &str) -> Scope {
+    match name {
+        "claim_task" => ClaimTask::SCOPE,
+        "take_task" => TakeTask::SCOPE,
+        "heartbeat" => HeartbeatTask::SCOPE,
+        "release_task" => ReleaseTask::SCOPE,
+        "reject_task" => RejectTask::SCOPE,
+        "create_task" => CreateTask::SCOPE,
+        "update_task" => UpdateTask::SCOPE,
+        "add_step" => CreateStep::SCOPE,
+        "complete_step" => UpdateStep::SCOPE,
+        "comment" | "post_chat" => PostMessage::SCOPE,
+        _ => Scope::Read,
     }
 }
 

@@ -111,6 +111,10 @@ impl Connect for SessionConnect {
         let actor = actor_of(extensions).ok_or_else(|| Error::unauthorized("credentials are required"))?;
         Ok(BoardCaller { board: self.board.clone(), caller: Caller::member(actor) })
     }
+
+    fn scopes(&self, extensions: &Extensions) -> Option<Vec<taskboard_core::model::Scope>> {
+        actor_of(extensions)?.grant().map(|g| g.scopes.clone())
+    }
 }
 
 /// The member of the request whose message carries these extensions.

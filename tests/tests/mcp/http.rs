@@ -342,6 +342,15 @@ async fn a_tool_beyond_the_access_tokens_scopes_is_refused() {
         )
         .await;
     let (session, _) = connect(&board, created["token"].as_str().unwrap()).await;
+    // Only the reading tools are listed for a `read` token.
+    let listed: Vec<String> =
+        session.list_all_tools().await.unwrap().into_iter().map(|t| t.name.to_string()).collect();
+    for reading in ["whoami", "get_task", "search_tasks", "ready_tasks", "read_comments", "wait_for_events"] {
+        assert!(listed.iter().any(|n| n == reading), "{reading} in {listed:?}");
+    }
+    for writing in ["claim_task", "update_task", "create_task", "comment", "complete_step", "heartbeat"] {
+        assert!(!listed.iter().any(|n| n == writing), "{writing} not in {listed:?}");
+    }
     let read = ok(&session, "get_task", json!({"task": key})).await;
     assert_eq!(read["task"]["title"], "Read only", "{read}");
     let refused = call(&session, "update_task", json!({"task": key, "status": "done"})).await;
@@ -363,6 +372,23 @@ async fn a_tool_beyond_the_access_tokens_scopes_is_refused() {
     let (session, _) = connect(&board, restricted["token"].as_str().unwrap()).await;
     let read = ok(&session, "get_task", json!({"task": key})).await;
     assert_eq!(read["task"]["key"], key, "{read}");
+    session.cancel().await.ok();
+    // Writing tasks adds the tools that change tasks, not those that post.
+    let writer = board
+        .rest(
+            "POST",
+            &format!("/api/v1/members/{}/tokens", me["id"].as_str().unwrap()),
+            json!({"name": "tasks", "scopes": ["read", "tasks:write"]}),
+        )
+        .await;
+    let (session, _) = connect(&board, writer["token"].as_str().unwrap()).await;
+    let listed: Vec<String> =
+        session.list_all_tools().await.unwrap().into_iter().map(|t| t.name.to_string()).collect();
+    assert!(
+        listed.iter().any(|n| n == "update_task") && listed.iter().any(|n| n == "claim_task"),
+        "{listed:?}"
+    );
+    assert!(!listed.iter().any(|n| n == "comment" || n == "post_chat"), "{listed:?}");
     session.cancel().await.ok();
     board.shutdown().await;
 }
