@@ -367,7 +367,8 @@ impl Session {
     /// [`Session::admit`], then whether the event ends this session.
     fn admit_live(&mut self, event: &Event) -> Option<End> {
         self.admit(event);
-        event.ends_session_of(self.actor.id()).then_some(End::Revoked)
+        let token = self.actor.grant().map(|g| g.token_id);
+        event.ends_stream_of(self.actor.id(), token).then_some(End::Revoked)
     }
 
     /// Writes the queued frames and flushes them, within `SEND_TIMEOUT`.

@@ -28,6 +28,8 @@ pub struct EventBatch {
 pub struct Follower {
     board: Board,
     member: Uuid,
+    /// The access token the stream was opened with, if any.
+    token: Option<Uuid>,
     viewer: Viewer,
     stream: Subscription,
     resync: bool,
@@ -55,6 +57,7 @@ impl Board {
         Follower {
             board: self.clone(),
             member: actor.id(),
+            token: actor.grant().map(|g| g.token_id),
             viewer: self.viewer(actor),
             resync: stream.resync_required,
             stream,
@@ -81,7 +84,7 @@ impl Follower {
         if event.visible_to(&self.viewer) {
             frames.push(event.clone());
         }
-        if event.ends_session_of(self.member) {
+        if event.ends_stream_of(self.member, self.token) {
             self.ended = true;
         }
     }

@@ -212,6 +212,18 @@ impl Event {
         };
         self.kind.ends_sessions() && about_member()
     }
+
+    /// Whether this event ends a stream of `member` opened with the
+    /// access token `token` (None: another credential): as
+    /// [`Event::ends_session_of`], or that token was revoked.
+    pub fn ends_stream_of(&self, member: Uuid, token: Option<Uuid>) -> bool {
+        let this_token = || {
+            token.is_some_and(|t| {
+                self.data().get("id").and_then(|v| v.as_str()) == Some(t.to_string().as_str())
+            })
+        };
+        self.ends_session_of(member) || (self.kind == EventKind::TokenRevoked && this_token())
+    }
 }
 
 /// The member a stream is delivered to, with the settings the recipient

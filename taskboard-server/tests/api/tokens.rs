@@ -205,3 +205,55 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[tokio::test]
+async fn revoking_an_access_token_ends_the_event_streams_opened_with_it() {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let app = spawn().await;
+    let me = app.owner_id;
+    let (id, token) = create_token(&app, me, json!({"name": "watcher", "scopes": ["read"]})).await;
+    let (_, kept) = create_token(&app, me, json!({"name": "kept", "scopes": ["read"]})).await;
+    let ws_url = |t: &str| format!("{}/api/v1/ws?token={t}", app.base.replacen("http://", "ws://", 1));
+    let (mut ws, _) = tokio_tungstenite::connect_async(ws_url(&token)).await.expect("the upgrade");
+    let (mut other, _) = tokio_tungstenite::connect_async(ws_url(&kept)).await.expect("the upgrade");
+    let sse = app
+        .request(reqwest::Method::GET, "/api/v1/events", Some(&token))
+        .header("Accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(sse.status(), 200);
+
+    let revoked = app.delete(&format!("/api/v1/members/{me}/tokens/{id}"), app.owner()).await;
+    assert_eq!(revoked.status, 200, "{}", revoked.body);
+
+    // The Server-Sent Events stream ends after saying why.
+    let body =
+        tokio::time::timeout(Duration::from_secs(30), sse.text()).await.expect("the stream ends").unwrap();
+    assert!(body.contains("event: token.revoked"), "{body}");
+    // The WebSocket closes with 4001 after the same event.
+    let mut seen = Vec::new();
+    let code = loop {
+        match tokio::time::timeout(Duration::from_secs(30), ws.next()).await.expect("a message in time") {
+            Some(Ok(Message::Text(t))) => {
+                seen.push(serde_json::from_str::<Value>(&t).unwrap()["type"].clone())
+            }
+            Some(Ok(Message::Close(Some(frame)))) => break u16::from(frame.code),
+            Some(Ok(_)) => continue,
+            end => panic!("the connection ended without a close frame: {end:?}"),
+        }
+    };
+    assert_eq!(code, taskboard_server::ws::CLOSE_REVOKED);
+    assert_eq!(seen.last().unwrap(), "token.revoked", "{seen:?}");
+    // A stream of another token of the same member goes on.
+    let task = app.post("/api/v1/projects", app.owner(), json!({"name": "After", "slug": "after"})).await;
+    assert_eq!(task.status, 201);
+    loop {
+        match tokio::time::timeout(Duration::from_secs(30), other.next()).await.expect("a message in time") {
+            Some(Ok(Message::Text(t))) if t.contains("project.created") => break,
+            Some(Ok(Message::Text(_) | Message::Ping(_) | Message::Pong(_))) => continue,
+            end => panic!("the other token's stream ended: {end:?}"),
+        }
+    }
+}
