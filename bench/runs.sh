@@ -105,7 +105,7 @@ if step == "setup":
     q = call("POST", "/api/v1/projects", {"name": "Talk", "slug": "talk"})
     worker, talker = agent(p["id"], "worker"), agent(q["id"], "talker")
     for i in range(tasks):
-        call("POST", "/api/v1/tasks", {"project_id": p["id"], "title": f"task {i}", "status": "todo"})
+        call("POST", f"/api/v1/tasks?project_id={p['id']}", {"title": f"task {i}", "status": "todo"})
     print(json.dumps({"worker": worker, "talker": talker, "talk": q["id"]}))
 elif step == "wait":
     agent_id, n = sys.argv[4], int(sys.argv[5])
@@ -132,7 +132,7 @@ elif step == "listen":
     req.add_header("Authorization", "Bearer " + token)
     req.add_header("Accept", "text/event-stream")
     res = urllib.request.urlopen(req)
-    call("POST", "/api/v1/tasks", {"project_id": project, "title": "talk", "status": "todo"})
+    call("POST", f"/api/v1/tasks?project_id={project}", {"title": "talk", "status": "todo"})
     kind, first, last, frames, entries, run_id = None, None, None, 0, 0, None
     for raw in res:
         line = raw.decode().rstrip("\n")
