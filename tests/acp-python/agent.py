@@ -107,10 +107,17 @@ class ScriptedAgent:
     async def prompt(self, session_id, prompt, **kwargs):
         text = "".join(getattr(block, "text", "") for block in prompt)
         log("prompt", text=text, cwd=os.getcwd())
+        say = self.conn.session_update
+        if os.environ.get("TASKBOARD_MESSAGE"):
+            # Answering a message: a thought, a plan, and the answer.
+            await say(session_id, update_agent_thought_text("Looking for what is asked about."))
+            await say(session_id, update_plan([plan_entry("Answer the question", status="in_progress")]))
+            word = next((w.strip("?.,") for w in text.split() if w.startswith("ping-")), "nothing")
+            await say(session_id, update_agent_message_text(f"You asked about {word}."))
+            return PromptResponse(stop_reason="end_turn")
         task = os.environ["TASKBOARD_TASK"]
         tools = await mcp_comment(self.servers[0], task, f"Starting on {task}, through the board's MCP server.")
         log("mcp", tools=tools)
-        say = self.conn.session_update
         await say(session_id, update_plan([
             plan_entry("Read the task", status="completed"),
             plan_entry("Write done.txt", status="in_progress"),

@@ -25,7 +25,6 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Lines};
 use futures_util::{SinkExt, TryFutureExt, TryStreamExt};
-use taskboard_core::model::Task;
 use taskboard_core::runs::{Run, RunState};
 use taskboard_core::{Error, Result};
 use tokio::process::{Child, ChildStdin, ChildStdout};
@@ -37,6 +36,7 @@ use super::supervise::{self, End};
 use super::workspace::Workspace;
 use super::{AgentCtx, Live};
 use report::Report;
+pub(super) use report::Target;
 
 /// The longest line the agent may send (a JSON-RPC message); a longer
 /// one ends the connection.
@@ -68,7 +68,7 @@ type Pending =
 pub(super) async fn run(
     a: &AgentCtx,
     run: &Run,
-    task: &Task,
+    target: Target,
     ws: &Workspace,
     env: Vec<(String, String)>,
     markdown: String,
@@ -90,8 +90,9 @@ pub(super) async fn run(
         Err(e) => Err(e),
         Ok(true) => match cx.await {
             Ok(cx) => {
-                let mut report = Report::new(a, run.id, task.id);
-                let end = drive(a, task, ws, markdown, live, &cx, &mut child, in_rx, &mut report).await;
+                let leased = target.leased_task();
+                let mut report = Report::new(a, run.id, target);
+                let end = drive(a, leased, ws, markdown, live, &cx, &mut child, in_rx, &mut report).await;
                 report.flush().await;
                 Ok(end)
             }
@@ -185,7 +186,7 @@ fn board_mcp(a: &AgentCtx) -> Result<McpServer> {
 #[allow(clippy::too_many_arguments)]
 async fn drive(
     a: &AgentCtx,
-    task: &Task,
+    leased: Option<uuid::Uuid>,
     ws: &Workspace,
     markdown: String,
     live: &Live,
@@ -218,8 +219,8 @@ async fn drive(
                 break if a.shared.stop.is_cancelled() { End::Stopped } else { End::Cancelled };
             }
             _ = &mut deadline => break End::TimedOut,
-            _ = beat.tick() => {
-                if let Some(end) = supervise::heartbeat(a, task.id).await {
+            _ = beat.tick(), if leased.is_some() => {
+                if let Some(end) = supervise::heartbeat(a, leased.unwrap_or_default()).await {
                     break end;
                 }
             }

@@ -2,7 +2,8 @@
 //! messages an agent answers by its `chat_listen` and `task_listen`, and
 //! one such run from start to end. A command agent reads the message and
 //! the conversation before it on stdin, in a scratch directory; what it
-//! writes on stdout is posted as its reply when it exits 0.
+//! writes on stdout is posted as its reply when it exits 0. An ACP agent
+//! gets the same as its prompt, and what it says is posted as replies.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -34,9 +35,9 @@ const REPLY_CHARS: usize = 100_000;
 /// never its own; a chat message by `chat_listen`, a comment by
 /// `task_listen`: `mentions` when it is mentioned, `all` also every
 /// message of a person (not of another agent, so two agents never answer
-/// each other without end). Only command agents answer messages.
+/// each other without end).
 pub(super) fn answers(a: &AgentCtx, m: &Message) -> bool {
-    if a.entry.mode != AgentMode::Command || m.author_id == Some(a.me.id) {
+    if m.author_id == Some(a.me.id) {
         return false;
     }
     let listen =
@@ -78,9 +79,6 @@ async fn find_message(a: &AgentCtx, id: uuid::Uuid) -> Result<Message> {
 /// Runs `run`, which answers a message, to its end.
 pub(super) async fn run(a: &AgentCtx, run: Run, live: &Live) -> Result<()> {
     let Some(message_id) = run.message_id else { return Err(Error::internal("a run without a message")) };
-    if a.entry.mode != AgentMode::Command {
-        return Err(Error::bad_request("this runner answers messages with command agents only"));
-    }
     let message = find_message(a, message_id).await?;
     let filter = MessageFilter {
         chat_id: message.chat_id,
@@ -98,7 +96,7 @@ pub(super) async fn run(a: &AgentCtx, run: Run, live: &Live) -> Result<()> {
     });
     let dir = a.shared.state.join("answers").join(run.id.to_string());
     std::fs::create_dir_all(&dir)?;
-    let result = answer(a, &run, &message, &dir, markdown, &live.cancel).await;
+    let result = answer(a, &run, &message, &dir, markdown, live).await;
     let _ = std::fs::remove_dir_all(&dir);
     result
 }
@@ -109,8 +107,9 @@ async fn answer(
     message: &Message,
     dir: &std::path::Path,
     markdown: String,
-    cancel: &CancellationToken,
+    live: &Live,
 ) -> Result<()> {
+    let cancel = &live.cancel;
     let mut env: Vec<(String, String)> = a.entry.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     env.extend([
         ("TASKBOARD_SERVER".to_string(), a.shared.server.clone()),
@@ -128,6 +127,9 @@ async fn answer(
     }
     if let Some(model) = a.entry.model.clone().or_else(|| a.me.agent_config.model.clone()) {
         env.push(("TASKBOARD_MODEL".to_string(), model));
+    }
+    if a.entry.mode == AgentMode::Acp {
+        return answer_acp(a, run, message, dir, env, markdown, live).await;
     }
     let (tx, mut rx) = mpsc::channel::<NewEntry>(256);
     let (to_pump, pump_rx) = mpsc::channel::<NewEntry>(256);
@@ -212,6 +214,39 @@ async fn answer(
     let done = RunPatch {
         state: Some(state),
         exit_code,
+        stop_reason: stop_reason.map(|r| r.chars().take(2000).collect()),
+        ..Default::default()
+    };
+    supervise::end_run(a, run.id, done).await
+}
+
+/// An ACP agent answers: prompted with the message and the conversation
+/// before it in a scratch directory, what it says is posted as replies
+/// to the message (acp/report.rs), and its turn's end is the run's.
+async fn answer_acp(
+    a: &AgentCtx,
+    run: &Run,
+    message: &Message,
+    dir: &std::path::Path,
+    env: Vec<(String, String)>,
+    markdown: String,
+    live: &Live,
+) -> Result<()> {
+    let ws = super::workspace::Workspace { dir: dir.to_path_buf(), branch: None };
+    let target = super::acp::Target::Reply(message.clone());
+    let end = super::acp::run(a, run, target, &ws, env, markdown, live).await?;
+    let (state, stop_reason) = match end {
+        End::Turn { state, reason } => (state, reason),
+        End::Failed(reason) => (RunState::Failed, Some(reason)),
+        End::TimedOut => {
+            (RunState::TimedOut, Some(format!("no end after {} seconds", a.entry.timeout_seconds)))
+        }
+        End::Stopped => (RunState::Failed, Some("the runner stopped".to_string())),
+        End::Exited(_) => (RunState::Failed, Some("the agent ended before its turn did".to_string())),
+        End::Cancelled | End::LeaseLost(_) => return Ok(()),
+    };
+    let done = RunPatch {
+        state: Some(state),
         stop_reason: stop_reason.map(|r| r.chars().take(2000).collect()),
         ..Default::default()
     };

@@ -223,7 +223,13 @@ async fn follow(a: Arc<AgentCtx>, tracker: tokio_util::task::TaskTracker) {
         if seq.is_none() {
             // Where the stream stands before looking, so nothing after is missed.
             match a.client.call::<PollEvents>((), EventsQuery::default(), ()).await {
-                Ok(p) => seq = Some(p.next),
+                Ok(p) => {
+                    seq = Some(p.next);
+                    eprintln!(
+                        "runner {}: {} follows the board's events from seq {}",
+                        a.shared.name, a.me.slug, p.next
+                    );
+                }
                 Err(e) => {
                     if wait_or_stop(&a, &mut reconnect, e).await {
                         return;

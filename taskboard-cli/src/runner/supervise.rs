@@ -121,7 +121,7 @@ async fn run_once(a: &AgentCtx, run: Run, origin: Origin, live: &Live) -> Result
     let env = agent_env(a, &run, &task, &ws);
     let result = match a.entry.mode {
         AgentMode::Command => run_command(a, &run, &task, &ws, env, markdown, &live.cancel).await,
-        AgentMode::Acp => acp::run(a, &run, &task, &ws, env, markdown, live).await,
+        AgentMode::Acp => acp::run(a, &run, acp::Target::Task(task.id), &ws, env, markdown, live).await,
     };
     let result = match result {
         Ok(end) => report(a, &run, &task, &ws, end).await,

@@ -321,3 +321,44 @@ fn an_acp_agent_that_does_not_end_its_turn_in_time_is_stopped_with_what_it_start
     eventually("the agent's processes to end", || processes_of(&id).is_empty().then_some(()));
     assert_eq!(env.json(&["task", "show", "WEB-1"])["status"], "todo");
 }
+
+#[test]
+fn an_acp_agent_answers_a_mention_with_a_reply_in_the_conversation() {
+    let env = Env::remote();
+    let token = board(&env, None);
+    let listen = r#"{"chat_listen":"mentions","task_listen":"mentions"}"#;
+    env.run(&["member", "update", "bot", "--agent-config", listen]).success();
+    let log = env.dir.path().join("agent-log");
+    std::fs::create_dir_all(&log).unwrap();
+    let runner_log = env.dir.path().join("runner.log");
+    let _runner = Runner::start_logged(&env, &config(&env, &token, &log, ""), &runner_log);
+    eventually("the runner to follow the events", || {
+        std::fs::read_to_string(&runner_log)
+            .ok()
+            .filter(|l| l.contains("follows the board's events"))
+            .map(|_| ())
+    });
+    let asked = env.json(&["message", "post", "--project", "web", "@bot is ping-42 green?"]);
+    let asked = asked["id"].as_str().unwrap().to_string();
+    let run = eventually("the run answering the message to end", || {
+        let runs = env.json(&["run", "list", "--agent", "bot"]);
+        runs.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| {
+                r["message_id"] == asked.as_str() && r["state"] != "starting" && r["state"] != "running"
+            })
+            .cloned()
+    });
+    assert_eq!(run["state"], "succeeded", "{run}");
+    let prompt = logged(&log, "prompt");
+    assert!(prompt[0]["text"].as_str().unwrap().contains("@bot is ping-42 green?"), "{prompt:?}");
+    let replies = env.json(&["message", "replies", &asked]);
+    let replies = replies.as_array().unwrap();
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    assert_eq!(replies[0]["author"]["slug"], "bot");
+    assert_eq!(replies[0]["content"], "You asked about ping-42.");
+    assert_eq!(replies[0]["thinking"], "Looking for what is asked about.");
+    let transcript = transcript(&env, run["id"].as_str().unwrap());
+    assert!(transcript.contains("plan: [in_progress] Answer the question"), "{transcript}");
+}

@@ -18,6 +18,7 @@ use taskboard_core::api::{
     AppendTranscript, CreateStep, DeleteStep, GetRun, GetTask, GetTranscript, NewEntries, NewEntry,
     NewMessage, NewStep, Patch, PostMessage, RunPatch, StepPatch, TranscriptQuery, UpdateRun, UpdateStep,
 };
+use taskboard_core::model::Message;
 use taskboard_core::runs::{EntryKind, MAX_ENTRY_TEXT, Question, QuestionOption, Usage};
 use taskboard_core::validate::{LongText, Title};
 use uuid::Uuid;
@@ -52,11 +53,31 @@ struct Asked {
     responder: Responder<RequestPermissionResponse>,
 }
 
+/// Where what the agent says goes.
+#[derive(Clone)]
+pub(in crate::runner) enum Target {
+    /// A run at a task: comments on it, the plan as its steps.
+    Task(Uuid),
+    /// A run answering a message: replies to it in its chat or thread;
+    /// the plan stays in the transcript.
+    Reply(Message),
+}
+
+impl Target {
+    /// The task whose lease the run holds.
+    pub fn leased_task(&self) -> Option<Uuid> {
+        match self {
+            Target::Task(t) => Some(*t),
+            Target::Reply(_) => None,
+        }
+    }
+}
+
 /// What the agent said, on its way to the board.
 pub(super) struct Report<'a> {
     a: &'a AgentCtx,
     run: Uuid,
-    task: Uuid,
+    target: Target,
     /// Transcript entries not yet sent; none once the run is closed.
     entries: Vec<NewEntry>,
     open: bool,
@@ -104,11 +125,11 @@ fn bounded(data: Value) -> Option<Value> {
 }
 
 impl<'a> Report<'a> {
-    pub fn new(a: &'a AgentCtx, run: Uuid, task: Uuid) -> Report<'a> {
+    pub fn new(a: &'a AgentCtx, run: Uuid, target: Target) -> Report<'a> {
         Report {
             a,
             run,
-            task,
+            target,
             entries: Vec::new(),
             open: true,
             segment: None,
@@ -244,8 +265,9 @@ impl<'a> Report<'a> {
     /// completion that changed is updated, a step this run added for an
     /// entry since dropped is deleted. The same plan twice changes nothing.
     async fn plan(&mut self, plan: &Plan) {
+        let Target::Task(task_id) = self.target else { return };
         let c = &self.a.client;
-        let task = match c.call::<GetTask>(self.task, (), ()).await {
+        let task = match c.call::<GetTask>(task_id, (), ()).await {
             Ok(t) => t,
             Err(e) => return self.log("the plan's steps", &e),
         };
@@ -284,7 +306,7 @@ impl<'a> Report<'a> {
                     done: if s.done == *done { Patch::Absent } else { Patch::Value(*done) },
                     ..Default::default()
                 },
-                None => match c.call::<CreateStep>(self.task, (), NewStep { title: title.clone() }).await {
+                None => match c.call::<CreateStep>(task_id, (), NewStep { title: title.clone() }).await {
                     Ok(s) => {
                         self.plan_steps.push((s.id, true));
                         StepPatch {
@@ -300,7 +322,7 @@ impl<'a> Report<'a> {
             };
             if !patch.title.is_absent() || !patch.done.is_absent() {
                 let id = self.plan_steps[i].0;
-                if let Err(e) = c.call::<UpdateStep>((self.task, id), (), patch).await {
+                if let Err(e) = c.call::<UpdateStep>((task_id, id), (), patch).await {
                     wrong.push(e);
                 }
             }
@@ -308,7 +330,7 @@ impl<'a> Report<'a> {
         let dropped: Vec<(Uuid, bool)> =
             self.plan_steps.drain(entries.len().min(self.plan_steps.len())..).collect();
         for (id, added) in dropped {
-            if added && let Err(e) = c.call::<DeleteStep>((self.task, id), (), ()).await {
+            if added && let Err(e) = c.call::<DeleteStep>((task_id, id), (), ()).await {
                 wrong.push(e);
             }
         }
@@ -327,7 +349,19 @@ impl<'a> Report<'a> {
         }
         let content = if said.trim().is_empty() { instead.to_string() } else { said };
         let thinking = if thought.trim().is_empty() { None } else { LongText::new(thought).ok() };
-        let new = NewMessage { task_id: Some(self.task), content, thinking, ..Default::default() };
+        let new = match &self.target {
+            Target::Task(task) => {
+                NewMessage { task_id: Some(*task), content, thinking, ..Default::default() }
+            }
+            Target::Reply(m) => NewMessage {
+                chat_id: m.chat_id,
+                task_id: m.task_id,
+                parent_id: Some(m.id),
+                content,
+                thinking,
+                ..Default::default()
+            },
+        };
         if let Err(e) = self.a.client.call::<PostMessage>((), (), new).await {
             self.log("the agent's comment", &e);
         }
