@@ -96,7 +96,19 @@ pub struct Place {
 
 impl Place {
     /// How `init` is told to create this board.
-    pub(crate) fn init_hint(&self) -> String {
+    /// 404 saying how to make one, unless the place holds a board.
+    pub async fn must_hold_board(&self) -> Result<()> {
+        if Board::database_holds_board(self.database.as_deref(), &self.data_dir).await? {
+            return Ok(());
+        }
+        Err(Error::not_found(format!(
+            "no board in {}; create one with `{}`",
+            self.describe(),
+            self.init_hint()
+        )))
+    }
+
+    fn init_hint(&self) -> String {
         match &self.database {
             None => format!("taskboard init --data-dir {}", self.data_dir.display()),
             Some(_) => format!("taskboard init --database URL --data-dir {}", self.data_dir.display()),
@@ -116,13 +128,7 @@ impl Place {
 /// `taskboard init`); a database held by a running server is a conflict
 /// whose message points at `--server`.
 pub async fn open_board(place: &Place) -> Result<Board> {
-    if !Board::database_holds_board(place.database.as_deref(), &place.data_dir).await? {
-        return Err(Error::not_found(format!(
-            "no board in {}; create one with `{}`",
-            place.describe(),
-            place.init_hint()
-        )));
-    }
+    place.must_hold_board().await?;
     Board::open_database(place.database.as_deref(), &place.data_dir, BoardOptions::default()).await.map_err(
         |e| {
             if e.kind() == ErrorKind::Conflict {

@@ -6,7 +6,7 @@
 
 use std::net::SocketAddr;
 
-use taskboard_core::{Board, Error, ErrorKind, Result};
+use taskboard_core::{Error, ErrorKind, Result};
 use taskboard_server::{Config, Server, ServerHandle};
 
 use crate::backend::Place;
@@ -19,13 +19,7 @@ pub struct LocalBoard {
 
 impl LocalBoard {
     pub async fn serve(place: &Place) -> Result<LocalBoard> {
-        if !Board::database_holds_board(place.database.as_deref(), &place.data_dir).await? {
-            return Err(Error::not_found(format!(
-                "no board in {}; create one with `{}`",
-                place.describe(),
-                place.init_hint()
-            )));
-        }
+        place.must_hold_board().await?;
         let mut config = Config::new(&place.data_dir);
         config.database = place.database.clone();
         config.listen = SocketAddr::from(([127, 0, 0, 1], 0));
