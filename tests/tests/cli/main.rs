@@ -11,6 +11,7 @@ mod runner;
 mod runner_acp;
 mod runner_mentions;
 mod runs;
+mod sso;
 mod tokens;
 mod webhooks;
 mod work;
