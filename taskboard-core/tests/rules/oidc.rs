@@ -152,3 +152,24 @@ async fn a_state_and_a_login_code_work_once() {
     assert_eq!(kind(fx.board.oidc_exchange(&code).await), ErrorKind::Unauthorized);
     assert_eq!(kind(fx.board.oidc_start("https://evil.example/", None).await), ErrorKind::Validation);
 }
+
+#[tokio::test]
+async fn links_to_accounts_and_emails_are_kept_in_an_archive() {
+    let (fx, provider) = sso_board(true, None).await;
+    let ana = sign_in(&fx, &provider, person("ana", "ana@example.com", true, &[])).await.unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let archive = out.path().join("archive");
+    fx.board.export_archive(archive.clone(), None).await.unwrap();
+    let data = out.path().join("restored");
+    taskboard_core::Board::import_archive_into(archive, None, data.clone(), None).await.unwrap();
+    let board = taskboard_core::Board::open(&data, fx.board.options().clone()).await.unwrap();
+    let owner = board.actor(fx.owner.id()).await.unwrap();
+    let restored = Fx { board, owner, dir: None, _blobs: None };
+    // The subject is linked still, whatever the email says now.
+    let again =
+        sign_in(&restored, &provider, person("ana", "ana@elsewhere.example", false, &[])).await.unwrap();
+    assert_eq!(again.member_id, ana.member_id);
+    // And the email is indexed again: another account of hers links to her.
+    let other = sign_in(&restored, &provider, person("ana-2", "ANA@example.com", true, &[])).await.unwrap();
+    assert_eq!(other.member_id, ana.member_id);
+}
