@@ -184,6 +184,19 @@ async fn a_callback_works_once() {
 }
 
 #[tokio::test]
+async fn an_answer_naming_another_issuer_is_refused() {
+    let (app, _provider) = creating().await;
+    let browser = Browser::new();
+    let mut back = browser.sign_in(&app.url(&start_path("/")), "ana").await;
+    let pairs: Vec<(String, String)> = back.query_pairs().into_owned().collect();
+    assert!(pairs.iter().any(|(k, _)| k == "iss"), "the provider names itself (RFC 9207): {back}");
+    back.query_pairs_mut()
+        .clear()
+        .extend_pairs(pairs.iter().map(|(k, v)| (k, if k == "iss" { "https://other.example" } else { v })));
+    refused(&browser.send(back, None).await, 401, "comes from issuer \"https://other.example\"");
+}
+
+#[tokio::test]
 async fn a_login_code_works_once_and_for_sixty_seconds() {
     let clock = taskboard_core::board::Clock::manual();
     let (app, _provider) = with_provider(|c, o| {
