@@ -56,6 +56,8 @@ pub struct Downloaded {
 #[derive(Debug, Clone)]
 pub struct Client {
     http: reqwest::Client,
+    /// The same, not following redirects.
+    unfollowed: reqwest::Client,
     base: String,
     token: Option<String>,
     /// The `Idempotency-Key` of the next mutating calls; without one,
@@ -137,7 +139,13 @@ impl Client {
             .connect_timeout(Duration::from_secs(10))
             .build()
             .map_err(transport)?;
-        Ok(Client { http, base, token, idempotency_key: None, lease: None })
+        let unfollowed = reqwest::Client::builder()
+            .user_agent(concat!("taskboard-cli/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(Duration::from_secs(10))
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(transport)?;
+        Ok(Client { http, unfollowed, base, token, idempotency_key: None, lease: None })
     }
 
     /// The same server with other credentials.
@@ -211,7 +219,9 @@ impl Client {
         let mut attempt = 0;
         let response = loop {
             attempt += 1;
-            let mut builder = self.http.request(method.clone(), &url);
+            // A redirect is the answer itself (single sign-on), not followed.
+            let http = if E::Response::KIND == ReplyKind::Redirect { &self.unfollowed } else { &self.http };
+            let mut builder = http.request(method.clone(), &url);
             if let (Some(token), true) = (&self.token, info.auth) {
                 builder = builder.bearer_auth(token);
             }
@@ -238,6 +248,11 @@ impl Client {
             }
         };
         let status = response.status().as_u16();
+        if E::Response::KIND == ReplyKind::Redirect && (300..400).contains(&status) {
+            let location = response.headers().get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok());
+            let location = location.ok_or_else(|| Error::internal("a redirect without a Location"))?;
+            return E::Response::decode(Encoded::Redirect(location.to_string()));
+        }
         if !(200..300).contains(&status) {
             let body = response.text().await.unwrap_or_default();
             return Err(error_of(status, &body));
@@ -253,6 +268,7 @@ impl Client {
                 }
             }
             ReplyKind::Download => Encoded::Download(download(response)),
+            ReplyKind::Redirect => return Err(Error::internal(format!("expected a redirect, got {status}"))),
             ReplyKind::Upgrade => {
                 return Err(Error::invalid("endpoint", "use Client::events for the event stream"));
             }

@@ -79,3 +79,80 @@ pub fn remove() -> Result<bool> {
         Err(e) => Err(Error::bad_request(format!("{}: {e}", path.display()))),
     }
 }
+
+/// How long `login --sso` waits for the browser to come back.
+const SSO_WAIT: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+
+/// `login --sso`: single sign-on through the browser. Listens on
+/// 127.0.0.1 port 0, has the server start a sign-in that returns there,
+/// prints the address to open (and opens it with `$BROWSER` when that is
+/// set), waits for the browser to come back with its login code and
+/// exchanges it for a login.
+pub async fn sso(client: &crate::client::Client) -> Result<taskboard_core::model::LoginResponse> {
+    use taskboard_core::api::{ExchangeLoginCode, LoginCodeRequest, SignInQuery, StartSignIn};
+    let io =
+        |e: std::io::Error| Error::bad_request(format!("cannot listen on 127.0.0.1 for the sign-in: {e}"));
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.map_err(io)?;
+    let port = listener.local_addr().map_err(io)?.port();
+    let return_to = format!("http://127.0.0.1:{port}/");
+    let start = client.call::<StartSignIn>((), SignInQuery { return_to }, ()).await?;
+    eprintln!("Open this address in a browser to sign in:\n  {}", start.location);
+    open_browser(&start.location);
+    let code = tokio::time::timeout(SSO_WAIT, receive_login_code(&listener))
+        .await
+        .map_err(|_| Error::bad_request("no sign-in came back within 10 minutes"))??;
+    client.call::<ExchangeLoginCode>((), (), LoginCodeRequest { login_code: code }).await
+}
+
+/// Runs `$BROWSER URL` when `$BROWSER` is set; a browser that cannot be
+/// started leaves the printed address to open by hand.
+fn open_browser(url: &str) {
+    let Some(browser) = std::env::var_os("BROWSER").filter(|b| !b.is_empty()) else { return };
+    match std::process::Command::new(&browser)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+    {
+        // Not waited for: a browser may run long after the sign-in.
+        Ok(child) => drop(child),
+        Err(e) => eprintln!("(could not start {}: {e})", browser.to_string_lossy()),
+    }
+}
+
+/// Answers the requests of the browser until one brings `login_code`.
+async fn receive_login_code(listener: &tokio::net::TcpListener) -> Result<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    loop {
+        let Ok((mut stream, _)) = listener.accept().await else { continue };
+        let mut head = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => head.extend_from_slice(&buf[..n]),
+            }
+        }
+        let text = String::from_utf8_lossy(&head);
+        let target = text.lines().next().and_then(|l| l.split_whitespace().nth(1)).unwrap_or("");
+        let query = target.split_once('?').map_or("", |(_, q)| q);
+        let code = form_urlencoded::parse(query.as_bytes()).find(|(k, _)| k == "login_code").map(|(_, v)| v);
+        let (status, body) = match &code {
+            Some(_) => {
+                ("200 OK", "Signed in to Taskboard. You can close this tab and go back to the terminal.")
+            }
+            None => ("404 Not Found", "Waiting for the sign-in to come back here."),
+        };
+        let answer = format!(
+            "HTTP/1.1 {status}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\n\
+             cache-control: no-store\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = stream.write_all(answer.as_bytes()).await;
+        let _ = stream.shutdown().await;
+        if let Some(code) = code {
+            return Ok(code.into_owned());
+        }
+    }
+}

@@ -84,6 +84,8 @@ enum Line {
     /// A webhook with its secret; its queue is not archived, and a
     /// restored webhook receives the events after the import.
     Webhook(crate::webhooks::WebhookRecord),
+    /// A provider's account linked to a member (single sign-on).
+    OidcLink(crate::board::OidcLink),
 }
 
 /// The tables that hold records, in archive order; every other table is an
@@ -105,6 +107,7 @@ const RECORD_TABLES: &[Table] = &[
     tables::PROJECT_FILES,
     tables::EVENTS,
     tables::WEBHOOKS,
+    tables::OIDC_SUBJECTS,
 ];
 
 fn line_of(table: Table, key: &[u8], value: &[u8]) -> Result<Line> {
@@ -134,6 +137,7 @@ fn line_of(table: Table, key: &[u8], value: &[u8]) -> Result<Line> {
         t if t == tables::PROJECT_FILES => Line::ProjectFile(decode(value)?),
         t if t == tables::EVENTS => Line::Event(decode(value)?),
         t if t == tables::WEBHOOKS => Line::Webhook(decode(value)?),
+        t if t == tables::OIDC_SUBJECTS => Line::OidcLink(decode(value)?),
         t => return Err(Error::internal(format!("table {} is not a record table", t.name))),
     })
 }
@@ -164,6 +168,9 @@ fn import_line(w: &mut dyn crate::storage::WriteTxn, line: Line) -> Result<()> {
         Line::Message(m) => w.put_message(&m),
         Line::ProjectFile(f) => w.put_project_file(None, &f),
         Line::Event(e) => crate::events::log::import(w, &e),
+        Line::OidcLink(l) => {
+            w.put_record(tables::OIDC_SUBJECTS, &crate::board::OidcLink::key(&l.issuer, &l.subject), &l)
+        }
         Line::Webhook(h) => {
             w.put_record(tables::WEBHOOKS, h.id.as_bytes(), &h)?;
             if h.active {

@@ -44,6 +44,7 @@ pub mod error;
 pub mod events;
 pub mod metrics;
 pub mod model;
+pub mod oidc;
 pub mod private;
 pub mod records;
 pub mod runs;

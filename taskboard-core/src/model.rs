@@ -160,6 +160,10 @@ pub struct Member {
     pub avatar_url: Option<String>,
     pub last_seen_at: Timestamp,
     pub agent_config: AgentConfig,
+    /// The email single sign-on matches at a member's first sign-in;
+    /// set by an admin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
 }
 
 /// `{id, slug, name}` of a member, used wherever a member is referenced.
@@ -443,6 +447,27 @@ pub struct LoginResponse {
     pub member_id: Uuid,
     pub slug: String,
     pub role: Role,
+}
+
+/// The ways to sign in on this board (`GET /auth/methods`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AuthMethods {
+    /// `all`: every human may log in with a password; `owners`: only
+    /// owners may (`--password-login`).
+    pub password: crate::oidc::PasswordLogin,
+    /// Single sign-on, when configured.
+    pub sso: Option<SsoMethod>,
+}
+
+/// Single sign-on as the sign-in page offers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SsoMethod {
+    /// The provider's name for the button (`--oidc-name`, else the
+    /// issuer's host).
+    pub name: String,
+    pub issuer: String,
+    /// The path that starts a sign-in (`?return_to=` to add).
+    pub start: String,
 }
 
 /// `{"ok": true}`.

@@ -238,6 +238,56 @@ impl schemars::JsonSchema for Color {
     }
 }
 
+/// An email: at most 254 characters, one `@` with text on each side, no
+/// whitespace. Single sign-on matches it at a first sign-in.
+///
+/// ```
+/// use taskboard_core::validate::Email;
+/// assert!(Email::new("ana@example.com").is_ok());
+/// assert!(Email::new("ana").is_err());
+/// assert!(Email::new("a na@example.com").is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Email(String);
+
+impl Email {
+    pub fn new(value: impl Into<String>) -> Result<Email, InvalidValue> {
+        let value: String = value.into();
+        let ok = value.len() <= 254
+            && !value.chars().any(|c| c.is_whitespace() || c.is_control())
+            && value.split_once('@').is_some_and(|(local, domain)| {
+                !local.is_empty() && !domain.is_empty() && !domain.contains('@')
+            });
+        if ok { Ok(Email(value)) } else { Err(InvalidValue(format!("{value:?} is not an email address"))) }
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for Email {
+    type Error = InvalidValue;
+    fn try_from(value: String) -> Result<Email, InvalidValue> {
+        Email::new(value)
+    }
+}
+
+impl From<Email> for String {
+    fn from(value: Email) -> String {
+        value.0
+    }
+}
+
+impl schemars::JsonSchema for Email {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Email".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "format": "email", "maxLength": 254})
+    }
+}
+
 /// A password: 8–1024 characters (docs/rules.md, members).
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]

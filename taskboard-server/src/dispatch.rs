@@ -79,6 +79,16 @@ fn event_stream(req: &Request<Incoming>) -> Option<Option<u64>> {
     Some(last)
 }
 
+/// The scheme and host a request came to, from its `Host` header.
+fn origin(state: &State, req: &Request<Incoming>) -> Option<String> {
+    let host = req.headers().get(header::HOST)?.to_str().ok()?;
+    if host.is_empty() || host.contains(['/', '\\', '@', ' ']) {
+        return None;
+    }
+    let scheme = if state.tls { "https" } else { "http" };
+    Some(format!("{scheme}://{host}"))
+}
+
 pub(crate) async fn authenticate(state: &State, req: &Request<Incoming>) -> Result<Actor, Error> {
     match credentials(req)? {
         Some(token) if !token.is_empty() => state.board.authenticate(&token).await,
@@ -99,7 +109,8 @@ async fn serve<E: Endpoint>(
     let address =
         req.extensions().get::<crate::ClientAddr>().map(|a| state.proxies.client(a.0, req.headers()));
     let event_stream = event_stream(&req);
-    let caller = Caller { actor, address, event_stream };
+    let origin = origin(state, &req);
+    let caller = Caller { actor, address, event_stream, origin };
     let path = E::Path::from_ids(ids.as_slice());
     let query = E::Query::from_json(parse::query(req.uri().query(), &route.query)?)?;
     let status = StatusCode::from_u16(E::INFO.status).unwrap_or(StatusCode::OK);
@@ -323,6 +334,16 @@ fn render(
         Encoded::Stream(chunks) => crate::http::streamed(status, JSON, chunks),
         Encoded::Download(d) => files::download(d),
         Encoded::Upgrade(_) => crate::http::error(&Error::bad_request("this endpoint does not upgrade")),
+        Encoded::Redirect(location) => match HeaderValue::from_str(&location) {
+            Ok(v) => {
+                let mut res = full(StatusCode::FOUND, JSON, Bytes::new());
+                res.headers_mut().remove(header::CONTENT_TYPE);
+                res.headers_mut().insert(header::LOCATION, v);
+                res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+                res
+            }
+            Err(_) => crate::http::error(&Error::internal("a redirect to an address no header can hold")),
+        },
     }
 }
 

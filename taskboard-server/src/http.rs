@@ -99,7 +99,7 @@ pub(crate) fn error(e: &Error) -> Response<ResBody> {
 
 /// The query string with credentials hidden, for logs. Each pair is
 /// decoded as the query parser decodes it, so `tok%65n=…` is the `token`
-/// it stands for; a value that looks like a credential (an agent or
+/// it stands for (and `code`, `state` and `login_code` are hidden too); a value that looks like a credential (an agent or
 /// access token, a webhook secret, a JSON Web Token) is hidden under any
 /// name.
 fn redacted_query(query: &str) -> String {
@@ -108,7 +108,9 @@ fn redacted_query(query: &str) -> String {
         .map(|pair| {
             let decoded = form_urlencoded::parse(pair.as_bytes()).next();
             match decoded {
-                Some((name, value)) if name == "token" || looks_like_credential(&value) => {
+                Some((name, value))
+                    if CREDENTIAL_NAMES.contains(&&*name) || looks_like_credential(&value) =>
+                {
                     let name = pair.split_once('=').map_or(pair, |(n, _)| n);
                     format!("{name}=REDACTED")
                 }
@@ -118,6 +120,10 @@ fn redacted_query(query: &str) -> String {
         .collect::<Vec<_>>()
         .join("&")
 }
+
+/// Query parameters that carry a credential: a token, and the one-time
+/// codes and state of single sign-on.
+const CREDENTIAL_NAMES: &[&str] = &["token", "code", "state", "login_code"];
 
 fn looks_like_credential(value: &str) -> bool {
     let value = value.trim();

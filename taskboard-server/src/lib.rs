@@ -25,6 +25,7 @@ mod files;
 mod http;
 mod mcp;
 mod metrics;
+pub mod oidc;
 mod openapi;
 mod parse;
 mod proxy;
@@ -114,6 +115,13 @@ pub struct Config {
     pub transcript_cap: u64,
     /// How long a login lasts (`--session-lifetime`).
     pub session_lifetime: std::time::Duration,
+    /// Single sign-on with OpenID Connect (`--oidc-issuer` …).
+    pub oidc: Option<oidc::OidcConfig>,
+    /// Who may log in with a password (`--password-login`).
+    pub password_login: taskboard_core::oidc::PasswordLogin,
+    /// The URL the board is reached at (`--public-url`), for the
+    /// addresses it hands out; the request's own when `None`.
+    pub public_url: Option<String>,
     /// The time source of the rules that count time; tests use a manual one.
     #[doc(hidden)]
     pub clock: taskboard_core::board::Clock,
@@ -179,6 +187,9 @@ impl Config {
             tls: None,
             transcript_cap: BoardOptions::default().transcript_cap,
             session_lifetime: BoardOptions::default().session_lifetime,
+            oidc: None,
+            password_login: Default::default(),
+            public_url: None,
             clock: taskboard_core::board::Clock::system(),
             panic_route: false,
         }
@@ -201,6 +212,8 @@ pub(crate) struct State {
     pub mcp: mcp::Mcp,
     pub metrics: Arc<metrics::Metrics>,
     pub proxies: proxy::TrustedProxies,
+    /// Serving HTTPS (for the addresses the board hands out).
+    pub tls: bool,
 }
 
 /// A bound server that is not yet serving: the listener already accepts
@@ -257,6 +270,11 @@ impl Server {
             transcript_cap: config.transcript_cap,
             session_lifetime: config.session_lifetime,
             clock: config.clock.clone(),
+            oidc: match &config.oidc {
+                Some(oidc) => Some(oidc.options(config.public_url.clone())?),
+                None => None,
+            },
+            password_login: config.password_login,
             ..BoardOptions::default()
         };
         let board = Board::open_database(config.database.as_deref(), &config.data_dir, options).await?;
@@ -302,6 +320,7 @@ impl Server {
             },
             metrics,
             proxies: proxy::TrustedProxies::new(config.trusted_proxies.clone()),
+            tls: tls.is_some(),
             board,
         });
         let maintenance = state.board.spawn_maintenance();

@@ -62,6 +62,48 @@ struct Args {
     #[arg(long, env = "TASKBOARD_SESSION_LIFETIME", value_name = "DURATION", default_value = "72h",
           value_parser = parse_lifetime)]
     session_lifetime: std::time::Duration,
+    /// Single sign-on: the OpenID Connect issuer (discovery at
+    /// ISSUER/.well-known/openid-configuration). https:// except on a
+    /// loopback address.
+    #[arg(long, env = "TASKBOARD_OIDC_ISSUER", value_name = "URL", requires = "oidc_client_id")]
+    oidc_issuer: Option<String>,
+    /// The client id the board has at the provider.
+    #[arg(long, env = "TASKBOARD_OIDC_CLIENT_ID")]
+    oidc_client_id: Option<String>,
+    /// The client secret the board has at the provider.
+    #[arg(long, env = "TASKBOARD_OIDC_CLIENT_SECRET", hide_env_values = true)]
+    oidc_client_secret: Option<String>,
+    /// The provider's name on the sign-in button; the issuer's host by
+    /// default.
+    #[arg(long, env = "TASKBOARD_OIDC_NAME")]
+    oidc_name: Option<String>,
+    /// Scopes asked of the provider, comma-separated (add `groups` where
+    /// the provider gives the groups claim under that scope).
+    #[arg(
+        long,
+        env = "TASKBOARD_OIDC_SCOPES",
+        value_delimiter = ',',
+        default_value = "openid,email,profile"
+    )]
+    oidc_scopes: Vec<String>,
+    /// Creates a human member at the first sign-in of someone with a
+    /// verified email no member has (refused with 403 otherwise).
+    #[arg(long, env = "TASKBOARD_OIDC_CREATE_MEMBERS")]
+    oidc_create_members: bool,
+    /// Members in this group (the ID token's `groups` claim) are admins,
+    /// the others members, set at each sign-in; owners keep their role.
+    #[arg(long, env = "TASKBOARD_OIDC_ADMIN_GROUP", value_name = "GROUP")]
+    oidc_admin_group: Option<String>,
+    /// Who may log in with a password: `all` humans, or `owners` only
+    /// (everyone else signs in with single sign-on).
+    #[arg(long, env = "TASKBOARD_PASSWORD_LOGIN", value_name = "WHO", default_value = "all",
+          value_parser = parse_password_login)]
+    password_login: taskboard_core::oidc::PasswordLogin,
+    /// The URL people reach the board at (`https://board.example.com`),
+    /// for the redirect URI of single sign-on (URL/api/v1/auth/oidc/callback);
+    /// the address of each request when absent.
+    #[arg(long, env = "TASKBOARD_PUBLIC_URL", value_name = "URL")]
+    public_url: Option<String>,
     /// Timeout of a delivery attempt in milliseconds (tests).
     #[arg(long, hide = true)]
     webhook_timeout_ms: Option<u64>,
@@ -211,6 +253,15 @@ fn main() -> ExitCode {
     }
 }
 
+/// `all` or `owners`.
+fn parse_password_login(text: &str) -> Result<taskboard_core::oidc::PasswordLogin, String> {
+    match text {
+        "all" => Ok(taskboard_core::oidc::PasswordLogin::All),
+        "owners" => Ok(taskboard_core::oidc::PasswordLogin::Owners),
+        other => Err(format!("{other:?} is neither `all` nor `owners`")),
+    }
+}
+
 /// A login lifetime: a duration of at least a minute.
 fn parse_lifetime(text: &str) -> Result<std::time::Duration, String> {
     let lifetime = taskboard_server::backups::parse_every(text)?;
@@ -246,6 +297,19 @@ async fn run(args: Args) -> Result<(), taskboard_server::StartError> {
     });
     config.transcript_cap = args.transcript_cap;
     config.session_lifetime = args.session_lifetime;
+    config.password_login = args.password_login;
+    config.public_url = args.public_url.filter(|u| !u.is_empty());
+    if let Some(issuer) = args.oidc_issuer.filter(|i| !i.is_empty()) {
+        config.oidc = Some(taskboard_server::oidc::OidcConfig {
+            issuer,
+            client_id: args.oidc_client_id.unwrap_or_default(),
+            client_secret: args.oidc_client_secret,
+            name: args.oidc_name,
+            scopes: args.oidc_scopes,
+            create_members: args.oidc_create_members,
+            admin_group: args.oidc_admin_group,
+        });
+    }
     if let Some(ms) = args.webhook_timeout_ms {
         config.webhooks.policy.timeout = std::time::Duration::from_millis(ms);
     }

@@ -45,7 +45,7 @@ fn io<E: Endpoint>(g: &mut SchemaGenerator) -> Io {
         ReplyKind::Download => {
             Some(json!({"type": "string", "contentMediaType": "application/octet-stream"}))
         }
-        ReplyKind::Upgrade => None,
+        ReplyKind::Upgrade | ReplyKind::Redirect => None,
     };
     Io { body, query, response }
 }
@@ -136,7 +136,11 @@ fn error_statuses<E: Endpoint>(has_query: bool) -> Vec<(u16, &'static str)> {
     if e.auth {
         out.push((401, "credentials are missing or not valid"));
     } else if e.errors.contains(&401) {
-        out.push((401, "wrong login or password"));
+        out.push((
+            401,
+            "the credentials given are refused (a wrong login or password, an unknown login code, an ID token \
+             that does not verify); the detail says which",
+        ));
     }
     if e.errors.contains(&403) {
         out.push((403, "the caller's role, or an access token's scopes or projects, do not allow it"));
@@ -261,6 +265,11 @@ pub fn openapi_document() -> Value {
                 })
             } else if upgrade {
                 json!({"description": "Switching to the WebSocket protocol; event frames follow"})
+            } else if E::Response::KIND == ReplyKind::Redirect {
+                json!({
+                    "description": "Found: the browser goes on to `Location`",
+                    "headers": {"Location": {"description": "Where to go next", "schema": {"type": "string"}}}
+                })
             } else {
                 json!({"description": "Success", "content": {"application/json": {"schema": io.response}}})
             };

@@ -183,7 +183,7 @@ impl Reference<'_> {
 
         let mut errors = Vec::new();
         for (status, response) in op["responses"].as_object().into_iter().flatten() {
-            if !(status.starts_with('1') || status.starts_with('2')) {
+            if !(status.starts_with('1') || status.starts_with('2') || status.starts_with('3')) {
                 errors.push((status, response));
                 continue;
             }

@@ -43,11 +43,29 @@ export function setUnauthorizedHandler(fn) {
   onUnauthorized = fn;
 }
 
-export async function login(loginName, password) {
-  const res = await request("POST", "/auth/login", { body: { login: loginName, password }, anonymous: true });
+function keep(res) {
   session = { token: res.token, member_id: res.member_id, slug: res.slug, role: res.role, expires: tokenExpiry(res.token) };
   localStorage.setItem(KEY, JSON.stringify(session));
   return session;
+}
+
+export async function login(loginName, password) {
+  return keep(await request("POST", "/auth/login", { body: { login: loginName, password }, anonymous: true }));
+}
+
+// The one-time code a single sign-on came back with, for a login.
+export async function exchangeLoginCode(code) {
+  return keep(await request("POST", "/auth/oidc/exchange", { body: { login_code: code }, anonymous: true }));
+}
+
+// Whether password login is open to all or to owners, and single sign-on.
+export function authMethods() {
+  return request("GET", "/auth/methods", { anonymous: true });
+}
+
+// Where a single sign-on starts, coming back to the board's page.
+export function signInUrl(start) {
+  return `${start}?return_to=${encodeURIComponent("/")}`;
 }
 
 export function logout() {

@@ -147,6 +147,24 @@ function showLogin(message) {
   });
   replace(app, h("main", { id: "main" }, form));
   loginInput.focus();
+  api.authMethods().then((methods) => {
+    if (!form.isConnected) return;
+    if (methods.sso) {
+      const sso = h("a", { class: "button sso", href: api.signInUrl(methods.sso.start) },
+        `Sign in with ${methods.sso.name}`);
+      form.insertBefore(h("div", { class: "sso" }, sso, h("p", { class: "or" }, "or")), form.children[1]);
+    }
+    if (methods.password === "owners") {
+      form.insertBefore(h("p", { class: "hint" }, "Password login is for owners only."), button);
+    }
+  }, () => {});
+}
+
+// Back from single sign-on: the address holds a one-time login code,
+// taken out of it at once and exchanged for a login.
+function signInWithCode(code) {
+  history.replaceState(null, "", location.pathname + location.hash);
+  api.exchangeLoginCode(code).then(start, (err) => showLogin(err.message));
 }
 
 function header() {
@@ -287,5 +305,7 @@ api.setUnauthorizedHandler(() => {
 window.addEventListener("hashchange", () => {
   if (stream && loaded) showRoute();
 });
-if (api.currentSession()) start();
+const loginCode = new URLSearchParams(location.search).get("login_code");
+if (loginCode) signInWithCode(loginCode);
+else if (api.currentSession()) start();
 else showLogin();

@@ -104,6 +104,16 @@ impl RunningServer {
     /// Starts a server over `data_dir` on `addr` (port 0: any free port),
     /// bound before it is returned, and logs the owner in.
     pub fn start(data_dir: &Path, addr: SocketAddr) -> RunningServer {
+        RunningServer::start_with(data_dir, addr, |_| {})
+    }
+
+    /// [`RunningServer::start`] after `configure` has adjusted the
+    /// configuration.
+    pub fn start_with(
+        data_dir: &Path,
+        addr: SocketAddr,
+        configure: impl FnOnce(&mut Config),
+    ) -> RunningServer {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -112,6 +122,7 @@ impl RunningServer {
         let mut config = Config::new(data_dir);
         config.listen = addr;
         config.owner_password = Some(OWNER_PASSWORD.into());
+        configure(&mut config);
         let (handle, token) = runtime.block_on(async {
             let server = Server::bind(config).await.expect("the server binds");
             let token = server.board().login("owner", OWNER_PASSWORD, None).await.expect("owner login").token;
@@ -233,6 +244,14 @@ impl Env {
     pub fn remote() -> Env {
         let mut env = Env::empty();
         env.server = Some(RunningServer::start(&env.data_dir, SocketAddr::from(([127, 0, 0, 1], 0))));
+        env
+    }
+
+    /// [`Env::remote`] with a server configured by `configure`.
+    pub fn remote_with(configure: impl FnOnce(&mut Config)) -> Env {
+        let mut env = Env::empty();
+        let addr = SocketAddr::from(([127, 0, 0, 1], 0));
+        env.server = Some(RunningServer::start_with(&env.data_dir, addr, configure));
         env
     }
 

@@ -67,6 +67,13 @@ pub enum MemberCmd {
         /// Remove the avatar.
         #[arg(long)]
         clear_avatar: bool,
+        /// The email single sign-on matches at the member's first sign-in
+        /// (admins and owners only).
+        #[arg(long, conflicts_with = "clear_email")]
+        email: Option<String>,
+        /// Remove the email.
+        #[arg(long)]
+        clear_email: bool,
         /// The whole agent configuration as JSON (replaces the old one).
         #[arg(long, value_name = "JSON")]
         agent_config: Option<String>,

@@ -100,15 +100,21 @@ The generated password is printed once; give --password to choose it.")]
         password: Option<String>,
     },
     /// Log in to --server and store the token in the config directory.
-    #[command(after_help = "Example:\n  taskboard --server http://127.0.0.1:8080 login --login alice\n\n\
+    #[command(after_help = "Examples:\n  taskboard --server http://127.0.0.1:8080 login --login alice\n  \
+taskboard --server https://board.example.com login --sso\n\n\
 The password is read from --password, TASKBOARD_PASSWORD, the terminal (not echoed) or the first \
 line of standard input.\n\
+--sso signs in through the board's identity provider: it prints an address to open in a browser \
+(and opens it with $BROWSER when that is set) and waits on 127.0.0.1 for the browser to come back.\n\
 The token is stored in $XDG_CONFIG_HOME/taskboard/credentials.json (mode 0600), or the file \
 named by TASKBOARD_CREDENTIALS.")]
     Login {
         /// Slug or name of the member.
-        #[arg(long)]
-        login: String,
+        #[arg(long, required_unless_present = "sso", conflicts_with = "sso")]
+        login: Option<String>,
+        /// Sign in with single sign-on (OpenID Connect) in a browser.
+        #[arg(long, conflicts_with = "password")]
+        sso: bool,
         /// Password; without it, typed on the terminal (not echoed) or the first
         /// line of standard input.
         #[arg(long, env = "TASKBOARD_PASSWORD", hide_env_values = true)]

@@ -32,7 +32,18 @@ pub(super) async fn member<B: Backend>(b: &B, c: MemberCmd, out: Out) -> Result<
                 _ => out.item(&created),
             }
         }
-        MemberCmd::Update { member, name, slug, role, status, avatar_url, clear_avatar, agent_config } => {
+        MemberCmd::Update {
+            member,
+            name,
+            slug,
+            role,
+            status,
+            avatar_url,
+            clear_avatar,
+            email,
+            clear_email,
+            agent_config,
+        } => {
             let id = b.find_member(&member).await?.id;
             let patch = MemberPatch {
                 name: patch(name.map(Name::new).transpose().map_err(|e| e.at("name"))?, false),
@@ -40,6 +51,7 @@ pub(super) async fn member<B: Backend>(b: &B, c: MemberCmd, out: Out) -> Result<
                 role: patch(role, false),
                 status: patch(status, false),
                 avatar_url: patch(avatar_url, clear_avatar),
+                email: patch(email.map(Email::new).transpose().map_err(|e| e.at("email"))?, clear_email),
                 agent_config: patch(
                     agent_config
                         .map(|j| serde_json::from_str(&j).map_err(|e| Error::invalid("agent_config", e)))

@@ -135,15 +135,20 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
             out.summary("exported", &summary?);
             Ok(())
         }
-        Command::Login { login: name, password } => {
+        Command::Login { login: name, sso, password } => {
             let server =
                 g.server.clone().ok_or_else(|| Failure::Usage("`login` needs --server URL".into()))?;
-            let password = match password {
-                Some(p) => p,
-                None => read_secret("password")?,
-            };
             let client = Client::new(&server, None)?;
-            let response = client.call::<Login>((), (), LoginRequest { login: name, password }).await?;
+            let response = match name {
+                Some(name) if !sso => {
+                    let password = match password {
+                        Some(p) => p,
+                        None => read_secret("password")?,
+                    };
+                    client.call::<Login>((), (), LoginRequest { login: name, password }).await?
+                }
+                _ => login::sso(&client).await?,
+            };
             let path = login::store(&StoredLogin {
                 server: client.base_url().to_string(),
                 token: response.token.clone(),

@@ -21,7 +21,7 @@ use crate::board::{Actor, Board};
 use crate::error::{Error, Result};
 use crate::storage::ReadTxn;
 
-pub use super::reply::{Download, Encoded, Reply, ReplyKind, Upgrade};
+pub use super::reply::{Download, Encoded, Redirect, Reply, ReplyKind, Upgrade};
 
 /// HTTP method of an endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -76,6 +76,10 @@ pub struct Caller {
     /// (`Accept: text/event-stream`), resuming after `Last-Event-ID`
     /// when it sent one.
     pub event_stream: Option<Option<u64>>,
+    /// The scheme and host the request came to (`http://127.0.0.1:8080`),
+    /// for the addresses the board hands out when it has no
+    /// `--public-url`.
+    pub origin: Option<String>,
 }
 
 impl Caller {

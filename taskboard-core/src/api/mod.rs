@@ -51,6 +51,7 @@ mod imports;
 pub mod json;
 mod members;
 mod messages;
+mod oidc;
 pub mod paged;
 mod projects;
 mod reply;
@@ -67,13 +68,14 @@ pub use admin::*;
 pub use conditions::{etag, etag_listed, etag_of_wire, if_match};
 pub use endpoint::{
     BodyKind, Call, Caller, Download, Encoded, Endpoint, Info, LateFields, Method, Optional, PathParams,
-    QueryParams, RawBody, Reply, ReplyKind, RequestBody, Upgrade, Upload, Visitor, Wire, call,
+    QueryParams, RawBody, Redirect, Reply, ReplyKind, RequestBody, Upgrade, Upload, Visitor, Wire, call,
     call_idempotent, call_idempotent_with, decode_body,
 };
 pub use events::*;
 pub use imports::*;
 pub use members::*;
 pub use messages::*;
+pub use oidc::*;
 pub use paged::{
     CursorKind, JsonSink, JsonStream, Paged, StreamGauge, decode_cursor, encode_cursor, json_stream,
 };
@@ -92,6 +94,9 @@ use crate::model::*;
 endpoint::wire!(
     // bodies and queries
     LoginRequest,
+    SignInQuery,
+    CallbackQuery,
+    LoginCodeRequest,
     NewMember,
     MemberPatch,
     NewPassword,
@@ -140,6 +145,7 @@ endpoint::wire!(
     // answers
     Health,
     LoginResponse,
+    AuthMethods,
     Member,
     CreatedMember,
     Project,
@@ -173,6 +179,10 @@ pub fn visit_all(v: &mut impl Visitor) {
     v.visit::<GetHealth>();
     v.visit::<GetReady>();
     v.visit::<Login>();
+    v.visit::<GetAuthMethods>();
+    v.visit::<StartSignIn>();
+    v.visit::<SignInCallback>();
+    v.visit::<ExchangeLoginCode>();
     // members
     v.visit::<ListMembers>();
     v.visit::<CreateMember>();

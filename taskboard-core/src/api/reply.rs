@@ -16,6 +16,8 @@ pub enum ReplyKind {
     Json,
     Download,
     Upgrade,
+    /// 302 with a `Location`.
+    Redirect,
 }
 
 /// An answer in its wire form.
@@ -35,6 +37,8 @@ pub enum Encoded {
     Stream(super::paged::JsonStream),
     Download(Download),
     Upgrade(Upgrade),
+    /// 302 to this address.
+    Redirect(String),
 }
 
 /// An answer type.
@@ -166,6 +170,28 @@ impl Reply for Upgrade {
         match encoded {
             Encoded::Upgrade(u) => Ok(u),
             _ => Err(Error::internal("unexpected response: expected an upgrade")),
+        }
+    }
+}
+
+/// A redirect of the browser: 302 to `location`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redirect {
+    pub location: String,
+}
+
+impl Reply for Redirect {
+    const KIND: ReplyKind = ReplyKind::Redirect;
+    fn schema(_: &mut SchemaGenerator) -> Option<Schema> {
+        None
+    }
+    fn encode(self) -> Result<Encoded> {
+        Ok(Encoded::Redirect(self.location))
+    }
+    fn decode(encoded: Encoded) -> Result<Redirect> {
+        match encoded {
+            Encoded::Redirect(location) => Ok(Redirect { location }),
+            _ => Err(Error::internal("unexpected response: expected a redirect")),
         }
     }
 }

@@ -72,6 +72,62 @@ impl<T: JsonSchema> JsonSchema for Patch<T> {
     }
 }
 
+/// The query of `GET /auth/oidc/start`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct SignInQuery {
+    /// Where to come back with `?login_code=`: a path of this server
+    /// (`/`), or a loopback URL (`http://127.0.0.1:PORT/`).
+    #[serde(default = "root_path")]
+    pub return_to: String,
+}
+
+fn root_path() -> String {
+    "/".to_string()
+}
+
+/// The query of `GET /auth/oidc/callback`: the provider's answer.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct CallbackQuery {
+    /// The authorization code.
+    #[serde(default)]
+    pub code: Option<String>,
+    /// The one-time state the sign-in started with.
+    #[serde(default)]
+    pub state: Option<String>,
+    /// The issuer of the answer (RFC 9207), checked when given.
+    #[serde(default)]
+    pub iss: Option<String>,
+    /// A refusal by the provider (`access_denied` …).
+    #[serde(default)]
+    pub error: Option<String>,
+    /// What the provider says of its refusal.
+    #[serde(default)]
+    pub error_description: Option<String>,
+    /// Where the provider explains its refusal; not used.
+    #[serde(default)]
+    pub error_uri: Option<String>,
+    /// Sent by some providers (Keycloak, Entra ID); not used.
+    #[serde(default)]
+    pub session_state: Option<String>,
+    /// Sent by some providers (Google: the scopes granted, the account's
+    /// index, the prompt shown, the hosted domain); not used.
+    #[serde(default)]
+    pub scope: Option<String>,
+    #[serde(default)]
+    pub authuser: Option<String>,
+    #[serde(default)]
+    pub prompt: Option<String>,
+    #[serde(default)]
+    pub hd: Option<String>,
+}
+
+/// The body of `POST /auth/oidc/exchange`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LoginCodeRequest {
+    /// The one-time code of a finished single sign-on.
+    pub login_code: String,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LoginRequest {
     /// Slug or name of the member.
@@ -121,6 +177,9 @@ pub struct MemberPatch {
     pub avatar_url: Patch<String>,
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
     pub agent_config: Patch<AgentConfig>,
+    /// Admins and owners only; `null` clears it.
+    #[serde(default, skip_serializing_if = "Patch::is_absent")]
+    pub email: Patch<Email>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -127,6 +127,7 @@ impl Board {
             self.write(move |tx| outcome.apply(tx.w, tx.now)).await?;
         }
         let Some((member, version)) = verified else { return Err(wrong()) };
+        self.check_password_login(&member)?;
         let token = self.inner.jwt.issue(
             member.id,
             member.role,

@@ -198,6 +198,7 @@ fn create_inactive(tx: &mut Tx<'_>, who: &str) -> Result<MemberRecord> {
         last_seen_at: tx.now,
         agent_config: AgentConfig::default(),
         created_at: tx.now,
+        email: None,
     };
     tx.w.put_member(None, &m)?;
     tx.w.put_secret(m.id, &Secret::default())?;

@@ -94,6 +94,7 @@ impl Board {
                     last_seen_at: tx.now,
                     agent_config: AgentConfig::default(),
                     created_at: tx.now,
+                    email: None,
                 };
                 tx.w.put_member(None, &m)?;
                 tx.w.put_secret(m.id, &Secret { password_hash: Some(hash), ..Secret::default() })?;
@@ -206,6 +207,7 @@ impl Board {
                 last_seen_at: tx.now,
                 agent_config: new.agent_config.clone().unwrap_or_default(),
                 created_at: tx.now,
+                email: None,
             };
             tx.w.put_member(None, &m)?;
             tx.w.put_secret(m.id, &Secret::default())?;
@@ -233,8 +235,11 @@ impl Board {
             let acting = load_actor_member(tx, &actor)?;
             let old = tx.w.member_required(id)?;
             let is_self = acting.id == id;
-            if is_self && !acting.role.is_admin() && (!patch.slug.is_absent() || !patch.role.is_absent()) {
-                return Err(Error::forbidden("only an admin or owner may change a slug or a role"));
+            if is_self
+                && !acting.role.is_admin()
+                && (!patch.slug.is_absent() || !patch.role.is_absent() || !patch.email.is_absent())
+            {
+                return Err(Error::forbidden("only an admin or owner may change a slug, a role or an email"));
             }
             if !is_self {
                 super::auth::check_account_rights(&acting, &old, "change")?;
@@ -259,6 +264,21 @@ impl Board {
                     }
                 }
                 m.role = role;
+            }
+            if let Some(email) = patch.email.change() {
+                if let Some(e) = &email {
+                    match tx.w.member_by_email(&crate::oidc::email_key(e.as_str()))? {
+                        Some(other) if other.id != id => {
+                            return Err(Error::conflict(format!(
+                                "the email {} is already {}'s",
+                                e.as_str(),
+                                other.slug
+                            )));
+                        }
+                        _ => {}
+                    }
+                }
+                m.email = email.map(String::from);
             }
             if let Some(status) = patch.status.value() {
                 m.status = status;

@@ -26,6 +26,7 @@ mod links;
 mod members;
 mod message_runs;
 mod messages;
+mod oidc;
 mod pages;
 mod presence;
 mod processes;
@@ -72,6 +73,7 @@ pub use first_run::{INITIAL_PASSWORD_FILE, InitialPassword};
 pub use follow::{EventBatch, Follower};
 pub use idempotency::{AnswerOf, IDEMPOTENCY_TTL, IdempotencyKey, Idempotent, StoredAnswer};
 pub use members::Bootstrap;
+pub use oidc::{LOGIN_CODE_LIFETIME, OidcLink};
 pub use pages::{STREAM_CHUNK, STREAM_DEPTH};
 pub use presence::{PRESENCE_RENEWAL, PRESENCE_TTL};
 pub use run_output::OUTPUT_INTERVAL_MS;
@@ -113,6 +115,10 @@ pub struct BoardOptions {
     pub transcript_cap: u64,
     /// How long a login (a JWT from `POST /auth/login`) lasts.
     pub session_lifetime: Duration,
+    /// Single sign-on with OpenID Connect, when configured.
+    pub oidc: Option<crate::oidc::OidcOptions>,
+    /// Who may log in with a password.
+    pub password_login: crate::oidc::PasswordLogin,
 }
 
 impl Default for BoardOptions {
@@ -131,6 +137,8 @@ impl Default for BoardOptions {
             webhooks: Default::default(),
             transcript_cap: crate::runs::DEFAULT_TRANSCRIPT_CAP,
             session_lifetime: Duration::from_secs(crate::credentials::JWT_LIFETIME_SECS as u64),
+            oidc: None,
+            password_login: Default::default(),
         }
     }
 }

@@ -36,6 +36,10 @@ pub struct MemberRecord {
     pub last_seen_at: Timestamp,
     pub agent_config: AgentConfig,
     pub created_at: Timestamp,
+    /// Matched at a first single sign-on (`board::oidc`); indexed by
+    /// its lower-cased form in `MEMBER_EMAIL`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
 }
 
 impl MemberRecord {
@@ -51,6 +55,7 @@ impl MemberRecord {
             avatar_url: self.avatar_url.clone(),
             last_seen_at: self.last_seen_at,
             agent_config: self.agent_config.clone(),
+            email: self.email.clone(),
         }
     }
     pub fn to_ref(&self) -> MemberRef {

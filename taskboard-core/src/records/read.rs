@@ -60,6 +60,13 @@ pub trait Records: ReadTxn {
             None => Ok(None),
         }
     }
+    /// The member with this email, given lower-cased.
+    fn member_by_email(&self, email: &str) -> Result<Option<MemberRecord>> {
+        match self.get(MEMBER_EMAIL, email.as_bytes())? {
+            Some(id) => self.member(uuid_value(&id)?),
+            None => Ok(None),
+        }
+    }
     fn members_by_name(&self, name: &str) -> Result<Vec<MemberRecord>> {
         let prefix = Key::new().str0(&name.to_lowercase());
         let ids = self.ids_with_prefix(MEMBER_NAME, &prefix, Direction::Forward)?;

@@ -28,6 +28,12 @@ pub trait RecordWrites: WriteTxn {
             if old.name != m.name {
                 self.delete(MEMBER_NAME, &Key::new().str0(&old.name.to_lowercase()).uuid(old.id))?;
             }
+            if let Some(email) = old.email.as_deref().filter(|_| old.email != m.email) {
+                self.delete(MEMBER_EMAIL, crate::oidc::email_key(email).as_bytes())?;
+            }
+        }
+        if let Some(email) = &m.email {
+            self.put(MEMBER_EMAIL, crate::oidc::email_key(email).as_bytes(), m.id.as_bytes())?;
         }
         self.put(MEMBER_SLUG, m.slug.as_bytes(), m.id.as_bytes())?;
         self.put_marker(MEMBER_NAME, &Key::new().str0(&m.name.to_lowercase()).uuid(m.id))?;

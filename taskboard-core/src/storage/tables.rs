@@ -191,4 +191,19 @@ tables! {
     LOGIN_FAILURES = "kind_key_loginfailures";
     /// start(ms) kind key → () so ended windows are swept in order
     LOGIN_FAILURE_AGE = "startms_kind_key";
+    /// sha256(state) → PendingSignIn: a single sign-on started and not
+    /// yet back from the provider (`board::oidc`); the state itself is
+    /// not stored
+    OIDC_STATES = "statehash_pendingsignin";
+    /// sha256(login code) → LoginCode: the one-time code a finished
+    /// single sign-on hands to the page or the command line
+    LOGIN_CODES = "codehash_logincode";
+    /// expires(ms) kind hash → () for pending states (`s`) and login
+    /// codes (`c`), so expired ones are swept in order
+    OIDC_EXPIRY = "expiresms_kind_hash";
+    /// issuer 0 subject → member_id: the member a provider's account
+    /// signs in as
+    OIDC_SUBJECTS = "issuer_subject_memberid";
+    /// lower(email) → member_id for members with an email
+    MEMBER_EMAIL = "email_memberid";
 }

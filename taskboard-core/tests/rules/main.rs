@@ -17,6 +17,7 @@ mod idempotency;
 mod members;
 mod message_runs;
 mod messages;
+mod oidc;
 mod paging;
 mod projects;
 mod reads;

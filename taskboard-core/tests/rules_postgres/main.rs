@@ -23,6 +23,8 @@ mod idempotency;
 mod members;
 #[path = "../rules/messages.rs"]
 mod messages;
+#[path = "../rules/oidc.rs"]
+mod oidc;
 #[path = "../rules/paging.rs"]
 mod paging;
 #[path = "../rules/projects.rs"]

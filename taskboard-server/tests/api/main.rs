@@ -11,6 +11,7 @@ mod lists;
 mod members;
 mod messages;
 mod metrics;
+mod oidc;
 mod openapi;
 mod parsing;
 mod projects;

@@ -20,6 +20,8 @@ mod members;
 mod messages;
 #[path = "../api/metrics.rs"]
 mod metrics;
+#[path = "../api/oidc.rs"]
+mod oidc;
 #[path = "../api/openapi.rs"]
 mod openapi;
 #[path = "../api/parsing.rs"]

@@ -141,3 +141,39 @@ async fn two_servers_deliver_each_event_once_per_webhook_in_order() {
     let seqs: Vec<u64> = all.iter().map(|r| r.seq()).collect();
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
 }
+
+#[tokio::test]
+async fn a_single_sign_on_started_on_one_server_finishes_on_the_other() {
+    use crate::oidc::harness::{Browser, CLIENT_ID, CLIENT_SECRET, Provider};
+    use taskboard_core::model::LoginResponse;
+    let provider = Provider::start().await;
+    let url = Scratch::shared().fresh_url();
+    let configure = |c: &mut taskboard_server::Config| {
+        c.database = Some(url.clone());
+        c.jwt_secret = None;
+        c.oidc = Some(taskboard_server::oidc::OidcConfig {
+            issuer: provider.issuer.clone(),
+            client_id: CLIENT_ID.into(),
+            client_secret: Some(CLIENT_SECRET.into()),
+            create_members: true,
+            ..Default::default()
+        });
+    };
+    let a = spawn_with(configure).await;
+    let b = spawn_with(configure).await;
+    let browser = Browser::new();
+    // Started on a; the provider comes back to b, which exchanges the
+    // code with what a stored; the login code is good on a again.
+    let back = browser.sign_in(&a.url(&crate::oidc::start_path("/")), "ana").await;
+    let on_b = format!("{}{}?{}", b.base, back.path(), back.query().unwrap());
+    let step = browser.send(on_b.parse().unwrap(), None).await;
+    assert_eq!(step.status, 302, "{}", step.body);
+    let login: LoginResponse = a
+        .post("/api/v1/auth/oidc/exchange", None, json!({"login_code": step.login_code()}))
+        .await
+        .expect(200);
+    assert_eq!(login.slug, "ana");
+    // And the callback, used on b, is used on a too.
+    let again = browser.send(back, None).await;
+    assert_eq!(again.status, 400, "{}", again.body);
+}

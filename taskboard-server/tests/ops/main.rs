@@ -4,5 +4,6 @@
 
 mod config_file;
 mod logs;
+mod sso;
 mod support;
 mod tls;

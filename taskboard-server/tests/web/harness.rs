@@ -21,11 +21,17 @@ pub struct App {
 
 impl App {
     pub async fn start() -> App {
+        App::start_with(|_| {}).await
+    }
+
+    /// [`App::start`] after `configure` has adjusted the configuration.
+    pub async fn start_with(configure: impl FnOnce(&mut Config)) -> App {
         let dir = tempfile::tempdir().unwrap();
         let mut config = Config::new(dir.path().join("data"));
         config.listen = "127.0.0.1:0".parse().unwrap();
         config.owner_password = Some(OWNER_PASSWORD.to_string());
         config.jwt_secret = Some("test-secret".to_string());
+        configure(&mut config);
         let server = Server::bind(config.clone()).await.expect("the server starts");
         let addr = server.local_addr();
         let handle = server.spawn();

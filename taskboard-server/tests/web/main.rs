@@ -9,3 +9,4 @@ mod harness;
 mod member;
 mod scenarios;
 mod serving;
+mod sso;

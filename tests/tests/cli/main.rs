@@ -13,6 +13,7 @@ mod runner_faults;
 mod runner_local;
 mod runner_mentions;
 mod runs;
+mod sso;
 mod tokens;
 mod webhooks;
 mod work;

@@ -1,0 +1,248 @@
+//! Single sign-on with OpenID Connect: its settings, what the protocol
+//! side hands the board, and the rules on the addresses involved
+//! (docs/rules.md, single sign-on).
+//!
+//! The board keeps the rules (one-time states and login codes, linking a
+//! member by issuer and subject or by verified email, creating members,
+//! groups to roles); the protocol itself (discovery, the authorization
+//! URL with PKCE, the code exchange and the ID token's verification) is
+//! an [`IdentityProvider`] the server implements over HTTP, so this crate
+//! makes no HTTP request.
+
+use std::fmt;
+use std::future::Future;
+use std::net::IpAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// The path the provider sends the browser back to.
+pub const CALLBACK_PATH: &str = "/api/v1/auth/oidc/callback";
+
+/// A future of the protocol side.
+pub type ProviderFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'a>>;
+
+/// What the board asks the provider for at the start of a sign-in.
+#[derive(Debug, Clone)]
+pub struct AuthorizationRequest {
+    pub redirect_uri: String,
+    pub state: String,
+    pub nonce: String,
+    /// The PKCE code verifier; the URL carries its S256 challenge.
+    pub pkce_verifier: String,
+}
+
+/// What the board hands back to exchange the code of a callback.
+#[derive(Debug, Clone)]
+pub struct CodeExchange {
+    pub redirect_uri: String,
+    pub code: String,
+    pub nonce: String,
+    pub pkce_verifier: String,
+}
+
+/// Who signed in, from a verified ID token.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Identity {
+    pub subject: String,
+    pub email: Option<String>,
+    pub email_verified: bool,
+    pub name: Option<String>,
+    pub preferred_username: Option<String>,
+    pub groups: Vec<String>,
+}
+
+/// The protocol side of single sign-on, for one issuer. Its refusals are
+/// errors with a `detail` naming them (401 for a token that does not
+/// verify, 503 for a provider that cannot be reached).
+pub trait IdentityProvider: fmt::Debug + Send + Sync + 'static {
+    /// The URL to send the browser to.
+    fn authorization_url<'a>(&'a self, request: &'a AuthorizationRequest) -> ProviderFuture<'a, String>;
+    /// Exchanges the code and verifies the ID token it brings: signature
+    /// (fetching the provider's keys again for a key it does not know),
+    /// issuer, audience, expiry and nonce.
+    fn sign_in<'a>(&'a self, exchange: &'a CodeExchange) -> ProviderFuture<'a, Identity>;
+}
+
+/// Whether password login is open to every human or to owners only
+/// (`--password-login`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PasswordLogin {
+    #[default]
+    All,
+    /// Owners only: the way back in when the provider is down.
+    Owners,
+}
+
+/// Single sign-on as configured.
+#[derive(Debug, Clone)]
+pub struct OidcOptions {
+    /// The issuer, as checked by [`check_issuer`].
+    pub issuer: String,
+    /// Shown on the sign-in button; the issuer's host when `None`.
+    pub display_name: Option<String>,
+    /// Creates a human member at the first sign-in of someone no member
+    /// matches (`--oidc-create-members`); refused with 403 otherwise.
+    pub create_members: bool,
+    /// Members in this group are admins, the others members (owners keep
+    /// their role), set at every sign-in (`--oidc-admin-group`).
+    pub admin_group: Option<String>,
+    /// The URL the board is reached at (`--public-url`), for the
+    /// redirect URI; the address of the request starting the sign-in
+    /// when `None`.
+    pub public_url: Option<String>,
+    pub provider: Arc<dyn IdentityProvider>,
+}
+
+impl OidcOptions {
+    /// The name on the sign-in button.
+    pub fn display_name(&self) -> String {
+        if let Some(name) = &self.display_name {
+            return name.clone();
+        }
+        url::Url::parse(&self.issuer)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_else(|| self.issuer.clone())
+    }
+
+    /// The redirect URI: under `--public-url`, else under the origin the
+    /// starting request came to.
+    pub(crate) fn redirect_uri(&self, origin: Option<&str>) -> Result<String> {
+        let base = self.public_url.as_deref().or(origin).ok_or_else(|| {
+            Error::bad_request("the board's address is unknown; set --public-url for single sign-on")
+        })?;
+        Ok(format!("{}{CALLBACK_PATH}", base.trim_end_matches('/')))
+    }
+}
+
+/// Lower-cased and trimmed, the form emails are compared and indexed in.
+pub fn email_key(email: &str) -> String {
+    email.trim().to_lowercase()
+}
+
+/// Whether `host` is a loopback address or `localhost`.
+fn is_loopback(host: &url::Host<&str>) -> bool {
+    match host {
+        url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
+        url::Host::Ipv4(a) => IpAddr::V4(*a).is_loopback(),
+        url::Host::Ipv6(a) => IpAddr::V6(*a).is_loopback(),
+    }
+}
+
+/// An issuer must be `https://`, except on a loopback address (a local
+/// provider, tests), where `http://` is accepted. Gives the issuer as
+/// written, without a trailing slash added or removed.
+pub fn check_issuer(issuer: &str) -> Result<String> {
+    let url = url::Url::parse(issuer)
+        .map_err(|e| Error::invalid("oidc-issuer", format!("{issuer:?} is not a URL: {e}")))?;
+    let loopback = url.host().is_some_and(|h| is_loopback(&h));
+    match url.scheme() {
+        "https" => Ok(issuer.to_string()),
+        "http" if loopback => Ok(issuer.to_string()),
+        _ => Err(Error::invalid(
+            "oidc-issuer",
+            format!("{issuer:?} must be https:// (http:// only on a loopback address)"),
+        )),
+    }
+}
+
+/// Where a sign-in returns to: a path of this server, or a loopback URL
+/// (`taskboard login --sso` listens there). Anything else would make the
+/// board an open redirect.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReturnTo(String);
+
+impl ReturnTo {
+    pub fn parse(text: &str) -> Result<ReturnTo> {
+        let refuse = |why: &str| {
+            Error::invalid(
+                "return_to",
+                format!(
+                    "{text:?} {why}; it must be a path of this server (starting with one /) or a \
+                     loopback URL such as http://127.0.0.1:PORT/"
+                ),
+            )
+        };
+        if text.chars().any(|c| c.is_control() || c == '\\') {
+            return Err(refuse("holds a control character or a backslash"));
+        }
+        if text.contains('#') {
+            return Err(refuse("has a fragment"));
+        }
+        if text.starts_with('/') {
+            if text.starts_with("//") {
+                return Err(refuse("names another host"));
+            }
+            return Ok(ReturnTo(text.to_string()));
+        }
+        let url = url::Url::parse(text).map_err(|_| refuse("is neither a path nor a URL"))?;
+        if url.scheme() != "http" {
+            return Err(refuse("is not http:// on a loopback address"));
+        }
+        if !url.host().is_some_and(|h| is_loopback(&h))
+            || !url.username().is_empty()
+            || url.password().is_some()
+        {
+            return Err(refuse("is not on a loopback address"));
+        }
+        Ok(ReturnTo(url.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The address with `login_code` added to its query.
+    pub fn with_login_code(&self, code: &str) -> String {
+        let sep = if self.0.contains('?') { '&' } else { '?' };
+        format!("{}{sep}login_code={code}", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issuers_are_https_except_on_loopback() {
+        assert!(check_issuer("https://id.example.com/realms/x").is_ok());
+        assert!(check_issuer("http://127.0.0.1:4000").is_ok());
+        assert!(check_issuer("http://[::1]:4000/").is_ok());
+        assert!(check_issuer("http://localhost:4000").is_ok());
+        let e = check_issuer("http://id.example.com").unwrap_err();
+        assert!(e.detail().contains("https://"), "{}", e.detail());
+        assert!(check_issuer("ftp://127.0.0.1").is_err());
+        assert!(check_issuer("not a url").is_err());
+    }
+
+    #[test]
+    fn return_to_is_a_path_here_or_a_loopback_url() {
+        assert_eq!(ReturnTo::parse("/").unwrap().with_login_code("c"), "/?login_code=c");
+        assert_eq!(ReturnTo::parse("/board?x=1").unwrap().with_login_code("c"), "/board?x=1&login_code=c");
+        assert!(ReturnTo::parse("http://127.0.0.1:5555/cb").is_ok());
+        assert!(ReturnTo::parse("http://localhost:5555/").is_ok());
+        assert!(ReturnTo::parse("http://[::1]:5555/").is_ok());
+        for bad in [
+            "https://evil.example/",
+            "http://evil.example/",
+            "//evil.example/",
+            "/\\evil.example",
+            "http://127.0.0.1.evil.example/",
+            "http://user@127.0.0.1/",
+            "javascript:alert(1)",
+            "https://127.0.0.1/",
+            "/#x",
+            "",
+        ] {
+            let e = ReturnTo::parse(bad).unwrap_err();
+            assert_eq!(e.kind().status(), 422, "{bad}");
+            assert!(e.detail().starts_with("return_to"), "{}", e.detail());
+        }
+    }
+}

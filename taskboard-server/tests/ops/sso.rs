@@ -1,0 +1,128 @@
+//! Single sign-on as an operator sets it up: its settings in the
+//! configuration file (the client secret masked by `config print`), an
+//! issuer refused at start, and the log of sign-ins and refusals of the
+//! real binary signing people in through the test provider.
+
+use serde_json::Value;
+
+use crate::support::{Process, http, server_command};
+
+#[path = "../../../tests/oidc-provider/harness.rs"]
+mod harness;
+
+use harness::{Browser, CLIENT_ID, CLIENT_SECRET, Provider};
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = server_command().args(args).output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn single_sign_on_is_set_in_the_configuration_file_with_its_secret_masked() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("server.toml");
+    std::fs::write(
+        &file,
+        "oidc-issuer = \"https://id.example.com/realms/acme\"\noidc-client-id = \"taskboard\"\n\
+         oidc-client-secret = \"very-secret-value\"\noidc-admin-group = \"board-admins\"\n\
+         oidc-create-members = true\npassword-login = \"owners\"\npublic-url = \"https://board.example.com\"\n",
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let (code, printed, err) = run(&["--config", file, "config", "print"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!printed.contains("very-secret-value"), "the secret is masked:\n{printed}");
+    for wanted in [
+        "oidc-issuer = \"https://id.example.com/realms/acme\"  # file",
+        "oidc-admin-group = \"board-admins\"  # file",
+        "oidc-create-members = true  # file",
+        "password-login = \"owners\"  # file",
+        "# oidc-client-secret = \"********\" (secret, from the file)",
+    ] {
+        assert!(printed.lines().any(|l| l == wanted), "{wanted:?} in:\n{printed}");
+    }
+    let (code, out, err) = run(&["config", "check", file]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("valid"), "{out}");
+
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "password-login = \"nobody\"\n").unwrap();
+    let (code, _, err) = run(&["config", "check", bad.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(err.contains("password-login") && err.contains("owners"), "{err}");
+}
+
+#[test]
+fn an_issuer_that_is_not_https_off_loopback_stops_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let (code, _, err) = run(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        data.to_str().unwrap(),
+        "--oidc-issuer",
+        "http://id.example.com",
+        "--oidc-client-id",
+        "taskboard",
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("must be https://"), "{err}");
+}
+
+#[tokio::test]
+async fn each_sign_in_and_each_refusal_is_logged_without_a_token() {
+    let provider = Provider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = server_command();
+    command
+        .args(["--listen", "127.0.0.1:0", "--log-format", "json", "--oidc-create-members"])
+        .args(["--oidc-issuer", &provider.issuer, "--oidc-client-id", CLIENT_ID])
+        .env("TASKBOARD_OIDC_CLIENT_SECRET", CLIENT_SECRET)
+        .arg("--data-dir")
+        .arg(dir.path().join("data"));
+    let mut server = Process::start(command, &dir.path().join("server.log"));
+    let start = format!("{}/api/v1/auth/oidc/start?return_to=%2F", server.base);
+
+    let browser = Browser::new();
+    let back = browser.sign_in(&start, "ana").await;
+    let step = browser.send(back.clone(), None).await;
+    let code = step.login_code();
+    let login: Value = http()
+        .post(format!("{}/api/v1/auth/oidc/exchange", server.base))
+        .json(&serde_json::json!({"login_code": code}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let token = login["token"].as_str().unwrap().to_string();
+    // The page the browser lands on is asked for with the code.
+    browser.send(step.location.clone().unwrap(), None).await;
+    let replayed = browser.send(back.clone(), None).await;
+    assert_eq!(replayed.status, 400);
+    let unverified = Browser::new();
+    let refused = unverified.send(unverified.sign_in(&start, "unverified-cy").await, None).await;
+    assert_eq!(refused.status, 403);
+
+    assert!(server.stop().success());
+    let log = server.log_text();
+    let lines: Vec<Value> = log.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let signed_in = lines.iter().find(|l| l["message"] == "single sign-on").expect("a sign-in line");
+    assert_eq!(signed_in["member"], "ana", "{signed_in}");
+    assert_eq!(signed_in["how"], "created", "{signed_in}");
+    let reasons: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["message"] == "single sign-on refused")
+        .filter_map(|l| l["reason"].as_str())
+        .collect();
+    assert!(reasons.iter().any(|r| r.contains("already used state")), "{reasons:?}");
+    assert!(reasons.iter().any(|r| r.contains("is verified")), "{reasons:?}");
+    let state = back.query_pairs().find(|(k, _)| k == "state").unwrap().1.into_owned();
+    let auth_code = back.query_pairs().find(|(k, _)| k == "code").unwrap().1.into_owned();
+    for secret in [&token, &code, &state, &auth_code, &CLIENT_SECRET.to_string()] {
+        assert!(!log.contains(secret.as_str()), "{secret} is in the log:\n{log}");
+    }
+}
