@@ -75,7 +75,7 @@ export function mountWebhooks({ main }) {
     h("thead", null, h("tr", null, ["Seq", "Event", "State", "Attempts", "Last answer", "Next attempt", "Created", ""].map((c) => h("th", { scope: "col" }, c)))),
     deliveryRows);
   const deliveriesTitle = h("h2");
-  const refresh = h("button", { type: "button", class: "refresh-deliveries", onclick: () => loadDeliveries() }, icon("retry"), " Refresh");
+  const refresh = h("button", { type: "button", class: "refresh-deliveries", onclick: () => { load(); loadDeliveries(); } }, icon("retry"), " Refresh");
   const deliveriesSection = h("section", { class: "webhook-deliveries", hidden: true }, deliveriesTitle, refresh, deliveries);
 
   const deliveryRow = (hookId, d) => h("tr", { dataset: { deliveryId: d.id, state: d.state, attempts: String(d.attempts) } },
