@@ -1,7 +1,7 @@
 // Webhooks, for admins and owners: the list with each one's backlog,
 // creating one (its signing secret shown once), turning it off and on,
-// rotating its secret (the new one shown once), and its delivery log
-// with redelivery. The API decides who may: a refusal's detail is shown.
+// rotating its secret (the new one shown once), its delivery log with
+// redelivery, and deleting it. The API decides who may: a refusal's detail is shown.
 
 import * as api from "./api.js";
 import { state, subscribe, onEvent } from "./store.js";
@@ -21,6 +21,7 @@ export function mountWebhooks({ main }) {
     h("thead", null, h("tr", null, ["URL", "Events", "Project", "State", "Backlog", ""].map((c) => h("th", { scope: "col" }, c)))), rows);
   let hooks = [];
   let shown = null; // the webhook whose deliveries are open
+  let deleting = null; // the webhook whose deletion waits for a confirmation
 
   const act = async (fn) => {
     error.textContent = "";
@@ -50,7 +51,16 @@ export function mountWebhooks({ main }) {
         shown = w.id;
         render();
         loadDeliveries();
-      } }, "Deliveries")));
+      } }, "Deliveries"), " ",
+      deleting === w.id ? ["Delete it with its delivery log? ",
+        h("button", { type: "button", class: "danger confirm-delete", onclick: () => act(async () => {
+          deleting = null;
+          if (shown === w.id) shown = null;
+          await api.del(`/webhooks/${w.id}`);
+          await load();
+        }) }, "Delete"), " ",
+        h("button", { type: "button", class: "link", onclick: () => { deleting = null; render(); } }, "Cancel")]
+        : h("button", { type: "button", class: "delete", onclick: () => { deleting = w.id; render(); } }, "Delete")));
 
   const render = () => {
     replace(rows, hooks.length ? hooks.map(row) : h("tr", null, h("td", { colspan: 6, class: "muted" }, "No webhooks.")));

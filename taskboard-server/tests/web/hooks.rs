@@ -1,6 +1,7 @@
 //! The Webhooks page: a webhook created there (its secret shown once),
-//! its secret rotated, turned off and on, and a delivery sent again, each
-//! checked through the API and at a real receiver on 127.0.0.1.
+//! its secret rotated, turned off and on, a delivery sent again, and the
+//! webhook deleted, each checked through the API and at a real receiver
+//! on 127.0.0.1.
 
 use std::time::Duration;
 
@@ -35,7 +36,7 @@ async fn wait_log(app: &App, hook: &str, done: impl Fn(&[Value]) -> bool) -> Vec
 }
 
 #[tokio::test]
-async fn an_admin_creates_a_webhook_rotates_its_secret_and_redelivers() {
+async fn an_admin_creates_rotates_redelivers_and_deletes_a_webhook() {
     let _turn = crate::driver::turn().await;
     let app = App::start_with(|c| c.webhooks.allow_private = true).await;
     let project = app.as_owner("POST", "/projects", json!({"name": "Web", "slug": "web"})).await;
@@ -134,6 +135,24 @@ async fn an_admin_creates_a_webhook_rotates_its_secret_and_redelivers() {
     b.find(&format!("table.deliveries[data-loaded='1'] tr[data-delivery-id='{again}'][data-attempts='2'][data-state=delivered]"))
         .await;
     screenshot(&b, "web-webhooks.png").await;
+
+    // Deleted on the page, after a confirmation.
+    b.click_on(&format!("{row} button.delete")).await;
+    b.click_on(&format!("{row} button.confirm-delete")).await;
+    b.wait_for(
+        "the webhook gone from the list",
+        "return !document.querySelector(arguments[0])",
+        vec![json!(row)],
+    )
+    .await;
+    let gone = app
+        .http
+        .get(format!("{}/api/v1/webhooks/{id}", app.base))
+        .bearer_auth(&app.owner)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), 404);
     let csp: Value = b.js("return document.body.dataset.cspViolations || '0'", vec![]).await;
     assert_eq!(csp, "0");
 }
