@@ -35,6 +35,8 @@ const FILES: &[(&str, &str, &[u8])] = &[
     ("icons.js", JS, include_bytes!("../web/icons.js")),
     ("runs.js", JS, include_bytes!("../web/runs.js")),
     ("agents.js", JS, include_bytes!("../web/agents.js")),
+    ("webhooks.js", JS, include_bytes!("../web/webhooks.js")),
+    ("secret.js", JS, include_bytes!("../web/secret.js")),
     ("icon.svg", "image/svg+xml", include_bytes!("../web/icon.svg")),
 ];
 

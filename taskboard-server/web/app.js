@@ -1,6 +1,7 @@
 // Start-up, login, the frame of the page and the routes (in the address's
 // fragment: #/p/<project>, #/p/<project>/t/<KEY>, #/p/<project>/chat,
-// #/p/<project>/ready, #/p/<project>/files, #/members, #/agents).
+// #/p/<project>/ready, #/p/<project>/files, #/members, #/agents,
+// #/webhooks).
 
 import * as api from "./api.js";
 import { state, apply, notify, subscribe, setTasks, setRuns, isOpenRun, OPEN_RUN_STATES } from "./store.js";
@@ -21,6 +22,7 @@ function route() {
   if (parts[0] === "members" && parts[1]) return { name: "member", slug: parts[1] };
   if (parts[0] === "members") return { name: "members" };
   if (parts[0] === "agents") return { name: "agents" };
+  if (parts[0] === "webhooks") return { name: "webhooks" };
   if (parts[0] === "p" && parts[1]) {
     if (parts[2] === "chat") return { name: "chat", slug: parts[1] };
     if (parts[2] === "ready") return { name: "ready", slug: parts[1] };
@@ -186,7 +188,8 @@ function header() {
         link(`#/p/${encodeURIComponent(project.slug)}/files`, "Files", r.name === "files"),
       ],
       link("#/agents", "Agents", r.name === "agents"),
-      link("#/members", "Members", r.name === "members" || r.name === "member"));
+      link("#/members", "Members", r.name === "members" || r.name === "member"),
+      state.me && (state.me.role === "admin" || state.me.role === "owner") ? link("#/webhooks", "Webhooks", r.name === "webhooks") : null);
   };
   offHeader = subscribe((topics) => {
     if (topics.has("conn") || topics.has("projects") || topics.has("route")) renderHeader();
@@ -223,6 +226,7 @@ async function showRoute() {
   else if (r.name === "members") view = (await import("./members.js")).mountMembers(ctx);
   else if (r.name === "member") view = (await import("./member.js")).mountMember(ctx);
   else if (r.name === "agents") view = (await import("./agents.js")).mountAgents(ctx);
+  else if (r.name === "webhooks") view = (await import("./webhooks.js")).mountWebhooks(ctx);
   else if (r.name === "files") view = (await import("./files.js")).mountFiles(ctx);
   if (view) view.route = r;
   notify("route");

@@ -73,7 +73,9 @@ impl Provider {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap_or_else(|e| panic!("{} runs (tests/oidc-provider/setup.sh links it): {e}", node.display()));
+            .unwrap_or_else(|e| {
+                panic!("{} runs (tests/oidc-provider/setup.sh links it): {e}", node.display())
+            });
         let stderr = Arc::new(Mutex::new(String::new()));
         let mut err = child.stderr.take().unwrap();
         let kept = stderr.clone();

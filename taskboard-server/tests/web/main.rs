@@ -6,7 +6,11 @@ mod details;
 mod driver;
 mod files;
 mod harness;
+mod hooks;
 mod member;
+mod people;
+#[path = "../api/receiver.rs"]
+mod receiver;
 mod scenarios;
 mod serving;
 mod sso;

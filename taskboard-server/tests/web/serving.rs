@@ -95,9 +95,19 @@ async fn no_served_file_holds_an_emoji() {
         }
         seen.insert(path, text);
     }
-    for file in
-        ["app.js", "board.js", "task.js", "runs.js", "agents.js", "icons.js", "messages.js", "style.css"]
-    {
+    for file in [
+        "app.js",
+        "board.js",
+        "task.js",
+        "runs.js",
+        "agents.js",
+        "icons.js",
+        "messages.js",
+        "members.js",
+        "webhooks.js",
+        "secret.js",
+        "style.css",
+    ] {
         assert!(
             seen.keys().any(|p| p.ends_with(&format!("/{file}"))),
             "{file} was not reached: {:?}",
