@@ -74,6 +74,19 @@ fn check_token_rights(acting: &MemberRecord, target: &MemberRecord, what: &str) 
 }
 
 impl Board {
+    /// What a login answers: a session token for `member` at its
+    /// credentials' `version`.
+    pub(super) fn login_response(&self, member: MemberRecord, version: u64) -> Result<LoginResponse> {
+        let token = self.inner.jwt.issue(
+            member.id,
+            member.role,
+            version,
+            Timestamp::now().as_second(),
+            self.inner.options.session_lifetime,
+        )?;
+        Ok(LoginResponse { token, member_id: member.id, slug: member.slug, role: member.role })
+    }
+
     /// Logs in by slug or name (`POST /auth/login`). Wrong login and
     /// wrong password give the same 401. `client` is the address the
     /// attempt comes from, when known: failed logins are throttled per
@@ -128,14 +141,7 @@ impl Board {
         }
         let Some((member, version)) = verified else { return Err(wrong()) };
         self.check_password_login(&member)?;
-        let token = self.inner.jwt.issue(
-            member.id,
-            member.role,
-            version,
-            Timestamp::now().as_second(),
-            self.inner.options.session_lifetime,
-        )?;
-        Ok(LoginResponse { token, member_id: member.id, slug: member.slug, role: member.role })
+        self.login_response(member, version)
     }
 
     /// Resolves credentials (a JWT, an agent token or an access token) to

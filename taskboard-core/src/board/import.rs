@@ -160,30 +160,8 @@ fn find_member(r: &(impl Records + ?Sized), who: &str) -> Result<Option<Uuid>> {
     Ok(if named.len() == 1 { Some(named[0].id) } else { None })
 }
 
-/// A slug made of a name: lower-case letters and digits, other runs as
-/// one hyphen; an email gives its local part.
-fn slug_of(who: &str) -> String {
-    let base = who.split('@').next().unwrap_or(who);
-    let mut slug = String::new();
-    for c in base.to_lowercase().chars() {
-        if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' {
-            slug.push(c);
-        } else if !slug.ends_with('-') && !slug.is_empty() {
-            slug.push('-');
-        }
-    }
-    let slug: String = slug.trim_end_matches('-').chars().take(56).collect();
-    if slug.is_empty() { "imported".to_string() } else { slug }
-}
-
 fn create_inactive(tx: &mut Tx<'_>, who: &str) -> Result<MemberRecord> {
-    let base = slug_of(who);
-    let mut slug = base.clone();
-    let mut n = 2;
-    while tx.w.member_by_slug(&slug)?.is_some() {
-        slug = format!("{base}-{n}");
-        n += 1;
-    }
+    let slug = super::members::free_slug_of(tx.w, who, "imported")?;
     let slug = Slug::new(slug).map_err(|e| e.at("assignee"))?;
     let name: String = who.chars().take(200).collect();
     let m = MemberRecord {
@@ -644,9 +622,9 @@ fn add_comments(tx: &mut Tx<'_>, people: &mut People, me: Uuid, id: Uuid, r: &Im
 mod tests {
     #[test]
     fn slugs_of_names_and_emails() {
-        assert_eq!(super::slug_of("Ada Lovelace"), "ada-lovelace");
-        assert_eq!(super::slug_of("ada@example.com"), "ada");
-        assert_eq!(super::slug_of("@@@"), "imported");
-        assert_eq!(super::slug_of("Zoë O'Neil"), "zo-o-neil");
+        assert_eq!(super::super::members::slug_base("Ada Lovelace", "imported"), "ada-lovelace");
+        assert_eq!(super::super::members::slug_base("ada@example.com", "imported"), "ada");
+        assert_eq!(super::super::members::slug_base("@@@", "imported"), "imported");
+        assert_eq!(super::super::members::slug_base("Zoë O'Neil", "imported"), "zo-o-neil");
     }
 }

@@ -36,6 +36,35 @@ fn active_owner_count(r: &(impl Records + ?Sized)) -> Result<usize> {
     Ok(n)
 }
 
+/// A slug made of a name, a username or an email (its local part):
+/// lower-case letters, digits and `_`, other runs as one hyphen;
+/// `fallback` when nothing is left.
+pub(super) fn slug_base(who: &str, fallback: &str) -> String {
+    let base = who.split('@').next().unwrap_or(who);
+    let mut slug = String::new();
+    for c in base.to_lowercase().chars() {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' {
+            slug.push(c);
+        } else if !slug.ends_with('-') && !slug.is_empty() {
+            slug.push('-');
+        }
+    }
+    let slug: String = slug.trim_end_matches('-').chars().take(56).collect();
+    if slug.is_empty() { fallback.to_string() } else { slug }
+}
+
+/// [`slug_base`] made free: `-2`, `-3`… added until no member has it.
+pub(super) fn free_slug_of(r: &(impl Records + ?Sized), who: &str, fallback: &str) -> Result<String> {
+    let base = slug_base(who, fallback);
+    let mut slug = base.clone();
+    let mut n = 2;
+    while r.member_by_slug(&slug)?.is_some() {
+        slug = format!("{base}-{n}");
+        n += 1;
+    }
+    Ok(slug)
+}
+
 fn slug_free(r: &(impl Records + ?Sized), slug: &str, except: Option<Uuid>) -> Result<()> {
     match r.member_by_slug(slug)? {
         Some(m) if Some(m.id) != except => Err(Error::conflict(format!("slug {slug:?} is already taken"))),

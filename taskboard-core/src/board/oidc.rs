@@ -257,14 +257,7 @@ impl Board {
         let Some((member, version)) = found else {
             return Err(refused(Error::unauthorized("unknown, expired or already used login code")));
         };
-        let token = self.inner.jwt.issue(
-            member.id,
-            member.role,
-            version,
-            Timestamp::now().as_second(),
-            self.inner.options.session_lifetime,
-        )?;
-        Ok(LoginResponse { token, member_id: member.id, slug: member.slug, role: member.role })
+        self.login_response(member, version)
     }
 
     /// What the sign-in page offers (`GET /auth/methods`).
@@ -390,13 +383,8 @@ impl Rules {
 /// username or the email's local part (made unique), its name from the
 /// token.
 fn create(tx: &mut Tx<'_>, identity: &Identity, email: &str) -> Result<MemberRecord> {
-    let base = slug_of(identity.preferred_username.as_deref().unwrap_or(email));
-    let mut slug = base.clone();
-    let mut n = 2;
-    while tx.w.member_by_slug(&slug)?.is_some() {
-        slug = format!("{base}-{n}");
-        n += 1;
-    }
+    let who = identity.preferred_username.as_deref().unwrap_or(email);
+    let slug = super::members::free_slug_of(tx.w, who, "member")?;
     let slug = Slug::new(slug).map_err(|e| Error::internal(format!("a slug made at sign-in: {e}")))?;
     let name = identity.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).unwrap_or(email);
     let m = MemberRecord {
@@ -419,30 +407,14 @@ fn create(tx: &mut Tx<'_>, identity: &Identity, email: &str) -> Result<MemberRec
     Ok(m)
 }
 
-/// A slug of a username or an email: lower-case letters, digits and `_`,
-/// other runs as one hyphen; an email gives its local part.
-fn slug_of(who: &str) -> String {
-    let base = who.split('@').next().unwrap_or(who);
-    let mut slug = String::new();
-    for c in base.to_lowercase().chars() {
-        if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' {
-            slug.push(c);
-        } else if !slug.ends_with('-') && !slug.is_empty() {
-            slug.push('-');
-        }
-    }
-    let slug: String = slug.trim_end_matches('-').chars().take(56).collect();
-    if slug.is_empty() { "member".to_string() } else { slug }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::members::slug_base;
 
     #[test]
     fn slugs_of_usernames_and_emails() {
-        assert_eq!(slug_of("Ana.Lopez@example.com"), "ana-lopez");
-        assert_eq!(slug_of("bob"), "bob");
-        assert_eq!(slug_of("@x"), "member");
+        assert_eq!(slug_base("Ana.Lopez@example.com", "member"), "ana-lopez");
+        assert_eq!(slug_base("bob", "member"), "bob");
+        assert_eq!(slug_base("@x", "member"), "member");
     }
 }
