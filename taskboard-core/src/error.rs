@@ -188,12 +188,6 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-impl From<crate::storage::StorageError> for Error {
-    fn from(e: crate::storage::StorageError) -> Error {
-        Error::internal(e)
-    }
-}
-
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Error {
         Error::internal(e)

@@ -25,17 +25,6 @@ pub mod tables;
 
 pub use tables::Table;
 
-/// A failure of the storage machinery itself (I/O, corruption).
-#[derive(Debug, thiserror::Error)]
-#[error("storage: {0}")]
-pub struct StorageError(pub String);
-
-impl StorageError {
-    pub fn new(e: impl std::fmt::Display) -> StorageError {
-        StorageError(e.to_string())
-    }
-}
-
 /// Order of a scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
