@@ -7,7 +7,7 @@ use std::pin::Pin;
 
 use bytes::Bytes;
 use hyper::body::Incoming;
-use hyper::header::{self, HeaderName, HeaderValue};
+use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use taskboard_core::api::{
     BodyKind, Call, Caller, Encoded, Endpoint, Info, PathParams, QueryParams, RawBody, RequestBody, Upload,
@@ -122,7 +122,10 @@ async fn serve<E: Endpoint>(
     match E::Body::KIND {
         BodyKind::None => {
             let body = E::Body::decode(RawBody::None)?;
-            let key = idempotency_key::<E>(&req, &caller, b"")?;
+            let path_and_query = req.uri().path_and_query().map_or("", |p| p.as_str());
+            let key = idempotency_key_text::<E>(req.headers(), &caller)?
+                .map(|v| IdempotencyKey::new(&v, E::INFO.method.as_str(), path_and_query, b""))
+                .transpose()?;
             let call = Call::new(path, query, body);
             let encoded = match perform::<E>(board, &caller, if_match, key, call).await? {
                 Idempotent::Fresh(encoded) => encoded,
@@ -145,7 +148,8 @@ async fn serve<E: Endpoint>(
             parse::check_json_type(req.headers())?;
             let declared =
                 req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-            let key_header = req.headers().get(IDEMPOTENCY_KEY).cloned();
+            // Read before the body is; refused, if it is malformed, after it.
+            let key_text = idempotency_key_text::<E>(req.headers(), &caller);
             let path_and_query =
                 req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_default();
             let bytes = parse::read_body(req.into_body(), declared, &state.limits).await?;
@@ -153,14 +157,9 @@ async fn serve<E: Endpoint>(
             if let Some(schema) = route.body.as_ref().filter(|_| !left_out) {
                 parse::check_json(&bytes, schema)?;
             }
-            let key = match key_header {
-                Some(v) if caller.actor.is_some() && is_mutation(E::INFO.method) => {
-                    let v =
-                        v.to_str().map_err(|_| Error::invalid("Idempotency-Key", "must be visible ASCII"))?;
-                    Some(IdempotencyKey::new(v, E::INFO.method.as_str(), &path_and_query, &bytes)?)
-                }
-                _ => None,
-            };
+            let key = key_text?
+                .map(|v| IdempotencyKey::new(&v, E::INFO.method.as_str(), &path_and_query, &bytes))
+                .transpose()?;
             let (body, ignored) = decode_body::<E>(RawBody::Json(bytes))?;
             let call = Call::new(path, query, body);
             let encoded = match perform::<E>(board, &caller, if_match, key, call).await? {
@@ -176,7 +175,7 @@ async fn serve<E: Endpoint>(
             Ok(res)
         }
         BodyKind::Multipart => {
-            let key_header = req.headers().get(IDEMPOTENCY_KEY).cloned();
+            let key_text = idempotency_key_text::<E>(req.headers(), &caller);
             let path_and_query =
                 req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_default();
             let (parts, incoming) = req.into_parts();
@@ -195,15 +194,12 @@ async fn serve<E: Endpoint>(
                         fields: before,
                         late: part.late,
                     };
-                    let key = match key_header {
-                        Some(v) if caller.actor.is_some() && is_mutation(E::INFO.method) => {
-                            let v = v
-                                .to_str()
-                                .map_err(|_| Error::invalid("Idempotency-Key", "must be visible ASCII"))?;
+                    let key = match key_text? {
+                        Some(v) => {
                             let method = E::INFO.method.as_str();
-                            Some(IdempotencyKey::streamed(v, method, &path_and_query, &mut upload)?)
+                            Some(IdempotencyKey::streamed(&v, method, &path_and_query, &mut upload)?)
                         }
-                        _ => None,
+                        None => None,
                     };
                     if let Some(key) = &key
                         && let Some(stored) = board.stored_answer(caller.actor()?.id(), key.key()).await?
@@ -259,20 +255,17 @@ fn is_mutation(method: api::Method) -> bool {
     matches!(method, api::Method::Post | api::Method::Patch | api::Method::Delete)
 }
 
-/// The `Idempotency-Key` of a mutating request by a member, with the
-/// fingerprint of the request.
-fn idempotency_key<E: Endpoint>(
-    req: &Request<Incoming>,
-    caller: &Caller,
-    body: &[u8],
-) -> Result<Option<IdempotencyKey>, Error> {
-    let Some(v) = req.headers().get(IDEMPOTENCY_KEY) else { return Ok(None) };
+/// The one reading of `Idempotency-Key`: its text when a member sends it
+/// on a change (visible ASCII, else 400), None when there is none or it
+/// does not apply. Each kind of body then makes the key with the
+/// request's fingerprint.
+fn idempotency_key_text<E: Endpoint>(headers: &HeaderMap, caller: &Caller) -> Result<Option<String>, Error> {
+    let Some(v) = headers.get(IDEMPOTENCY_KEY) else { return Ok(None) };
     if caller.actor.is_none() || !is_mutation(E::INFO.method) {
         return Ok(None);
     }
     let v = v.to_str().map_err(|_| Error::invalid("Idempotency-Key", "must be visible ASCII"))?;
-    let path = req.uri().path_and_query().map_or("", |p| p.as_str());
-    IdempotencyKey::new(v, E::INFO.method.as_str(), path, body).map(Some)
+    Ok(Some(v.to_string()))
 }
 
 /// A stored answer, sent again as it was.
