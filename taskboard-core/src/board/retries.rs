@@ -9,7 +9,6 @@
 use jiff::{SignedDuration, Timestamp};
 use uuid::Uuid;
 
-use super::runs::run_key;
 use crate::error::Result;
 use crate::records::*;
 use crate::runs::{RunRecord, RunState};
@@ -35,7 +34,7 @@ pub(super) fn passed_over(r: &dyn ReadTxn, agent: Uuid, task: &TaskRecord, now: 
     })?;
     let (mut failed, mut last) = (0u32, None::<Timestamp>);
     for id in ids {
-        let Some(run) = r.record::<RunRecord>(RUNS, &run_key(id))? else { continue };
+        let Some(run) = r.record::<RunRecord>(RUNS, id.as_bytes())? else { continue };
         if run.agent_id != agent {
             continue;
         }
