@@ -24,9 +24,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use taskboard_core::api::{NewProject, NewTask, TaskFilter};
-use taskboard_core::storage::postgres::scratch::Scratch;
 use taskboard_core::validate::{Name, Password, Slug, Title};
 use taskboard_core::{Actor, Board, BoardOptions};
+use taskboard_pg_scratch::Scratch;
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 

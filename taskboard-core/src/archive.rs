@@ -205,7 +205,7 @@ impl ArchiveDir {
     /// Takes `dir` if it is an empty directory, or creates it (`0700`,
     /// with any missing parents).
     fn prepare(dir: &Path) -> Result<ArchiveDir> {
-        let fail = |e| crate::backup::target_error(dir, e);
+        let fail = |e| target_error(dir, e);
         match std::fs::symlink_metadata(dir) {
             Ok(meta) if meta.is_dir() || dir.is_dir() => {
                 if std::fs::read_dir(dir).map_err(fail)?.next().is_some() {
@@ -269,7 +269,7 @@ fn write_records(
                 return Ok(Scan::Continue);
             }
             if table == tables::META
-                && (k == crate::board::search::FOLD_KEY || k == crate::board::search::LEGACY_KEY)
+                && (k == crate::records::titles::FOLD_KEY || k == crate::records::titles::LEGACY_KEY)
             {
                 // The search index's own count, rebuilt with the index.
                 return Ok(Scan::Continue);
@@ -320,7 +320,7 @@ impl Board {
             let (records, names) = self
                 .read(move |r| {
                     let path = out_dir.join("board.jsonl");
-                    let fail = |e| crate::backup::target_error(&path, e);
+                    let fail = |e| target_error(&path, e);
                     let mut out = BufWriter::new(crate::private::create_file(&path).map_err(fail)?);
                     let result = write_records(r, &mut out, &fail)?;
                     out.into_inner().map_err(|e| fail(e.into_error()))?.sync_all().map_err(fail)?;
@@ -330,8 +330,7 @@ impl Board {
             let (out_dir, blob_dir2, progress2) = (target.path.clone(), blob_dir.clone(), progress.clone());
             let copied = tokio::task::spawn_blocking(move || -> Result<Option<ArchiveSummary>> {
                 let blobs_out = out_dir.join("blobs");
-                crate::private::create_dir(&blobs_out)
-                    .map_err(|e| crate::backup::target_error(&blobs_out, e))?;
+                crate::private::create_dir(&blobs_out).map_err(|e| target_error(&blobs_out, e))?;
                 let total = names.len() as u64;
                 let mut summary = ArchiveSummary { records, ..Default::default() };
                 for (i, name) in names.iter().enumerate() {
@@ -342,7 +341,7 @@ impl Board {
                         Err(e) => return Err(e.into()),
                     };
                     let to = blobs_out.join(name);
-                    let fail = |e| crate::backup::target_error(&to, e);
+                    let fail = |e| target_error(&to, e);
                     let mut file = crate::private::create_file(&to).map_err(fail)?;
                     summary.blob_bytes += std::io::copy(&mut source, &mut file).map_err(fail)?;
                     summary.blobs += 1;
@@ -505,11 +504,35 @@ fn clear(w: &mut dyn crate::storage::WriteTxn) -> Result<()> {
     Ok(())
 }
 
+/// The error of writing a backup at `path`: the causes a client can get
+/// by choosing the path are 422 or 409; any other is the server's.
+pub(crate) fn target_error(path: &Path, e: std::io::Error) -> Error {
+    use std::io::ErrorKind as K;
+    let invalid = |problem: String| Error::invalid("path", problem);
+    let p = path.display();
+    match e.kind() {
+        K::AlreadyExists => Error::conflict(format!("path: {p} already exists")),
+        K::StorageFull | K::QuotaExceeded | K::FileTooLarge => {
+            Error::conflict(format!("path: no room left for the backup at {p}"))
+        }
+        K::PermissionDenied => invalid(format!("the server may not write to {p}")),
+        K::ReadOnlyFilesystem => invalid(format!("{p} is on a read-only file system")),
+        K::NotFound => invalid(format!("a directory on the way to {p} does not exist")),
+        K::NotADirectory => invalid(format!("a part of {p} is not a directory")),
+        K::IsADirectory => Error::conflict(format!("path: {p} is a directory")),
+        K::InvalidFilename | K::InvalidInput => invalid(format!("{p} is not a valid file name there")),
+        K::CrossesDevices | K::Unsupported => invalid(format!("{p} cannot hold a backup: {e}")),
+        _ => Error::internal(format!("writing a backup at {p}: {e}")),
+    }
+}
+
+crate::wire::wire!(BackupRequest, ArchiveSummary);
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{NewMessage, NewProject, NewTask};
     use crate::validate::{Name, Slug, Title};
+    use crate::wire::{NewMessage, NewProject, NewTask};
 
     fn read_tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
         let mut out = vec![("board.jsonl".to_string(), std::fs::read(dir.join("board.jsonl")).unwrap())];

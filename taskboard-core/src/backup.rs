@@ -10,7 +10,7 @@
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use crate::archive::ArchiveSummary;
+use crate::archive::{ArchiveSummary, target_error};
 use crate::board::{Actor, Board};
 use crate::error::{Error, Result};
 use crate::model::Role;
@@ -104,27 +104,6 @@ fn check_not_system(path: &Path) -> Result<()> {
             path.display()
         ))),
         None => Ok(()),
-    }
-}
-
-/// The error of writing a backup at `path`: the causes a client can get
-/// by choosing the path are 422 or 409; any other is the server's.
-pub(crate) fn target_error(path: &Path, e: io::Error) -> Error {
-    use io::ErrorKind as K;
-    let p = path.display();
-    match e.kind() {
-        K::AlreadyExists => Error::conflict(format!("path: {p} already exists")),
-        K::StorageFull | K::QuotaExceeded | K::FileTooLarge => {
-            Error::conflict(format!("path: no room left for the backup at {p}"))
-        }
-        K::PermissionDenied => invalid(format!("the server may not write to {p}")),
-        K::ReadOnlyFilesystem => invalid(format!("{p} is on a read-only file system")),
-        K::NotFound => invalid(format!("a directory on the way to {p} does not exist")),
-        K::NotADirectory => invalid(format!("a part of {p} is not a directory")),
-        K::IsADirectory => Error::conflict(format!("path: {p} is a directory")),
-        K::InvalidFilename | K::InvalidInput => invalid(format!("{p} is not a valid file name there")),
-        K::CrossesDevices | K::Unsupported => invalid(format!("{p} cannot hold a backup: {e}")),
-        _ => Error::internal(format!("writing a backup at {p}: {e}")),
     }
 }
 

@@ -43,7 +43,6 @@ pub mod credentials;
 pub mod error;
 pub mod events;
 pub mod metrics;
-pub mod model;
 pub mod oidc;
 pub mod private;
 pub mod records;
@@ -52,6 +51,9 @@ pub mod storage;
 pub mod tokens;
 pub mod validate;
 pub mod webhooks;
+pub mod wire;
+
+pub use wire::model;
 
 pub use board::{Actor, Board, BoardOptions};
 pub use error::{Error, ErrorKind, Result};

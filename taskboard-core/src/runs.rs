@@ -250,3 +250,5 @@ impl RunRecord {
         }
     }
 }
+
+crate::wire::wire!(Run, TranscriptEntry);

@@ -182,6 +182,8 @@ pub fn new_access_token() -> String {
     format!("{ACCESS_TOKEN_PREFIX}{random}")
 }
 
+crate::wire::wire!(NewAccessToken, AccessToken, CreatedAccessToken);
+
 #[cfg(test)]
 mod tests {
     use super::*;

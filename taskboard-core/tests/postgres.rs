@@ -6,10 +6,10 @@
 use std::sync::{Arc, Barrier, mpsc};
 
 use taskboard_core::storage::postgres::PgStore;
-use taskboard_core::storage::postgres::scratch::Scratch;
 use taskboard_core::storage::tables::{EVENTS, LABELS, META};
 use taskboard_core::storage::{Output, Storage, WriteOp, WriteTxn, codec};
 use taskboard_core::{Error, ErrorKind};
+use taskboard_pg_scratch::Scratch;
 
 /// Runs SQL against the scratch cluster directly, as an operator would.
 fn sql(query: &str) -> Vec<tokio_postgres::Row> {

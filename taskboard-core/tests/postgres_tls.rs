@@ -6,8 +6,8 @@ use std::sync::OnceLock;
 
 use taskboard_core::storage::Storage;
 use taskboard_core::storage::postgres::PgStore;
-use taskboard_core::storage::postgres::scratch::Scratch;
 use taskboard_core::storage::tables::META;
+use taskboard_pg_scratch::Scratch;
 
 fn cluster() -> &'static Scratch {
     static CLUSTER: OnceLock<Scratch> = OnceLock::new();

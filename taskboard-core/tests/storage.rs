@@ -11,11 +11,11 @@ use std::sync::mpsc;
 use std::sync::{Arc, Barrier};
 
 use taskboard_core::storage::postgres::PgStore;
-use taskboard_core::storage::postgres::scratch::Scratch;
 use taskboard_core::storage::redb::RedbStore;
 use taskboard_core::storage::tables::{EVENTS, LABELS, META};
 use taskboard_core::storage::{Direction, KeyRange, Output, ReadTxn, Scan, Storage, WriteOp, WriteTxn};
 use taskboard_core::{Error, ErrorKind};
+use taskboard_pg_scratch::Scratch;
 
 /// A backend under test: how to open it, and how to open it again over
 /// the same data (None for a backend that keeps nothing).

@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use clap::Parser;
 use serde_json::{Value, json};
-use taskboard_core::storage::postgres::scratch::Scratch;
+use taskboard_pg_scratch::Scratch;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 

@@ -1,4 +1,4 @@
-//! Server-Sent Events: a [`Follower`] of the board written as
+//! Server-Sent Events: a [`Feed`] of the board's events written as
 //! `id:`/`event:`/`data:` blocks, with a comment line after 15 s without
 //! an event so proxies keep the connection open. The stream ends when the
 //! server shuts down or the caller's credentials end.
@@ -12,7 +12,7 @@ use hyper::body::Frame;
 use hyper::header::{self, HeaderValue};
 use hyper::{Response, StatusCode};
 use taskboard_core::Event;
-use taskboard_core::board::Follower;
+use taskboard_core::events::Feed;
 use tokio_util::sync::CancellationToken;
 
 use crate::http::ResBody;
@@ -40,7 +40,7 @@ fn block(events: &[Arc<Event>], resync: bool, next: u64) -> Bytes {
 /// `open` counts the stream as open, in the metrics and among its
 /// member's streams, for as long as its body lives.
 pub(crate) fn serve(
-    follower: Follower,
+    follower: Box<dyn Feed>,
     shutdown: CancellationToken,
     open: (crate::metrics::GaugeGuard, crate::streams::StreamSlot),
 ) -> Response<ResBody> {

@@ -11,6 +11,8 @@ use std::sync::OnceLock;
 use serde_json::Value;
 use taskboard_server::{Config, Server, ServerHandle};
 
+pub mod layers;
+
 pub const OWNER_PASSWORD: &str = "owner-password-1";
 
 /// The `taskboard` binary, checked once per test run.
@@ -235,7 +237,7 @@ impl Env {
     /// PostgreSQL, made with `taskboard init`.
     pub fn local_postgres() -> Env {
         let mut env = Env::empty();
-        env.database = Some(taskboard_core::storage::postgres::scratch::Scratch::shared().fresh_url());
+        env.database = Some(taskboard_pg_scratch::Scratch::shared().fresh_url());
         env.run(&["init", "--password", OWNER_PASSWORD]).success();
         env
     }

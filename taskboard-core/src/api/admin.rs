@@ -1,10 +1,10 @@
 //! Administration and the event stream.
 
 use super::endpoint::{Call, Caller, Endpoint, Info, Method, Upgrade};
-use super::requests::StreamQuery;
 use crate::archive::{ArchiveSummary, BackupRequest};
 use crate::board::Board;
 use crate::error::Result;
+use crate::wire::StreamQuery;
 
 /// `POST /admin/backup`.
 #[derive(Debug)]

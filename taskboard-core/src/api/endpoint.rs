@@ -8,20 +8,18 @@
 //! endpoint is one declaration and one core function.
 
 use std::net::IpAddr;
-use std::pin::Pin;
 
 use bytes::Bytes;
-use schemars::{JsonSchema, Schema, SchemaGenerator};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-use tokio::io::AsyncRead;
+use schemars::{Schema, SchemaGenerator};
 use uuid::Uuid;
 
 use crate::board::{Actor, Board};
 use crate::error::{Error, Result};
 use crate::storage::ReadTxn;
 
-pub use super::reply::{Download, Encoded, Redirect, Reply, ReplyKind, Upgrade};
+pub use crate::wire::{
+    Download, Encoded, LateFields, Redirect, Reply, ReplyKind, Upgrade, Upload, Wire, schema_of,
+};
 
 /// HTTP method of an endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -34,6 +32,15 @@ pub enum Method {
 }
 
 impl Method {
+    /// The scope an endpoint of this method needs when its declaration
+    /// names none: reading for GET, administration for the rest.
+    pub const fn default_scope(self) -> crate::model::Scope {
+        match self {
+            Method::Get => crate::model::Scope::Read,
+            _ => crate::model::Scope::Admin,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Method::Get => "GET",
@@ -128,7 +135,7 @@ pub trait Endpoint: Send + Sync + 'static {
     /// The scope an access token needs for this endpoint (docs/rules.md,
     /// access tokens): `read` for a GET, `admin` for any other method
     /// unless the declaration names a narrower one.
-    const SCOPE: crate::model::Scope = super::scopes::of_method(Self::INFO.method);
+    const SCOPE: crate::model::Scope = Self::INFO.method.default_scope();
 
     /// The endpoint is about the board rather than one project (members,
     /// labels, the list of projects), so a token restricted to projects
@@ -175,69 +182,6 @@ impl<E: Endpoint> Call<E> {
     }
 }
 
-/// Performs `E` as `caller`: what the command line's local mode and an
-/// embedding program call.
-pub async fn call<E: Endpoint>(
-    board: &Board,
-    caller: &Caller,
-    path: E::Path,
-    query: E::Query,
-    body: E::Body,
-) -> Result<E::Response> {
-    if E::INFO.auth {
-        caller.actor()?;
-    }
-    let call = Call::new(path, query, body);
-    super::scopes::permit::<E>(board, caller, &call).await?;
-    E::handle(board, caller, call).await
-}
-
-/// Performs `E` as `caller` under an idempotency key: the first
-/// successful answer is stored with the change it answers and replayed,
-/// unchanged, to a repeat (docs/rules.md, the agent work protocol).
-pub async fn call_idempotent<E: Endpoint>(
-    board: &Board,
-    caller: &Caller,
-    key: crate::board::IdempotencyKey,
-    call: Call<E>,
-) -> Result<crate::board::Idempotent<Encoded>> {
-    super::scopes::permit::<E>(board, caller, &call).await?;
-    call_idempotent_with::<E>(board, caller, key, E::handle_encoded(board, caller, call)).await
-}
-
-/// [`call_idempotent`] of a call already under way (a conditional one,
-/// say): `run` performs `E` and gives its answer in wire form.
-pub async fn call_idempotent_with<E: Endpoint>(
-    board: &Board,
-    caller: &Caller,
-    key: crate::board::IdempotencyKey,
-    run: impl Future<Output = Result<Encoded>>,
-) -> Result<crate::board::Idempotent<Encoded>> {
-    let member = caller.actor()?.id();
-    let status = E::INFO.status;
-    let answer_of: crate::board::AnswerOf = Box::new(move |value: &dyn std::any::Any| {
-        if let Some(r) = value.downcast_ref::<E::Response>() {
-            return r.stored_form(status);
-        }
-        if let Some(r) = E::answer_from_write(value) {
-            return r.stored_form(status);
-        }
-        // Endpoints answering `{"ok": true}` for a write that returns nothing.
-        if value.is::<()>()
-            && std::any::TypeId::of::<E::Response>() == std::any::TypeId::of::<crate::model::Ok>()
-        {
-            return Some((status, Bytes::from_static(b"{\"ok\":true}")));
-        }
-        None
-    });
-    let finish = move |encoded: &Encoded| match encoded {
-        Encoded::Json(b) => Some((status, b.clone())),
-        Encoded::Empty => Some((204, Bytes::new())),
-        _ => None,
-    };
-    board.idempotent(member, key, answer_of, finish, run).await
-}
-
 // ---- path ------------------------------------------------------------------
 
 /// The uuids of a path, in path order.
@@ -270,25 +214,6 @@ impl PathParams for (Uuid, Uuid) {
     fn ids(&self) -> Vec<Uuid> {
         vec![self.0, self.1]
     }
-}
-
-// ---- wire types --------------------------------------------------------------
-
-/// A type carried as JSON in bodies, queries and answers. A marker, so the
-/// other body and answer kinds ([`Upload`], [`Download`], `()`) can have
-/// their own implementations.
-pub trait Wire: Serialize + DeserializeOwned + JsonSchema + Send + Sync + 'static {}
-
-impl<T: Wire> Wire for Vec<T> {}
-
-/// Declares types as [`Wire`].
-macro_rules! wire {
-    ($($t:ty),+ $(,)?) => { $(impl $crate::api::endpoint::Wire for $t {})+ };
-}
-pub(crate) use wire;
-
-pub(super) fn schema_of<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
-    g.subschema_for::<T>()
 }
 
 // ---- query -------------------------------------------------------------------
@@ -493,53 +418,6 @@ impl<T: Wire> RequestBody for Optional<T> {
     /// The schema a body that is there must fit.
     fn root_schema() -> Option<Schema> {
         <T as RequestBody>::root_schema()
-    }
-}
-
-/// A file sent as `multipart/form-data`: its `file` part streamed, and the
-/// text parts that came before it.
-pub struct Upload {
-    pub filename: String,
-    pub mime_type: Option<String>,
-    /// The length of `content`, when known before sending.
-    pub size: Option<u64>,
-    pub content: Pin<Box<dyn AsyncRead + Send>>,
-    pub fields: Vec<(String, String)>,
-    /// The text fields that came after the file, known once `content`
-    /// has been read to its end.
-    pub late: LateFields,
-}
-
-/// The text fields of a multipart body that follow its file: the sender
-/// fills them in when the file's content ends.
-#[derive(Debug, Clone, Default)]
-pub struct LateFields(std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>>);
-
-impl LateFields {
-    pub fn set(&self, fields: Vec<(String, String)>) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = fields;
-    }
-
-    pub fn get(&self) -> Vec<(String, String)> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-}
-
-impl std::fmt::Debug for Upload {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Upload").field("filename", &self.filename).field("fields", &self.fields).finish()
-    }
-}
-
-impl Upload {
-    /// The last text field of this name: after the file when the content
-    /// has been read, else before it.
-    pub fn field(&self, name: &str) -> Option<String> {
-        let late = self.late.get();
-        let last = |fields: &[(String, String)]| {
-            fields.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.clone())
-        };
-        last(&late).or_else(|| last(&self.fields))
     }
 }
 

@@ -3,11 +3,11 @@
 use uuid::Uuid;
 
 use super::endpoint::{Call, Caller, Encoded, Endpoint, Info, Method, Reply};
-use super::requests::*;
 use crate::board::Board;
 use crate::error::Result;
 use crate::model::{CreatedMember, Health, LoginResponse, Member, Ok, StatusResponse, TokenResponse};
 use crate::storage::ReadTxn;
+use crate::wire::*;
 
 /// `GET /health`.
 #[derive(Debug)]

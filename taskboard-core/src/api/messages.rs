@@ -3,12 +3,12 @@
 use uuid::Uuid;
 
 use super::endpoint::{Call, Caller, Download, Encoded, Endpoint, Info, Method, Reply, Upload};
-use super::paged::Paged;
-use super::requests::*;
 use crate::board::Board;
 use crate::error::Result;
 use crate::model::{Label, Message, Ok, UploadedFile};
 use crate::storage::ReadTxn;
+use crate::wire::Paged;
+use crate::wire::*;
 
 /// `GET /messages`.
 #[derive(Debug)]

@@ -43,19 +43,15 @@
 //! ```
 
 mod admin;
+mod calls;
 mod conditions;
 pub mod endpoint;
 mod events;
-pub mod fields;
 mod imports;
-pub mod json;
 mod members;
 mod messages;
 mod oidc;
-pub mod paged;
 mod projects;
-mod reply;
-mod requests;
 mod runs;
 mod scopes;
 mod steps;
@@ -65,22 +61,18 @@ mod webhooks;
 mod work;
 
 pub use admin::*;
-pub use conditions::{etag, etag_listed, etag_of_wire, if_match};
+pub use calls::{call, call_idempotent, call_idempotent_with};
+pub use conditions::if_match;
 pub use endpoint::{
-    BodyKind, Call, Caller, Download, Encoded, Endpoint, Info, LateFields, Method, Optional, PathParams,
-    QueryParams, RawBody, Redirect, Reply, ReplyKind, RequestBody, Upgrade, Upload, Visitor, Wire, call,
-    call_idempotent, call_idempotent_with, decode_body,
+    BodyKind, Call, Caller, Endpoint, Info, Method, Optional, PathParams, QueryParams, RawBody, RequestBody,
+    Visitor, decode_body,
 };
 pub use events::*;
 pub use imports::*;
 pub use members::*;
 pub use messages::*;
 pub use oidc::*;
-pub use paged::{
-    CursorKind, JsonSink, JsonStream, Paged, StreamGauge, decode_cursor, encode_cursor, json_stream,
-};
 pub use projects::*;
-pub use requests::*;
 pub use runs::*;
 pub use scopes::permit;
 pub use steps::*;
@@ -89,90 +81,8 @@ pub use tokens::*;
 pub use webhooks::*;
 pub use work::*;
 
-use crate::model::*;
-
-endpoint::wire!(
-    // bodies and queries
-    LoginRequest,
-    SignInQuery,
-    CallbackQuery,
-    LoginCodeRequest,
-    NewMember,
-    MemberPatch,
-    NewPassword,
-    NewProject,
-    ProjectPatch,
-    NewProjectMember,
-    TaskFilter,
-    Page,
-    NewTask,
-    TaskPatch,
-    RejectRequest,
-    AssignRequest,
-    NewLink,
-    NewStep,
-    StepPatch,
-    NewLabel,
-    LabelPatch,
-    MessageFilter,
-    NewMessage,
-    FilePatch,
-    MemberListQuery,
-    ProjectListQuery,
-    FileListQuery,
-    ProjectIdQuery,
-    StatusQuery,
-    StreamQuery,
-    ReadyQuery,
-    ClaimRequest,
-    LeaseRequest,
-    ReleaseRequest,
-    EventsQuery,
-    EventPage,
-    crate::archive::BackupRequest,
-    NewWebhook,
-    WebhookPatch,
-    DeliveryQuery,
-    ImportRequest,
-    RunListQuery,
-    NewRun,
-    NewMessageRun,
-    RunPatch,
-    NewEntries,
-    RunAnswer,
-    TranscriptQuery,
-    crate::tokens::NewAccessToken,
-    // answers
-    Health,
-    LoginResponse,
-    AuthMethods,
-    Member,
-    CreatedMember,
-    Project,
-    ProjectMember,
-    Task,
-    Step,
-    TaskLink,
-    TaskAction,
-    Message,
-    UploadedFile,
-    ProjectFile,
-    Label,
-    Ok,
-    Rejected,
-    Watchers,
-    TokenResponse,
-    StatusResponse,
-    crate::archive::ArchiveSummary,
-    crate::webhooks::Webhook,
-    crate::webhooks::CreatedWebhook,
-    crate::webhooks::Delivery,
-    ImportPlan,
-    crate::runs::Run,
-    crate::runs::TranscriptEntry,
-    crate::tokens::AccessToken,
-    crate::tokens::CreatedAccessToken,
-);
+pub use crate::wire::*;
+pub use crate::wire::{fields, json, paged};
 
 /// Visits every endpoint, in the order of the reference.
 pub fn visit_all(v: &mut impl Visitor) {
@@ -298,5 +208,35 @@ mod tests {
         assert_eq!(names.len(), infos.len());
         let routes: HashSet<_> = infos.iter().map(|i| (i.method, i.path)).collect();
         assert_eq!(routes.len(), infos.len());
+    }
+
+    /// A declaration left out of `visit_all` would have no route, no client
+    /// call and no documentation: every `impl Endpoint` of this directory
+    /// is visited.
+    #[test]
+    fn every_declared_endpoint_is_visited() {
+        struct Names(HashSet<String>);
+        impl super::Visitor for Names {
+            fn visit<E: super::Endpoint>(&mut self) {
+                let full = std::any::type_name::<E>();
+                self.0.insert(full.rsplit("::").next().unwrap_or(full).to_string());
+            }
+        }
+        let mut visited = Names(HashSet::new());
+        super::visit_all(&mut visited);
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/api");
+        let mut declared = HashSet::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            for line in text.lines() {
+                if let Some(rest) = line.strip_prefix("impl Endpoint for ") {
+                    declared.insert(rest.trim_end_matches(" {").trim().to_string());
+                }
+            }
+        }
+        assert!(declared.len() > 80, "the declarations were not found: {declared:?}");
+        let missing: Vec<_> = declared.difference(&visited.0).collect();
+        assert!(missing.is_empty(), "declared but not in visit_all: {missing:?}");
+        assert_eq!(declared, visited.0);
     }
 }

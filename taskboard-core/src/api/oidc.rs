@@ -1,10 +1,10 @@
 //! Single sign-on with OpenID Connect, and the ways to sign in.
 
 use super::endpoint::{Call, Caller, Endpoint, Info, Method, Redirect};
-use super::requests::{CallbackQuery, LoginCodeRequest, SignInQuery};
 use crate::board::Board;
 use crate::error::Result;
 use crate::model::{AuthMethods, LoginResponse};
+use crate::wire::{CallbackQuery, LoginCodeRequest, SignInQuery};
 
 /// `GET /auth/methods`.
 #[derive(Debug)]
@@ -29,7 +29,7 @@ impl Endpoint for GetAuthMethods {
     type Response = AuthMethods;
 
     async fn handle(board: &Board, _: &Caller, _: Call<Self>) -> Result<AuthMethods> {
-        Ok(board.auth_methods())
+        Ok(board.auth_methods(StartSignIn::INFO.path))
     }
 }
 

@@ -3,12 +3,12 @@
 use uuid::Uuid;
 
 use super::endpoint::{Call, Caller, Download, Encoded, Endpoint, Info, Method, Reply, Upload};
-use super::paged::Paged;
-use super::requests::*;
 use crate::board::Board;
 use crate::error::Result;
 use crate::model::{Ok, Project, ProjectFile, ProjectMember};
 use crate::storage::ReadTxn;
+use crate::wire::Paged;
+use crate::wire::*;
 
 /// `GET /projects`.
 #[derive(Debug)]

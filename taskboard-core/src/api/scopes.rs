@@ -8,19 +8,10 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
-use super::endpoint::{Call, Caller, Endpoint, Method, PathParams, QueryParams, RequestBody};
+use super::endpoint::{Call, Caller, Endpoint, PathParams, QueryParams, RequestBody};
 use crate::board::Board;
 use crate::error::{Error, Result};
-use crate::model::Scope;
 use crate::tokens::Grant;
-
-/// The scope of an endpoint whose declaration names none.
-pub const fn of_method(method: Method) -> Scope {
-    match method {
-        Method::Get => Scope::Read,
-        _ => Scope::Admin,
-    }
-}
 
 /// The fields of a query or body that name what a request is about.
 const NAMING_FIELDS: [&str; 3] = ["project_id", "task_id", "chat_id"];

@@ -3,12 +3,12 @@
 use uuid::Uuid;
 
 use super::endpoint::{Call, Caller, Endpoint, Info, Method};
-use super::paged::{CursorKind, Paged};
-use super::requests::*;
 use crate::board::Board;
 use crate::error::Result;
 use crate::model::{Ok, Step};
 use crate::storage::ReadTxn;
+use crate::wire::*;
+use crate::wire::{CursorKind, Paged};
 
 /// `GET /tasks/{id}/steps`.
 #[derive(Debug)]

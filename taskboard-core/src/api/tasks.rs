@@ -4,12 +4,12 @@ use bytes::Bytes;
 use uuid::Uuid;
 
 use super::endpoint::{Call, Caller, Encoded, Endpoint, Info, Method, Reply};
-use super::paged::{CursorKind, Paged};
-use super::requests::*;
 use crate::board::Board;
 use crate::error::Result;
 use crate::model::{Ok, Rejected, Task, TaskAction, TaskLink, Watchers};
 use crate::storage::ReadTxn;
+use crate::wire::*;
+use crate::wire::{CursorKind, Paged};
 
 /// `GET /tasks`.
 #[derive(Debug)]
@@ -202,8 +202,8 @@ impl Endpoint for TakeTask {
         errors: &[404, 409],
     };
     type Path = Uuid;
-    type Query = super::work::LeaseRequest;
-    type Body = super::endpoint::Optional<super::work::LeaseRequest>;
+    type Query = crate::wire::LeaseRequest;
+    type Body = super::endpoint::Optional<crate::wire::LeaseRequest>;
     type Response = Task;
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Task> {

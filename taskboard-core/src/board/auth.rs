@@ -9,12 +9,13 @@ use jiff::Timestamp;
 use serde_json::json;
 use uuid::Uuid;
 
-use super::members::{load_actor_member, replace_token};
+use super::members::replace_token;
+use super::rights::{check_account_rights, load_actor_member};
 use super::{Actor, AuthCache, Board};
 use crate::credentials::{self, AGENT_TOKEN_PREFIX};
 use crate::error::{Error, Result};
 use crate::events::{Audience, EventKind};
-use crate::model::{LoginResponse, MemberType, Role};
+use crate::model::{LoginResponse, MemberType};
 use crate::records::{MemberRecord, RecordWrites, Records};
 use crate::storage::codec::uuid_value;
 use crate::storage::tables::TOKEN_MEMBER;
@@ -27,25 +28,6 @@ const LAST_SEEN_INTERVAL: Duration = Duration::from_secs(60);
 /// Checked against when a login names nobody, so that the time an answer
 /// takes does not tell which logins exist.
 const DUMMY_HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG";
-
-/// Whether `acting` may act on the account of another member `target`:
-/// change it, or set, regenerate or revoke its credentials. An owner may
-/// act on any account; an admin only on one whose role is `member`; a
-/// member on none. So nobody but an owner acts on an account that ranks
-/// at or above their own: an admin can neither reset another admin's or
-/// an owner's password or token, nor demote an admin first and then
-/// reset it. `what` completes "only … may {what} …".
-pub(super) fn check_account_rights(acting: &MemberRecord, target: &MemberRecord, what: &str) -> Result<()> {
-    match acting.role {
-        Role::Owner => Ok(()),
-        Role::Admin if target.role == Role::Member => Ok(()),
-        Role::Admin => Err(Error::forbidden(format!(
-            "only an owner may {what} an admin or owner; {} is an {}",
-            target.slug, target.role
-        ))),
-        Role::Member => Err(Error::forbidden(format!("only an admin or owner may {what} another member"))),
-    }
-}
 
 /// The rights of setting `target`'s password: its own, or another's
 /// within [`check_account_rights`]; only humans have passwords.

@@ -15,7 +15,6 @@ use uuid::Uuid;
 use super::deliveries::{logged_key, state_of, trim_logged};
 use super::webhooks::webhook_required;
 use super::{Actor, Board};
-use crate::api::DeliveryQuery;
 use crate::error::{Error, Result};
 use crate::events::{Viewer, log};
 use crate::records::{RecordWrites, Records};
@@ -25,6 +24,7 @@ use crate::storage::{Direction, KeyRange, Scan};
 use crate::webhooks::{
     BatchRecord, Delivery, DeliveryRecord, DeliveryState, Retry, delivery_seq, event_project,
 };
+use crate::wire::DeliveryQuery;
 
 /// Most deliveries one page of the delivery log shows by default.
 const DEFAULT_LIMIT: u32 = 50;
@@ -39,10 +39,10 @@ impl Board {
     ) -> Result<Vec<Delivery>> {
         actor.require_admin("manage webhooks")?;
         let limit = q.limit.unwrap_or(DEFAULT_LIMIT);
-        if !(1..=crate::api::Page::MAX_LIMIT).contains(&limit) {
+        if !(1..=crate::wire::Page::MAX_LIMIT).contains(&limit) {
             return Err(Error::invalid(
                 "limit",
-                format!("must be 1-{}, got {limit}", crate::api::Page::MAX_LIMIT),
+                format!("must be 1-{}, got {limit}", crate::wire::Page::MAX_LIMIT),
             ));
         }
         let want = q.offset.unwrap_or(0) as usize + limit as usize;

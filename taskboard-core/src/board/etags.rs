@@ -5,10 +5,10 @@
 
 use uuid::Uuid;
 
-use crate::api::etag_of_wire;
 use crate::error::{Error, Result};
 use crate::records::{Records, Render};
 use crate::storage::ReadTxn;
+use crate::wire::etag_of_wire;
 
 pub fn task(r: &dyn ReadTxn, id: Uuid) -> Result<Option<String>> {
     etag_of_wire(&r.render_task(&r.task_required(id)?)?)

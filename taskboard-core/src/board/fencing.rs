@@ -13,6 +13,20 @@ use crate::error::{Error, Result};
 use crate::model::{MemberType, Role};
 use crate::records::{Render, TaskRecord};
 
+/// Bounds of `lease_seconds`.
+pub const LEASE_SECONDS: std::ops::RangeInclusive<u32> = 10..=86_400;
+
+/// Checks a lease duration.
+pub fn check_lease(seconds: Option<u32>) -> Result<Option<u32>> {
+    match seconds {
+        Some(s) if !LEASE_SECONDS.contains(&s) => Err(Error::invalid(
+            "lease_seconds",
+            format!("must be {}-{}, got {s}", LEASE_SECONDS.start(), LEASE_SECONDS.end()),
+        )),
+        other => Ok(other),
+    }
+}
+
 /// What a change of a task touches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Touch {

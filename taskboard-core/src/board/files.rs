@@ -7,13 +7,13 @@ use uuid::Uuid;
 use super::messages::guess_mime;
 use super::pages::{IndexList, ItemFn};
 use super::{Actor, Board};
-use crate::api::{CursorKind, Download, FilePatch, JsonStream, Page, Paged};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::model::ProjectFile;
 use crate::records::{ProjectFileRecord, RecordWrites, Records, Render};
 use crate::storage::tables::PROJECT_FILE_NAME;
 use crate::validate::check_file_name;
+use crate::wire::{CursorKind, Download, FilePatch, JsonStream, Page, Paged};
 
 pub(crate) fn file_in_project(
     r: &(impl Records + ?Sized),

@@ -2,27 +2,14 @@
 //! Events): the same recipient rule and the same "every event once, in
 //! order" guarantee as the WebSocket, built on [`Board::subscribe`].
 
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use uuid::Uuid;
 
 use super::{Actor, Board};
-use crate::events::{Event, StreamError, Subscription, Viewer};
-
-/// Events a follower got in one go.
-#[derive(Debug, Default)]
-pub struct EventBatch {
-    /// The events the caller may see, in seq order.
-    pub events: Vec<Arc<Event>>,
-    /// The seq to resume after: the last event looked at, seen or not.
-    pub next: u64,
-    /// `since` was outside the retained window: the caller must reload
-    /// its state; `next` is then the newest seq.
-    pub resync_required: bool,
-    /// The caller's credentials ended (token revoked, member deleted).
-    pub ended: bool,
-}
+use crate::events::{Event, EventBatch, Feed, StreamError, Subscription, Viewer};
 
 /// A position in the event stream of one member.
 pub struct Follower {
@@ -133,5 +120,19 @@ impl Follower {
 
     fn batch(&self, events: Vec<Arc<Event>>) -> EventBatch {
         EventBatch { events, next: self.position(), resync_required: false, ended: self.ended }
+    }
+}
+
+impl Feed for Follower {
+    fn next_batch(
+        &mut self,
+        limit: usize,
+        wait: Duration,
+    ) -> Pin<Box<dyn Future<Output = EventBatch> + Send + '_>> {
+        Box::pin(Follower::next_batch(self, limit, wait))
+    }
+
+    fn position(&self) -> u64 {
+        Follower::position(self)
     }
 }

@@ -177,7 +177,7 @@ impl IdempotencyKey {
         key: &str,
         method: &str,
         path_and_query: &str,
-        upload: &mut crate::api::Upload,
+        upload: &mut crate::wire::Upload,
     ) -> Result<IdempotencyKey> {
         check_key(key)?;
         let mut h = request_line(method, path_and_query);
@@ -227,7 +227,7 @@ impl IdempotencyKey {
 struct HashingReader {
     inner: Pin<Box<dyn tokio::io::AsyncRead + Send>>,
     hasher: Option<Sha256>,
-    late: crate::api::LateFields,
+    late: crate::wire::LateFields,
     done: Arc<OnceLock<String>>,
 }
 

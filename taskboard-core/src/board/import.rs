@@ -18,7 +18,6 @@ use uuid::Uuid;
 use super::labels::label_ids;
 use super::tasks::{audit, check_parent};
 use super::{Actor, Board, Tx};
-use crate::api::{ImportAction, ImportItem, ImportPlan, ImportRecord, ImportRequest, MAX_IMPORT_RECORDS};
 use crate::error::{Error, ErrorKind, Result};
 use crate::events::EventKind;
 use crate::model::*;
@@ -26,6 +25,7 @@ use crate::records::*;
 use crate::storage::codec::{Key, uuid_value};
 use crate::storage::tables::*;
 use crate::validate::{LabelName, Slug};
+use crate::wire::{ImportAction, ImportItem, ImportPlan, ImportRecord, ImportRequest, MAX_IMPORT_RECORDS};
 
 /// Longest source id.
 const MAX_EXTERNAL_ID: usize = 200;

@@ -5,7 +5,6 @@ use uuid::Uuid;
 
 use super::pages::{IndexList, ItemFn};
 use super::{Actor, Board, Tx};
-use crate::api::{CursorKind, JsonStream, LabelPatch, NewLabel, Page, Paged};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::model::*;
@@ -14,6 +13,7 @@ use crate::storage::Direction;
 use crate::storage::codec::uuid_value;
 use crate::storage::tables::*;
 use crate::validate::LabelName;
+use crate::wire::{CursorKind, JsonStream, LabelPatch, NewLabel, Page, Paged};
 
 /// Label ids for names, creating the labels that do not exist yet with
 /// the default colour (docs/rules.md, tasks).

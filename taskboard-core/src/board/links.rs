@@ -6,11 +6,11 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::{Actor, Board};
-use crate::api::NewLink;
 use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::model::*;
 use crate::records::*;
+use crate::wire::NewLink;
 
 /// Whether `from` reaches `to` through depends-on edges.
 pub(super) fn depends_transitively(r: &(impl Records + ?Sized), from: Uuid, to: Uuid) -> Result<bool> {

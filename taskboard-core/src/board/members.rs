@@ -5,8 +5,8 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::pages::{IndexList, ItemFn};
+use super::rights::{check_account_rights, load_actor_member};
 use super::{Actor, Board, Tx};
-use crate::api::{CursorKind, JsonStream, MemberPatch, NewMember, Page, Paged};
 use crate::credentials;
 use crate::error::{Error, Result};
 use crate::events::{Audience, EventKind};
@@ -15,6 +15,7 @@ use crate::records::{MemberRecord, RecordWrites, Records, Secret};
 use crate::storage::tables::{MEMBER_SECRET, MEMBERS, TOKEN_MEMBER};
 use crate::storage::{Direction, KeyRange, Scan};
 use crate::validate::{Password, Slug};
+use crate::wire::{CursorKind, JsonStream, MemberPatch, NewMember, Page, Paged};
 
 /// What bootstrapping an empty board did.
 #[derive(Debug, Clone)]
@@ -84,13 +85,6 @@ pub(super) fn replace_token(tx: &mut Tx<'_>, member: Uuid, token: Option<&str>) 
         secret.token_hash = Some(hash);
     }
     tx.w.put_secret(member, &secret)
-}
-
-pub(super) fn load_actor_member(tx: &Tx<'_>, actor: &Actor) -> Result<MemberRecord> {
-    match tx.w.member(actor.id())? {
-        Some(m) if m.is_active => Ok(m),
-        _ => Err(Error::unauthorized("the acting member is no longer active")),
-    }
 }
 
 impl Board {
@@ -271,7 +265,7 @@ impl Board {
                 return Err(Error::forbidden("only an admin or owner may change a slug, a role or an email"));
             }
             if !is_self {
-                super::auth::check_account_rights(&acting, &old, "change")?;
+                check_account_rights(&acting, &old, "change")?;
             }
             let mut m = old.clone();
             if let Some(name) = patch.name.value() {

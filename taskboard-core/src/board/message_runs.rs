@@ -7,36 +7,16 @@
 
 use uuid::Uuid;
 
-use super::runs::{active_agent, check_starter, put_run, render, run_required};
+use super::run_records::{active_agent, check_starter, put_run, render, run_audience, run_required};
 use super::{Actor, Board};
-use crate::api::NewMessageRun;
 use crate::error::{Error, Result};
-use crate::events::{Audience, EventKind};
+use crate::events::EventKind;
 use crate::records::*;
 use crate::runs::*;
 use crate::storage::codec::uuid_suffix;
 use crate::storage::tables::*;
 use crate::storage::{Direction, KeyRange, Scan};
-
-/// Who hears of a run: a run answering a chat message goes to the chat's
-/// audience (its project's members; its agent even when it listens for
-/// mentions only); any other run to everyone, as `task.updated` does.
-pub(super) fn run_audience(r: &(impl Records + ?Sized), rec: &RunRecord) -> Result<Audience> {
-    if rec.task_id.is_some() {
-        return Ok(Audience::All);
-    }
-    let Some(chat) = rec.message_id.map(|m| r.message(m)).transpose()?.flatten().and_then(|m| m.chat_id)
-    else {
-        return Ok(Audience::All);
-    };
-    match r.chat(chat)? {
-        Some(c) => Ok(Audience::Chat {
-            project_members: r.project_member_ids(c.project_id)?,
-            mentions: vec![rec.agent_id],
-        }),
-        None => Ok(Audience::All),
-    }
-}
+use crate::wire::NewMessageRun;
 
 /// The run of `agent` answering `message` that has not ended (any run of
 /// it when `any`), if there is one.

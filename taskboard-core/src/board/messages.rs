@@ -9,10 +9,6 @@ use uuid::Uuid;
 
 use super::pages::{IndexList, ItemFn};
 use super::{Actor, Board, Tx};
-use crate::api::Download;
-use crate::api::{
-    CursorKind, JsonStream, MessageFilter, NewMessage, Page, Paged, decode_cursor, encode_cursor,
-};
 use crate::error::{Error, Result};
 use crate::events::Audience;
 use crate::model::*;
@@ -21,9 +17,13 @@ use crate::storage::codec::{Key, uuid_at, uuid_suffix};
 use crate::storage::tables::*;
 use crate::storage::{Direction, KeyRange, Scan};
 use crate::validate::check_content;
+use crate::wire::Download;
+use crate::wire::{
+    CursorKind, JsonStream, MessageFilter, NewMessage, Page, Paged, decode_cursor, encode_cursor,
+};
 
 /// Largest page of `GET /messages`.
-pub const MAX_MESSAGE_PAGE: u32 = crate::api::MessageFilter::MAX_LIMIT;
+pub const MAX_MESSAGE_PAGE: u32 = crate::wire::MessageFilter::MAX_LIMIT;
 
 /// `@slug` words of a text.
 fn slug_mentions(content: &str) -> Vec<String> {

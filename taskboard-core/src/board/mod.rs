@@ -35,9 +35,10 @@ mod projects;
 mod queries;
 mod ready;
 mod retries;
+mod rights;
 mod run_output;
+mod run_records;
 mod runs;
-pub(crate) mod search;
 mod steps;
 mod tasks;
 mod throttle;
@@ -65,13 +66,16 @@ use crate::storage::redb::RedbStore;
 use crate::storage::tables::META;
 use crate::storage::{Storage, WriteOp, WriteTxn};
 
+pub use crate::events::EventBatch;
+pub use crate::records::titles::{RECENT_MAX as TITLE_RECENT_MAX, STEP as TITLE_FOLD_STEP};
 pub use actor::Actor;
 pub(crate) use cache::{AuthCache, RenderedTask, TaskCache};
 pub use clock::Clock;
 pub use condition::Condition;
 pub(crate) use database::JWT_SECRET_KEY;
+pub use fencing::LEASE_SECONDS;
 pub use first_run::{INITIAL_PASSWORD_FILE, InitialPassword};
-pub use follow::{EventBatch, Follower};
+pub use follow::Follower;
 pub use idempotency::{AnswerOf, IDEMPOTENCY_TTL, IdempotencyKey, Idempotent, StoredAnswer};
 pub use members::Bootstrap;
 pub use oidc::{LOGIN_CODE_LIFETIME, OidcLink};
@@ -79,9 +83,7 @@ pub use options::{BoardOptions, DEFAULT_MAX_UPLOAD_BYTES};
 pub use pages::{STREAM_CHUNK, STREAM_DEPTH};
 pub use presence::{PRESENCE_RENEWAL, PRESENCE_TTL};
 pub use run_output::OUTPUT_INTERVAL_MS;
-pub use search::{RECENT_MAX as TITLE_RECENT_MAX, STEP as TITLE_FOLD_STEP};
 pub use throttle::LoginLimits;
-pub use work::LEASE_SECONDS;
 
 /// A Taskboard board. Cheap to clone; all clones share one store.
 #[derive(Clone)]
@@ -111,7 +113,7 @@ struct Inner {
     process: Uuid,
     auth_cache: std::sync::RwLock<AuthCache>,
     task_cache: std::sync::RwLock<TaskCache>,
-    streams: Arc<crate::api::StreamGauge>,
+    streams: Arc<crate::wire::StreamGauge>,
     throttle: throttle::LoginThrottle,
     hashers: crate::credentials::HashPool,
     /// Idempotency keys whose first request is still running.
@@ -260,7 +262,7 @@ impl Board {
             for t in &tasks {
                 tx.w.put_task(None, t)?;
             }
-            search::fold(tx.w)?;
+            crate::records::titles::fold(tx.w)?;
             Board::mark_schema(tx.w)
         })
         .await
@@ -338,7 +340,7 @@ impl Board {
     }
 
     /// What the lists streamed by this board hold in memory.
-    pub fn stream_gauge(&self) -> Arc<crate::api::StreamGauge> {
+    pub fn stream_gauge(&self) -> Arc<crate::wire::StreamGauge> {
         self.inner.streams.clone()
     }
 

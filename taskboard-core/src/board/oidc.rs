@@ -31,7 +31,6 @@ use sha2::Sha256;
 use uuid::Uuid;
 
 use super::{Board, Tx};
-use crate::api::CallbackQuery;
 use crate::credentials;
 use crate::error::{Error, ErrorKind, Result};
 use crate::events::EventKind;
@@ -44,6 +43,7 @@ use crate::storage::codec::Key;
 use crate::storage::tables::{LOGIN_CODES, OIDC_EXPIRY, OIDC_STATES, OIDC_SUBJECTS};
 use crate::storage::{Direction, KeyRange, Scan, WriteTxn};
 use crate::validate::Slug;
+use crate::wire::CallbackQuery;
 
 /// How long a started sign-in may take at the provider.
 const STATE_LIFETIME: SignedDuration = SignedDuration::from_mins(10);
@@ -260,15 +260,16 @@ impl Board {
         self.login_response(member, version)
     }
 
-    /// What the sign-in page offers (`GET /auth/methods`).
-    pub fn auth_methods(&self) -> crate::model::AuthMethods {
+    /// What the sign-in page offers (`GET /auth/methods`), with `start`
+    /// the path that begins a single sign-on.
+    pub fn auth_methods(&self, start: &str) -> crate::model::AuthMethods {
         let oidc = self.inner.options.oidc.as_ref();
         crate::model::AuthMethods {
             password: self.inner.options.password_login,
             sso: oidc.map(|o| crate::model::SsoMethod {
                 name: o.display_name(),
                 issuer: o.issuer.clone(),
-                start: <crate::api::StartSignIn as crate::api::Endpoint>::INFO.path.to_string(),
+                start: start.to_string(),
             }),
         }
     }

@@ -10,9 +10,9 @@ use std::ops::Bound;
 use serde::Serialize;
 
 use super::Board;
-use crate::api::{CursorKind, JsonSink, JsonStream, Page, Paged, encode_cursor};
 use crate::error::{Error, Result};
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan, Table};
+use crate::wire::{CursorKind, JsonSink, JsonStream, Page, Paged, encode_cursor};
 
 /// The size a streamed list's chunks grow to before they are sent.
 pub const STREAM_CHUNK: usize = 32 * 1024;
@@ -186,7 +186,7 @@ impl Board {
         &self,
         fill: impl FnOnce(&dyn ReadTxn, &mut ArrayWriter) -> Result<()> + Send + 'static,
     ) -> Result<JsonStream> {
-        let (sink, stream) = crate::api::json_stream(STREAM_DEPTH, self.stream_gauge());
+        let (sink, stream) = crate::wire::json_stream(STREAM_DEPTH, self.stream_gauge());
         let board = self.clone();
         tokio::task::spawn_blocking(move || {
             let mut out = ArrayWriter::new(sink);

@@ -5,7 +5,6 @@ use uuid::Uuid;
 
 use super::pages::{IndexList, ItemFn};
 use super::{Actor, Board, Tx};
-use crate::api::{CursorKind, JsonStream, NewProject, Page, Paged, ProjectPatch};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::model::*;
@@ -13,6 +12,7 @@ use crate::records::{ChatRecord, MessageRecord, ProjectRecord, RecordWrites, Rec
 use crate::storage::Direction;
 use crate::storage::codec::{Key, decode, uuid_at};
 use crate::storage::tables::*;
+use crate::wire::{CursorKind, JsonStream, NewProject, Page, Paged, ProjectPatch};
 
 fn slug_free(r: &(impl Records + ?Sized), slug: &str, except: Option<Uuid>) -> Result<()> {
     match r.project_by_slug(slug)? {

@@ -6,13 +6,13 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use super::{Actor, Board, RenderedTask};
-use crate::api::{CursorKind, Paged, TaskFilter, encode_cursor};
 use crate::error::{Error, Result};
 use crate::model::*;
 use crate::records::*;
 use crate::storage::codec::{Key, uuid_suffix, uuid_value};
 use crate::storage::tables::*;
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan, Table};
+use crate::wire::{CursorKind, Paged, TaskFilter, encode_cursor};
 
 /// The sort key of a task in every task list: position, number, id. The
 /// ordered indexes end their keys with it, and a task list's cursor holds
@@ -79,12 +79,12 @@ fn plan<'f>(r: &dyn ReadTxn, f: &'f TaskFilter) -> Result<Option<Plan<'f>>> {
         None => None,
     };
     let searched = match &q {
-        Some(q) => match super::search::candidates(r, q)? {
-            super::search::Candidates::Few(mut ids) => {
+        Some(q) => match crate::records::titles::candidates(r, q)? {
+            crate::records::titles::Candidates::Few(mut ids) => {
                 ids.extend(key_match);
                 Some(ids)
             }
-            super::search::Candidates::Many => None,
+            crate::records::titles::Candidates::Many => None,
         },
         None => None,
     };
@@ -243,7 +243,7 @@ impl Board {
     /// `GET /tasks` without `limit` or `cursor`, sent as it is read
     /// from one snapshot (see [`Board::stream_with`]), so the list is
     /// consistent and a slow client holds back the scan.
-    pub fn stream_tasks(&self, _actor: &Actor, filter: TaskFilter) -> Result<crate::api::JsonStream> {
+    pub fn stream_tasks(&self, _actor: &Actor, filter: TaskFilter) -> Result<crate::wire::JsonStream> {
         filter.page.check()?;
         let board = self.clone();
         self.stream_with(move |r, out| {

@@ -10,10 +10,8 @@ use std::sync::Mutex;
 use serde_json::json;
 use uuid::Uuid;
 
-use super::message_runs::run_audience;
-use super::runs::run_key;
+use super::run_records::{run_audience, run_key};
 use super::{Board, Tx};
-use crate::api::NewEntry;
 use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::records::*;
@@ -21,6 +19,7 @@ use crate::runs::*;
 use crate::storage::codec::{Key, decode};
 use crate::storage::tables::*;
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan};
+use crate::wire::NewEntry;
 
 /// The least time between two `run.output` frames of one run.
 pub const OUTPUT_INTERVAL_MS: i64 = 100;

@@ -11,120 +11,20 @@ use std::sync::Arc;
 use serde_json::json;
 use uuid::Uuid;
 
-use super::message_runs::run_audience;
 use super::run_output::{OutputPaces, check_entry, entries_after, output_tail, pace_output, push_entry};
+use super::run_records::*;
 use super::tasks::member_slug;
 use super::{Actor, Board, Tx};
-use crate::api::{CursorKind, NewEntry, NewRun, Paged, RunAnswer, RunListQuery, RunPatch, TranscriptQuery};
-use crate::api::{decode_cursor, encode_cursor};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::model::*;
 use crate::records::*;
 use crate::runs::*;
-use crate::storage::codec::{Key, uuid_suffix, uuid_value};
+use crate::storage::codec::uuid_suffix;
 use crate::storage::tables::*;
-use crate::storage::{Direction, KeyRange, ReadTxn, Scan};
-
-pub(super) fn run_key(id: Uuid) -> Vec<u8> {
-    id.as_bytes().to_vec()
-}
-
-pub(super) fn run_required(r: &(impl Records + ?Sized), id: Uuid) -> Result<RunRecord> {
-    r.record(RUNS, &run_key(id))?.ok_or_else(|| Error::not_found(format!("run {id} not found")))
-}
-
-pub(super) fn render(r: &(impl Records + ?Sized), rec: &RunRecord) -> Result<Run> {
-    // A comment's run names its task for context only (`task_id` unset).
-    let task = match rec.task_id.or(rec.task.as_ref().map(|t| t.id)) {
-        Some(id) => match r.task(id)? {
-            Some(t) => Some(RunTask { id, key: r.task_key_of(&t)?, title: t.title }),
-            None => rec.task.clone(),
-        },
-        None => None,
-    };
-    Ok(Run {
-        id: rec.id,
-        task,
-        project_id: rec.project_id,
-        message_id: rec.message_id,
-        agent: r.member_ref(rec.agent_id)?,
-        runner: rec.runner.clone(),
-        state: rec.state,
-        created_at: rec.created_at,
-        started_at: rec.started_at,
-        ended_at: rec.ended_at,
-        exit_code: rec.exit_code,
-        stop_reason: rec.stop_reason.clone(),
-        branch: rec.branch.clone(),
-        commit: rec.commit.clone(),
-        usage: rec.usage,
-        question: rec.question.clone(),
-        transcript_count: rec.transcript_count,
-    })
-}
-
-/// Who may start a run of `agent`: a person any agent, an agent only
-/// itself; only the agent's own runner names itself.
-pub(super) fn check_starter(actor: &Actor, agent: Uuid, runner: Option<&str>) -> Result<()> {
-    let person = !actor.member.is_agent();
-    if !person && agent != actor.id() {
-        return Err(Error::forbidden("an agent may start runs of itself only"));
-    }
-    if let Some(r) = runner {
-        if person {
-            return Err(Error::invalid("runner", "only the agent's own runner names itself"));
-        }
-        check_len("runner", r, 1, 200)?;
-    }
-    Ok(())
-}
-
-/// The member a run is started for, if it is an active agent.
-pub(super) fn active_agent(tx: &Tx<'_>, id: Uuid) -> Result<MemberRecord> {
-    match tx.w.member(id)? {
-        Some(m) if m.is_active && m.is_agent() => Ok(m),
-        _ => Err(Error::invalid("agent_id", format!("{id} is not an active agent"))),
-    }
-}
-
-/// Writes a run with its indexes: every run under its task and agent, a
-/// run not yet final as its task's live run.
-pub(super) fn put_run(tx: &mut Tx<'_>, old: Option<&RunRecord>, rec: &RunRecord) -> Result<()> {
-    tx.w.put_record(RUNS, &run_key(rec.id), rec)?;
-    if old.is_none() {
-        tx.w.put(AGENT_RUNS, &Key::new().uuid(rec.agent_id).uuid(rec.id).build(), &[])?;
-        if let Some(m) = rec.message_id {
-            tx.w.put(MESSAGE_RUNS, &Key::new().uuid(m).uuid(rec.id).build(), &[])?;
-        }
-        if let Some(t) = rec.task_id {
-            tx.w.put(TASK_RUNS, &Key::new().uuid(t).uuid(rec.id).build(), &[])?;
-        }
-    }
-    if let Some(t) = rec.task_id {
-        if rec.state.is_final() {
-            if live_run_of(tx.w, t)? == Some(rec.id) {
-                tx.w.delete(LIVE_RUNS, t.as_bytes())?;
-            }
-        } else {
-            tx.w.put(LIVE_RUNS, t.as_bytes(), rec.id.as_bytes())?;
-        }
-    }
-    Ok(())
-}
-
-fn live_run_of(r: &(impl ReadTxn + ?Sized), task: Uuid) -> Result<Option<Uuid>> {
-    r.get(LIVE_RUNS, task.as_bytes())?.map(|v| uuid_value(&v)).transpose()
-}
-
-/// Checks a text field's length in characters.
-pub(super) fn check_len(field: &str, value: &str, min: usize, max: usize) -> Result<()> {
-    let n = value.chars().count();
-    if n < min || n > max {
-        return Err(Error::invalid(field, format!("must be {min}-{max} characters, got {n}")));
-    }
-    Ok(())
-}
+use crate::storage::{Direction, KeyRange, Scan};
+use crate::wire::{CursorKind, NewEntry, NewRun, Paged, RunAnswer, RunListQuery, RunPatch, TranscriptQuery};
+use crate::wire::{decode_cursor, encode_cursor};
 
 fn check_question(q: &Question) -> Result<()> {
     check_len("question.id", &q.id, 1, 100)?;
@@ -220,7 +120,7 @@ impl Board {
     /// `POST /tasks/{id}/runs`: the task goes to the agent under a lease
     /// and the run starts `starting`.
     pub async fn start_run(&self, actor: &Actor, task_id: Uuid, new: NewRun) -> Result<Run> {
-        let seconds = super::work::check_lease(new.lease_seconds)?.unwrap_or(DEFAULT_RUN_LEASE_SECONDS);
+        let seconds = super::fencing::check_lease(new.lease_seconds)?.unwrap_or(DEFAULT_RUN_LEASE_SECONDS);
         let me = actor.id();
         let person = !actor.member.is_agent();
         check_starter(actor, new.agent_id, new.runner.as_deref())?;
@@ -293,7 +193,7 @@ impl Board {
         if let Some(s) = &patch.commit {
             check_len("commit", s, 1, 100)?;
         }
-        if let crate::api::Patch::Value(q) = &patch.question {
+        if let crate::wire::Patch::Value(q) = &patch.question {
             check_question(q)?;
         }
         match patch.state {
@@ -334,19 +234,19 @@ impl Board {
             }
             let mut state = patch.state;
             match patch.question {
-                crate::api::Patch::Value(q) => {
+                crate::wire::Patch::Value(q) => {
                     let data = serde_json::to_value(&q).map_err(Error::internal)?;
                     push_entry(tx, &mut rec, cap, EntryKind::Question, q.text.clone(), Some(data))?;
                     rec.question = Some(q);
                     state.get_or_insert(RunState::AwaitingInput);
                 }
-                crate::api::Patch::Null => {
+                crate::wire::Patch::Null => {
                     rec.question = None;
                     if rec.state == RunState::AwaitingInput {
                         state.get_or_insert(RunState::Running);
                     }
                 }
-                crate::api::Patch::Absent => {}
+                crate::wire::Patch::Absent => {}
             }
             match state {
                 Some(RunState::AwaitingInput) if rec.question.is_none() => {

@@ -5,7 +5,6 @@ use uuid::Uuid;
 
 use super::fencing::{Allowed, Fence, Touch};
 use super::{Actor, Board, Tx};
-use crate::api::StepPatch;
 use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::model::*;
@@ -13,6 +12,7 @@ use crate::records::*;
 use crate::storage::codec::Key;
 use crate::storage::tables::*;
 use crate::validate::Title;
+use crate::wire::StepPatch;
 
 impl Board {
     /// `GET /tasks/{id}/steps`, by position.

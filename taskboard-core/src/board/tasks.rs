@@ -10,7 +10,6 @@ use super::fencing::{Allowed, Touch};
 use super::labels::{label_ids, label_names};
 use super::pages::{IndexList, ItemFn};
 use super::{Actor, Board, Tx};
-use crate::api::{CursorKind, JsonStream, NewTask, Page, Paged, TaskPatch};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::model::*;
@@ -18,6 +17,7 @@ use crate::records::*;
 use crate::storage::Direction;
 use crate::storage::codec::{Key, decode};
 use crate::storage::tables::*;
+use crate::wire::{CursorKind, JsonStream, NewTask, Page, Paged, TaskPatch};
 
 /// Collects `{field: {from, to}}` for the audit log.
 #[derive(Default)]
@@ -339,7 +339,7 @@ impl Board {
 
     /// A take, under a lease of `lease_seconds` when given.
     pub async fn take_leased(&self, actor: &Actor, id: Uuid, lease_seconds: Option<u32>) -> Result<Task> {
-        let seconds = super::work::check_lease(lease_seconds)?;
+        let seconds = super::fencing::check_lease(lease_seconds)?;
         let fence = actor.fence();
         let me = actor.id();
         self.write(move |tx| {

@@ -8,8 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use uuid::Uuid;
 
-use super::auth::check_account_rights;
-use super::members::load_actor_member;
+use super::rights::{check_account_rights, load_actor_member};
 use super::{Actor, AuthCache, Board};
 use crate::credentials;
 use crate::error::{Error, Result};

@@ -5,13 +5,13 @@ use uuid::Uuid;
 
 use super::deliveries::{backlog, drop_retries, state_of};
 use super::{Actor, Board, SEQ_KEY};
-use crate::api::{NewWebhook, WebhookPatch};
 use crate::error::{Error, Result};
 use crate::events::{Audience, EventKind};
 use crate::records::{RecordWrites, Records};
 use crate::storage::tables::*;
 use crate::storage::{Direction, KeyRange, Scan};
 use crate::webhooks::{AddressRule, CreatedWebhook, Webhook, WebhookRecord, new_secret};
+use crate::wire::{NewWebhook, WebhookPatch};
 
 /// Most event type patterns a webhook may have.
 pub const MAX_PATTERNS: usize = 100;

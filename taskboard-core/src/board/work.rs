@@ -8,10 +8,9 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::fencing::Touch;
+use super::fencing::{Touch, check_lease};
 use super::tasks::{audit, ended_lease, member_slug};
 use super::{Actor, Board, Tx};
-use crate::api::{ClaimRequest, ReadyQuery};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::model::*;
@@ -20,20 +19,7 @@ use crate::records::*;
 use crate::storage::codec::{Key, uuid_suffix};
 use crate::storage::tables::*;
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan};
-
-/// Bounds of `lease_seconds`.
-pub const LEASE_SECONDS: std::ops::RangeInclusive<u32> = 10..=86_400;
-
-/// Checks a lease duration.
-pub fn check_lease(seconds: Option<u32>) -> Result<Option<u32>> {
-    match seconds {
-        Some(s) if !LEASE_SECONDS.contains(&s) => Err(Error::invalid(
-            "lease_seconds",
-            format!("must be {}-{}, got {s}", LEASE_SECONDS.start(), LEASE_SECONDS.end()),
-        )),
-        other => Ok(other),
-    }
-}
+use crate::wire::{ClaimRequest, ReadyQuery};
 
 pub(super) fn lease(id: Uuid, holder: Uuid, now: Timestamp, seconds: u32) -> LeaseRecord {
     let expires_at = now.checked_add(SignedDuration::from_secs(seconds.into())).unwrap_or(Timestamp::MAX);

@@ -18,8 +18,8 @@ use uuid::Uuid;
 
 use super::{Audience, Event, EventKind};
 use crate::error::{Error, Result};
-use crate::records::{MessageRecord, RecordWrites, Records, Render};
-use crate::storage::codec::{FORMAT_VERSION, Key, decode};
+use crate::records::{MessageRecord, Records, Render};
+use crate::storage::codec::{FORMAT_VERSION, Key, decode, encode};
 use crate::storage::tables::{EVENTS, MESSAGE_EVENTS, META, WEBHOOK_CURSORS};
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan, WriteTxn};
 
@@ -96,7 +96,7 @@ const PRUNED_BELOW: &[u8] = b"events_pruned_below";
 /// Stores a record as it comes from an archive.
 pub(crate) fn import<W: WriteTxn + ?Sized>(w: &mut W, record: &EventRecord) -> Result<()> {
     w.delete(META, PRUNED_BELOW)?;
-    w.put_record(EVENTS, &seq_key(record.seq), record)?;
+    w.put(EVENTS, &seq_key(record.seq), &encode(record))?;
     if let Some(id) = record.message_id {
         w.put(MESSAGE_EVENTS, &message_key(id, record.seq), &[])?;
     }
@@ -125,7 +125,7 @@ fn prune<W: WriteTxn + ?Sized>(w: &mut W, newest: u64) -> Result<()> {
         return Ok(());
     }
     let start = pruned_below.map_or(Bound::Unbounded, |p| Bound::Included(seq_key(p)));
-    w.put_record(META, PRUNED_BELOW, &cutoff)?;
+    w.put(META, PRUNED_BELOW, &encode(&cutoff))?;
     let mut old = Vec::new();
     let range = KeyRange { start, end: Bound::Excluded(seq_key(cutoff)) };
     w.scan(EVENTS, range, Direction::Forward, &mut |k, v| {
@@ -163,7 +163,7 @@ pub(crate) fn detach_message<W: WriteTxn + ?Sized>(w: &mut W, m: &MessageRecord)
         {
             record.message_id = None;
             record.data = Some(RawValue::from_string(data.clone()).map_err(Error::internal)?);
-            w.put_record(EVENTS, &seq_key(seq), &record)?;
+            w.put(EVENTS, &seq_key(seq), &encode(&record))?;
         }
         w.delete(MESSAGE_EVENTS, &message_key(m.id, seq))?;
     }

@@ -13,6 +13,7 @@
 //! out subscriptions; [`log`] is their stored form, which holds the whole
 //! retained window.
 
+mod feed;
 pub mod hub;
 mod kind;
 pub(crate) mod log;
@@ -26,6 +27,7 @@ use uuid::Uuid;
 use crate::model::{AgentConfig, Listen, MemberType, Role};
 use crate::records::MemberRecord;
 
+pub use feed::{EventBatch, Feed};
 pub use hub::{EventMemory, StreamError, Subscription};
 pub use kind::EventKind;
 pub use log::RETAINED_EVENTS;

@@ -17,6 +17,7 @@ use crate::storage::tables::*;
 mod read;
 pub mod ready;
 mod render;
+pub(crate) mod titles;
 mod write;
 
 pub use read::Records;

@@ -78,14 +78,14 @@ pub trait RecordWrites: WriteTxn {
         for (table, key, value) in after.iter().filter(|e| !before.contains(e)) {
             self.put(*table, key, value)?;
         }
-        crate::board::search::index_title(self, old, Some(t))?;
+        crate::records::titles::index_title(self, old, Some(t))?;
         self.put_record(TASKS, &id_key(t.id), t)?;
         super::ready::sync(self, old, Some(t))
     }
 
     fn delete_task_record(&mut self, t: &TaskRecord) -> Result<()> {
         super::ready::sync(self, Some(t), None)?;
-        crate::board::search::index_title(self, Some(t), None)?;
+        crate::records::titles::index_title(self, Some(t), None)?;
         for (table, key, _) in task_index_entries(t) {
             self.delete(table, &key)?;
         }
@@ -187,10 +187,10 @@ pub trait RecordWrites: WriteTxn {
 
 impl<T: WriteTxn + ?Sized> RecordWrites for T {}
 
-/// Every index entry of a task but its title's (`board::search`):
+/// Every index entry of a task but its title's (`records::titles`):
 /// (table, key, value). Ordered indexes end their keys with the list
 /// order (position, number, id), so one cursor (see
-/// [`crate::api::paged`]) positions a scan in any of them.
+/// [`crate::wire::paged`]) positions a scan in any of them.
 pub(crate) fn task_index_entries(t: &TaskRecord) -> Vec<(Table, Vec<u8>, Vec<u8>)> {
     let order = |k: Key| k.f64(t.position).u64(t.number).build();
     let ordered = |k: Key| k.f64(t.position).u64(t.number).uuid(t.id).build();

@@ -30,7 +30,7 @@ tables! {
     /// text key → value; `schema` (u32), `event_seq` (u64), `ready_index`
     /// (u32, present once the ready index covers every task),
     /// `title_fold` (where the title index's fold stands, see
-    /// `board::search`).
+    /// `records::titles`).
     META = "meta";
     /// member_id → MemberRecord
     MEMBERS = "memberid_member";
@@ -165,7 +165,7 @@ tables! {
     PRESENCE = "memberid_processid_until";
     /// task_id → 0xFF, the number of folds before it (u64), lower-cased
     /// title (UTF-8): the titles not yet folded into TITLE_TRIGRAMS with
-    /// every slice of their trigrams (see `board::search`)
+    /// every slice of their trigrams (see `records::titles`)
     TITLE_RECENT = "taskid_recenttitle";
     /// project_id source 0 external_id → task_id: imported tasks by their
     /// origin (`board::import`)

@@ -192,6 +192,8 @@ pub(crate) fn event_project(
     Ok(None)
 }
 
+crate::wire::wire!(Webhook, CreatedWebhook, Delivery);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,7 +41,7 @@ pub async fn board() -> Fx {
 pub async fn board_with(options: BoardOptions) -> Fx {
     if on_postgres() {
         let blobs = tempfile::tempdir().unwrap();
-        let url = taskboard_core::storage::postgres::scratch::Scratch::shared().fresh_url();
+        let url = taskboard_pg_scratch::Scratch::shared().fresh_url();
         let board = Board::open_postgres(&url, blobs.path(), options).await.unwrap();
         let owner = bootstrap(&board).await;
         return Fx { board, owner, dir: None, _blobs: Some(blobs) };

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use taskboard_core::api::{Patch, TaskPatch};
 use taskboard_core::board::Clock;
-use taskboard_core::storage::postgres::scratch::Scratch;
 use taskboard_core::{Actor, Board, BoardOptions};
+use taskboard_pg_scratch::Scratch;
 
 use crate::support::*;
 

@@ -1,7 +1,7 @@
 //! `GET /ready` reads the store and answers 503 with a detail when it
 //! cannot; `GET /health` stays liveness and answers throughout.
 
-use taskboard_core::storage::postgres::scratch::Scratch;
+use taskboard_pg_scratch::Scratch;
 
 use crate::support::{on_postgres, spawn, spawn_with};
 

@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use taskboard_core::model::{CreatedMember, Project, Task};
-use taskboard_core::storage::postgres::scratch::Scratch;
+use taskboard_pg_scratch::Scratch;
 use taskboard_server::{Config, Server, ServerHandle};
 use uuid::Uuid;
 

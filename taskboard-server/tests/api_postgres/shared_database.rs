@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use serde_json::{Value, json};
 use taskboard_core::model::Task;
-use taskboard_core::storage::postgres::scratch::Scratch;
+use taskboard_pg_scratch::Scratch;
 
 use crate::support::*;
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use reqwest::Method;
 use serde_json::{Value, json};
-use taskboard_core::storage::postgres::scratch::Scratch;
+use taskboard_pg_scratch::Scratch;
 use tokio_tungstenite::tungstenite::Message;
 
 pub const OWNER_PASSWORD: &str = "owner-password-1";

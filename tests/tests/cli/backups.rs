@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use taskboard_core::storage::postgres::scratch::Scratch;
+use taskboard_pg_scratch::Scratch;
 use taskboard_server::backups::{self, BackupSchedule};
 use taskboard_server::{Config, Server};
 use taskboard_tests::{Env, OWNER_PASSWORD, tree};

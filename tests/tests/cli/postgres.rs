@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use taskboard_core::storage::postgres::scratch::Scratch;
+use taskboard_pg_scratch::Scratch;
 use taskboard_tests::{Env, tree};
 
 use crate::modes::scenario;

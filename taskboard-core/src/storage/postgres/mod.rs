@@ -29,7 +29,6 @@ mod conn;
 pub mod listen;
 mod read;
 pub mod schema;
-pub mod scratch;
 mod tls;
 mod write;
 

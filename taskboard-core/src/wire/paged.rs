@@ -17,10 +17,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bytes::Bytes;
-use schemars::{Schema, SchemaGenerator};
 use serde::Serialize;
 
-use super::endpoint::{Encoded, Reply, ReplyKind, Wire};
 use crate::error::{Error, Result};
 
 /// A page of a list and the cursor of the next page, if more items may
@@ -85,27 +83,6 @@ impl<'a, T> IntoIterator for &'a Paged<T> {
 impl<T: Serialize> Serialize for Paged<T> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         self.items.serialize(s)
-    }
-}
-
-impl<T: Wire> Reply for Paged<T> {
-    const KIND: ReplyKind = ReplyKind::Json;
-    fn schema(g: &mut SchemaGenerator) -> Option<Schema> {
-        Some(g.subschema_for::<Vec<T>>())
-    }
-    fn encode(self) -> Result<Encoded> {
-        let json = serde_json::to_vec(&self.items).map_err(Error::internal)?;
-        Ok(Encoded::Page { json: json.into(), next: self.next })
-    }
-    fn decode(encoded: Encoded) -> Result<Paged<T>> {
-        let (json, next) = match encoded {
-            Encoded::Json(json) => (json, None),
-            Encoded::Page { json, next } => (json, next),
-            _ => return Err(Error::internal("unexpected response: expected a JSON list")),
-        };
-        let items = serde_json::from_slice(&json)
-            .map_err(|e| Error::internal(format!("unexpected response: {e}")))?;
-        Ok(Paged { items, next })
     }
 }
 

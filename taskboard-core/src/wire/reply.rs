@@ -7,7 +7,8 @@ use bytes::Bytes;
 use schemars::{Schema, SchemaGenerator};
 use tokio::io::AsyncRead;
 
-use super::endpoint::{Wire, schema_of};
+use super::paged::Paged;
+use super::{Wire, schema_of};
 use crate::error::{Error, Result};
 
 /// What an endpoint answers with.
@@ -24,7 +25,7 @@ pub enum ReplyKind {
 pub enum Encoded {
     Json(Bytes),
     /// A stream of events, served as Server-Sent Events.
-    Events(crate::board::Follower),
+    Events(Box<dyn crate::events::Feed>),
     /// No content: 204 with no body.
     Empty,
     /// A page of a list: its JSON array, and the cursor of the next page
@@ -79,6 +80,27 @@ impl<T: Wire> Reply for T {
 }
 
 /// A JSON answer, or none: `None` is 204 with no body.
+impl<T: Wire> Reply for Paged<T> {
+    const KIND: ReplyKind = ReplyKind::Json;
+    fn schema(g: &mut SchemaGenerator) -> Option<Schema> {
+        Some(g.subschema_for::<Vec<T>>())
+    }
+    fn encode(self) -> Result<Encoded> {
+        let json = serde_json::to_vec(&self.items).map_err(Error::internal)?;
+        Ok(Encoded::Page { json: json.into(), next: self.next })
+    }
+    fn decode(encoded: Encoded) -> Result<Paged<T>> {
+        let (json, next) = match encoded {
+            Encoded::Json(json) => (json, None),
+            Encoded::Page { json, next } => (json, next),
+            _ => return Err(Error::internal("unexpected response: expected a JSON list")),
+        };
+        let items = serde_json::from_slice(&json)
+            .map_err(|e| Error::internal(format!("unexpected response: {e}")))?;
+        Ok(Paged { items, next })
+    }
+}
+
 impl<T: Wire> Reply for Option<T> {
     const KIND: ReplyKind = ReplyKind::Json;
     const MAY_BE_EMPTY: bool = true;

@@ -299,8 +299,8 @@ impl Page {
     }
 
     /// Where a scan starts: after the sort key in the cursor, if any.
-    pub fn after(&self, kind: crate::api::CursorKind) -> crate::Result<Option<Vec<u8>>> {
-        self.cursor.as_deref().map(|c| crate::api::decode_cursor(kind, c)).transpose()
+    pub fn after(&self, kind: super::CursorKind) -> crate::Result<Option<Vec<u8>>> {
+        self.cursor.as_deref().map(|c| super::decode_cursor(kind, c)).transpose()
     }
 
     /// Applies the page to a whole list in its order, where `key` is the
@@ -309,10 +309,10 @@ impl Page {
     /// the next page when the page is full.
     pub fn window<T>(
         &self,
-        kind: crate::api::CursorKind,
+        kind: super::CursorKind,
         items: Vec<T>,
         key: impl Fn(&T) -> Vec<u8>,
-    ) -> crate::Result<crate::api::Paged<T>> {
+    ) -> crate::Result<super::Paged<T>> {
         self.check()?;
         let after = self.after(kind)?;
         let offset = self.offset.unwrap_or(0) as usize;
@@ -324,10 +324,10 @@ impl Page {
             .take(limit)
             .collect();
         let next = match page.last() {
-            Some(last) if page.len() == limit => Some(crate::api::encode_cursor(kind, &key(last))),
+            Some(last) if page.len() == limit => Some(super::encode_cursor(kind, &key(last))),
             _ => None,
         };
-        Ok(crate::api::Paged { items: page, next })
+        Ok(super::Paged { items: page, next })
     }
 }
 

@@ -27,9 +27,9 @@
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use super::{Records, TaskRecord};
 use crate::error::Result;
-use crate::records::{RecordWrites, Records, TaskRecord};
-use crate::storage::codec::{Key, uuid_suffix};
+use crate::storage::codec::{Key, encode, uuid_suffix};
 use crate::storage::tables::{META, TITLE_RECENT, TITLE_TRIGRAMS};
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan, WriteTxn};
 
@@ -112,7 +112,7 @@ pub(crate) fn index_title<W: WriteTxn + ?Sized>(
     if state.since >= STEP {
         fold_slice(w, &mut state)?;
     }
-    w.put_record(META, FOLD_KEY, &state)
+    w.put(META, FOLD_KEY, &encode(&state))
 }
 
 /// Folds the next slice of every recent title into the trigram index.
@@ -128,7 +128,7 @@ pub(crate) fn fold<W: WriteTxn + ?Sized>(w: &mut W) -> Result<()> {
     fold_titles(w, None)?;
     let mut state = w.record::<FoldState>(META, FOLD_KEY)?.unwrap_or_default();
     state.since = 0;
-    w.put_record(META, FOLD_KEY, &state)
+    w.put(META, FOLD_KEY, &encode(&state))
 }
 
 /// Writes to the trigram index the trigrams of the slice of fold number
