@@ -127,7 +127,14 @@ async fn serve<E: Endpoint>(
                 .map(|v| IdempotencyKey::new(&v, E::INFO.method.as_str(), path_and_query, b""))
                 .transpose()?;
             let call = Call::new(path, query, body);
-            let encoded = match perform::<E>(board, &caller, if_match, key, call).await? {
+            let encoded = match api::perform::<E>(
+                board,
+                &caller,
+                api::Conditions { if_match, idempotency_key: key },
+                call,
+            )
+            .await?
+            {
                 Idempotent::Fresh(encoded) => encoded,
                 Idempotent::Replayed { status, body } => return Ok(replayed(status, body)),
             };
@@ -162,7 +169,14 @@ async fn serve<E: Endpoint>(
                 .transpose()?;
             let (body, ignored) = decode_body::<E>(RawBody::Json(bytes))?;
             let call = Call::new(path, query, body);
-            let encoded = match perform::<E>(board, &caller, if_match, key, call).await? {
+            let encoded = match api::perform::<E>(
+                board,
+                &caller,
+                api::Conditions { if_match, idempotency_key: key },
+                call,
+            )
+            .await?
+            {
                 Idempotent::Fresh(encoded) => encoded,
                 Idempotent::Replayed { status, body } => return Ok(replayed(status, body)),
             };
@@ -211,7 +225,8 @@ async fn serve<E: Endpoint>(
                         return Ok(Idempotent::Replayed { status, body });
                     }
                     let body = E::Body::decode(RawBody::Upload(upload))?;
-                    perform::<E>(board, caller, if_match, key, Call::new(path, query, body)).await
+                    let conditions = api::Conditions { if_match, idempotency_key: key };
+                    api::perform::<E>(board, caller, conditions, Call::new(path, query, body)).await
                 },
             )
             .await?;
@@ -220,31 +235,6 @@ async fn serve<E: Endpoint>(
                 Idempotent::Replayed { status, body } => Ok(replayed(status, body)),
             }
         }
-    }
-}
-
-/// Performs `E`, on the condition of `If-Match` when the request has one,
-/// and under its idempotency key when it has one.
-async fn perform<E: Endpoint>(
-    board: &taskboard_core::board::Board,
-    caller: &Caller,
-    if_match: Option<&str>,
-    key: Option<IdempotencyKey>,
-    call: Call<E>,
-) -> Result<Idempotent<Encoded>, Error> {
-    api::permit::<E>(board, caller, &call).await?;
-    let path = call.path;
-    let run = async move {
-        match if_match {
-            Some(list) => {
-                api::if_match::<E, _>(board, path, list, E::handle_encoded(board, caller, call)).await
-            }
-            None => E::handle_encoded(board, caller, call).await,
-        }
-    };
-    match key {
-        Some(key) => api::call_idempotent_with::<E>(board, caller, key, run).await,
-        None => run.await.map(Idempotent::Fresh),
     }
 }
 

@@ -5,7 +5,7 @@
 use bytes::Bytes;
 
 use super::endpoint::{Call, Caller, Encoded, Endpoint, Reply};
-use crate::board::Board;
+use crate::board::{AnswerOf, Board, IdempotencyKey, Idempotent};
 use crate::error::Result;
 
 /// Performs `E` as `caller`: what the command line's local mode and an
@@ -25,30 +25,74 @@ pub async fn call<E: Endpoint>(
     E::handle(board, caller, call).await
 }
 
-/// Performs `E` as `caller` under an idempotency key: the first
-/// successful answer is stored with the change it answers and replayed,
-/// unchanged, to a repeat (docs/rules.md, the agent work protocol).
+/// What a request asks besides its inputs: that the resource still
+/// have one of the entity tags of `if_match`, and that the change be made
+/// once per `idempotency_key` (docs/rules.md, the agent work protocol).
+#[derive(Debug, Default)]
+pub struct Conditions<'a> {
+    pub if_match: Option<&'a str>,
+    pub idempotency_key: Option<IdempotencyKey>,
+}
+
+/// Performs `E` as `caller` on the request's `conditions`, answering in
+/// wire form: the token's scope is checked; under an idempotency key the
+/// first successful answer is stored with the change it answers and
+/// replayed, unchanged, to a repeat; an `If-Match` list is checked by the
+/// change's own write. What the server does for each request.
+pub async fn perform<E: Endpoint>(
+    board: &Board,
+    caller: &Caller,
+    conditions: Conditions<'_>,
+    call: Call<E>,
+) -> Result<Idempotent<Encoded>> {
+    super::scopes::permit::<E>(board, caller, &call).await?;
+    let Conditions { if_match, idempotency_key } = conditions;
+    let path = call.path;
+    let run = move |caller: Caller| async move {
+        match if_match {
+            Some(list) => {
+                let actor = caller.actor()?.clone();
+                super::if_match::<E, _, _>(board, actor, path, list, |actor| async move {
+                    E::handle_encoded(board, &caller.acting(actor), call).await
+                })
+                .await
+            }
+            None => E::handle_encoded(board, &caller, call).await,
+        }
+    };
+    match idempotency_key {
+        Some(key) => idempotent::<E, _>(board, caller, key, run).await,
+        None => run(caller.clone()).await.map(Idempotent::Fresh),
+    }
+}
+
+/// Performs `E` as `caller` under an idempotency key (see [`perform`]).
 pub async fn call_idempotent<E: Endpoint>(
     board: &Board,
     caller: &Caller,
-    key: crate::board::IdempotencyKey,
+    key: IdempotencyKey,
     call: Call<E>,
-) -> Result<crate::board::Idempotent<Encoded>> {
-    super::scopes::permit::<E>(board, caller, &call).await?;
-    call_idempotent_with::<E>(board, caller, key, E::handle_encoded(board, caller, call)).await
+) -> Result<Idempotent<Encoded>> {
+    perform::<E>(board, caller, Conditions { if_match: None, idempotency_key: Some(key) }, call).await
 }
 
-/// [`call_idempotent`] of a call already under way (a conditional one,
-/// say): `run` performs `E` and gives its answer in wire form.
-pub async fn call_idempotent_with<E: Endpoint>(
+/// Runs `run` once per key of the caller: `run` is given the caller whose
+/// actor carries the key, and the board stores the answer of `E` with the
+/// change the first write for it makes.
+async fn idempotent<E: Endpoint, F>(
     board: &Board,
     caller: &Caller,
-    key: crate::board::IdempotencyKey,
-    run: impl Future<Output = Result<Encoded>>,
-) -> Result<crate::board::Idempotent<Encoded>> {
-    let member = caller.actor()?.id();
+    key: IdempotencyKey,
+    run: impl FnOnce(Caller) -> F,
+) -> Result<Idempotent<Encoded>>
+where
+    F: Future<Output = Result<Encoded>>,
+{
+    let actor = caller.actor()?.clone();
     let status = E::INFO.status;
-    let answer_of: crate::board::AnswerOf = Box::new(move |value: &dyn std::any::Any| {
+    // The board's write returns the operation's own value; the declaration
+    // knows which of those values is its answer, and how it is sent.
+    let answer_of: AnswerOf = Box::new(move |value: &dyn std::any::Any| {
         if let Some(r) = value.downcast_ref::<E::Response>() {
             return r.stored_form(status);
         }
@@ -68,5 +112,5 @@ pub async fn call_idempotent_with<E: Endpoint>(
         Encoded::Empty => Some((204, Bytes::new())),
         _ => None,
     };
-    board.idempotent(member, key, answer_of, finish, run).await
+    board.idempotent(actor, key, answer_of, finish, |actor| run(caller.acting(actor))).await
 }

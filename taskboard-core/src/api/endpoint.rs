@@ -95,6 +95,12 @@ impl Caller {
         Caller { actor: Some(actor), ..Default::default() }
     }
 
+    /// The same caller acting as `actor` (the same member, now carrying
+    /// what its request asks of its writes).
+    pub fn acting(&self, actor: Actor) -> Caller {
+        Caller { actor: Some(actor), ..self.clone() }
+    }
+
     /// The acting member; 401 for an anonymous caller.
     pub fn actor(&self) -> Result<&Actor> {
         self.actor.as_ref().ok_or_else(|| Error::unauthorized("credentials are required"))

@@ -215,6 +215,31 @@ impl Endpoint for CreateLabel {
     }
 }
 
+/// `GET /labels/{id}`.
+#[derive(Debug)]
+pub struct GetLabel;
+
+impl Endpoint for GetLabel {
+    const INFO: Info = Info {
+        name: "get_label",
+        method: Method::Get,
+        path: "/api/v1/labels/{label_id}",
+        auth: true,
+        status: 200,
+        summary: "Get a label",
+        description: "The label's id, name and color.",
+        errors: &[404],
+    };
+    type Path = Uuid;
+    type Query = ();
+    type Body = ();
+    type Response = Label;
+
+    async fn handle(board: &Board, _: &Caller, call: Call<Self>) -> Result<Label> {
+        board.get_label(call.path).await
+    }
+}
+
 /// `PATCH /labels/{id}`.
 #[derive(Debug)]
 pub struct UpdateLabel;

@@ -61,7 +61,7 @@ mod webhooks;
 mod work;
 
 pub use admin::*;
-pub use calls::{call, call_idempotent, call_idempotent_with};
+pub use calls::{Conditions, call, call_idempotent, perform};
 pub use conditions::if_match;
 pub use endpoint::{
     BodyKind, Call, Caller, Endpoint, Info, Method, Optional, PathParams, QueryParams, RawBody, RequestBody,
@@ -156,6 +156,7 @@ pub fn visit_all(v: &mut impl Visitor) {
     v.visit::<DownloadAttachment>();
     v.visit::<ListLabels>();
     v.visit::<CreateLabel>();
+    v.visit::<GetLabel>();
     v.visit::<UpdateLabel>();
     v.visit::<DeleteLabel>();
     // administration and events

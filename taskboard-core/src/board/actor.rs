@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
+use super::request::Request;
 use crate::error::{Error, Result};
 use crate::model::Role;
 use crate::records::MemberRecord;
@@ -22,6 +23,9 @@ pub struct Actor {
     /// one; `None` (a login, an agent's own token, a trusted local tool)
     /// allows every scope and project.
     pub grant: Option<Arc<Grant>>,
+    /// What the request asks of its writes (`If-Match`, `Idempotency-Key`),
+    /// set by [`super::Board::on_condition`] and [`super::Board::idempotent`].
+    pub(super) request: Option<Arc<Request>>,
 }
 
 impl Actor {
@@ -34,6 +38,18 @@ impl Actor {
     /// The access token's grant, if the actor presented one.
     pub fn grant(&self) -> Option<&Grant> {
         self.grant.as_deref()
+    }
+
+    /// What the request asks of the writes made for it: hand it to
+    /// `Board::write_as`.
+    pub fn request(&self) -> Option<Arc<Request>> {
+        self.request.clone()
+    }
+
+    /// The same member acting within `request`.
+    pub(super) fn within(mut self, request: Request) -> Actor {
+        self.request = Some(Arc::new(request));
+        self
     }
 
     /// The same member acting through an access token.

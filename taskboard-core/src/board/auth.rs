@@ -231,7 +231,7 @@ impl Board {
     pub async fn regenerate_token(&self, actor: &Actor, id: Uuid) -> Result<String> {
         let actor = actor.clone();
         let token = credentials::new_agent_token();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let acting = load_actor_member(tx, &actor)?;
             let target = tx.w.member_required(id)?;
             check_token_rights(&acting, &target, "regenerate the token of")?;
@@ -249,7 +249,7 @@ impl Board {
     /// `POST /members/{id}/revoke-token`.
     pub async fn revoke_token(&self, actor: &Actor, id: Uuid) -> Result<()> {
         let actor = actor.clone();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let acting = load_actor_member(tx, &actor)?;
             let target = tx.w.member_required(id)?;
             check_token_rights(&acting, &target, "revoke the token of")?;
@@ -282,7 +282,7 @@ impl Board {
         .await?;
         let hash = self.inner.hashers.run(move || credentials::hash_password(password.as_str())).await??;
         let actor = actor.clone();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             // Again in the transaction: a role may have changed meanwhile.
             let acting = load_actor_member(tx, &actor)?;
             check_password_rights(&acting, &tx.w.member_required(id)?)?;

@@ -1,14 +1,15 @@
 //! Conditional writes (`If-Match`): the condition travels with the
-//! request's task (a task-local) and is checked by the board's write
-//! path at the start of the first write of the request, inside its
-//! transaction, so no other write can come between the check and the
-//! change. A call that writes nothing has the condition checked against
-//! a snapshot once it is done.
+//! request (in its [`Request`], carried by the acting [`Actor`]) and is
+//! checked by the board's write path at the start of the first write the
+//! request makes, inside its transaction, so no other write can come
+//! between the check and the change. A call that writes nothing has the
+//! condition checked against a snapshot once it is done.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::Board;
+use super::request::{Request, WriteCheck};
+use super::{Actor, Board};
 use crate::error::Result;
 use crate::storage::ReadTxn;
 
@@ -20,19 +21,10 @@ pub(crate) struct Pending {
     checked: AtomicBool,
 }
 
-tokio::task_local! {
-    static PENDING: Arc<Pending>;
-}
-
-/// The pending condition of the running request, if any.
-pub(crate) fn pending() -> Option<Arc<Pending>> {
-    PENDING.try_with(|p| p.clone()).ok()
-}
-
-impl Pending {
+impl WriteCheck for Pending {
     /// Checks the condition in the first write of the request; later
     /// writes of the same request go ahead.
-    pub(crate) fn check_first(&self, r: &dyn ReadTxn) -> Result<()> {
+    fn check_first(&self, r: &dyn ReadTxn) -> Result<()> {
         if self.checked.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
@@ -41,16 +33,25 @@ impl Pending {
 }
 
 impl Board {
-    /// Runs `call` on `condition`: the first write `call` makes checks it
-    /// in its own transaction and fails (changing nothing) when it does
-    /// not hold.
-    pub async fn on_condition<T>(
+    /// Runs `call` for `actor` on `condition`: `call` is given the actor
+    /// carrying the condition, and the first write it makes as that actor
+    /// checks the condition in its own transaction and fails (changing
+    /// nothing) when it does not hold.
+    pub async fn on_condition<T, F>(
         &self,
+        actor: Actor,
         condition: Condition,
-        call: impl Future<Output = Result<T>>,
-    ) -> Result<T> {
+        call: impl FnOnce(Actor) -> F,
+    ) -> Result<T>
+    where
+        F: Future<Output = Result<T>>,
+    {
         let pending = Arc::new(Pending { check: condition, checked: AtomicBool::new(false) });
-        let value = PENDING.scope(pending.clone(), call).await?;
+        let request = Request {
+            condition: Some(pending.clone()),
+            ..actor.request().as_deref().cloned().unwrap_or_default()
+        };
+        let value = call(actor.within(request)).await?;
         if !pending.checked.load(Ordering::Acquire) {
             self.read(move |r| pending.check_first(r)).await?;
         }

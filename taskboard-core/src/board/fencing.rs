@@ -53,7 +53,7 @@ pub(crate) struct Fence {
 impl Actor {
     /// The member acting without a lease.
     pub fn new(member: crate::records::MemberRecord) -> Actor {
-        Actor { member, lease: None, grant: None }
+        Actor { member, lease: None, grant: None, request: None }
     }
 
     /// The same member presenting `lease` (`Taskboard-Lease`).

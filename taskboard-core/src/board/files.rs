@@ -160,12 +160,12 @@ impl Board {
     /// `PATCH /projects/{id}/files/{file_id}`.
     pub async fn update_file(
         &self,
-        _actor: &Actor,
+        actor: &Actor,
         project: Uuid,
         id: Uuid,
         patch: FilePatch,
     ) -> Result<ProjectFile> {
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let old = file_in_project(tx.w, project, id)?;
             let mut f = old.clone();
             if let Some(d) = patch.description.change() {
@@ -181,8 +181,8 @@ impl Board {
     }
 
     /// `DELETE /projects/{id}/files/{file_id}`: the record and its content.
-    pub async fn delete_file(&self, _actor: &Actor, project: Uuid, id: Uuid) -> Result<()> {
-        self.write(move |tx| {
+    pub async fn delete_file(&self, actor: &Actor, project: Uuid, id: Uuid) -> Result<()> {
+        self.write_as(actor.request(), move |tx| {
             let f = file_in_project(tx.w, project, id)?;
             tx.w.delete_project_file(&f)?;
             tx.dead_blobs.push(f.storage_name);

@@ -25,7 +25,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
-use super::Board;
+use super::request::{AnswerStore, Request};
+use super::{Actor, Board};
 use crate::error::{Error, Result};
 use crate::records::RecordWrites;
 use crate::storage::codec::{Key, decode, uuid_suffix};
@@ -269,30 +270,16 @@ pub(crate) struct Pending {
     wrote: AtomicBool,
 }
 
-tokio::task_local! {
-    static PENDING: Arc<Pending>;
-}
-
-/// The pending key of the running request, if any.
-pub(crate) fn pending() -> Option<Arc<Pending>> {
-    PENDING.try_with(|p| p.clone()).ok()
-}
-
 /// The key in [`IDEMPOTENCY`] of the answer that `lookup` (see
 /// [`lookup_of`]) names.
 fn key_of(member: Uuid, lookup: &str) -> Vec<u8> {
     Key::new().uuid(member).str(lookup).build()
 }
 
-impl Pending {
+impl AnswerStore for Pending {
     /// Stores the answer if `value` is it and none is stored yet; called
     /// inside the write's transaction.
-    pub(crate) fn store_if_answer(
-        &self,
-        w: &mut dyn WriteTxn,
-        now: Timestamp,
-        value: &dyn Any,
-    ) -> Result<()> {
+    fn store_if_answer(&self, w: &mut dyn WriteTxn, now: Timestamp, value: &dyn Any) -> Result<()> {
         self.wrote.store(true, Ordering::Release);
         if self.stored.load(Ordering::Acquire) {
             return Ok(());
@@ -363,20 +350,22 @@ impl Board {
     /// Runs `call` once per key of `member`: a repeat with the same
     /// fingerprint replays the stored answer (changing nothing), another
     /// fingerprint is 422, and a repeat while the first still runs is
-    /// 409. `answer_of` turns a write's result into the answer to store,
-    /// in that write's transaction; `finish` gives the final answer's
-    /// status and body for a call that wrote nothing.
+    /// 409. `call` is given `actor` carrying the key: `answer_of` turns
+    /// the result of a write it makes as that actor into the answer to
+    /// store, in that write's transaction; `finish` gives the final
+    /// answer's status and body for a call that wrote nothing.
     pub async fn idempotent<T, F>(
         &self,
-        member: Uuid,
+        actor: Actor,
         key: IdempotencyKey,
         answer_of: AnswerOf,
         finish: impl FnOnce(&T) -> Option<(u16, Bytes)>,
-        call: F,
+        call: impl FnOnce(Actor) -> F,
     ) -> Result<Idempotent<T>>
     where
         F: Future<Output = Result<T>>,
     {
+        let member = actor.id();
         let check = |stored: StoredAnswer| -> Result<Idempotent<T>> {
             let (status, body) = key.replay(member, stored)?;
             Ok(Idempotent::Replayed { status, body })
@@ -400,7 +389,11 @@ impl Board {
             stored: AtomicBool::new(false),
             wrote: AtomicBool::new(false),
         });
-        let value = PENDING.scope(pending.clone(), call).await?;
+        let request = Request {
+            answer: Some(pending.clone()),
+            ..actor.request().as_deref().cloned().unwrap_or_default()
+        };
+        let value = call(actor.within(request)).await?;
         if !pending.stored.load(Ordering::Acquire)
             && let Some((status, body)) = finish(&value)
         {

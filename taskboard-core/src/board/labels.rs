@@ -54,7 +54,7 @@ impl Board {
     /// `POST /tasks/{id}/labels/{label_id}` (idempotent) and `DELETE`.
     pub async fn set_task_label(&self, actor: &Actor, id: Uuid, label: Uuid, on: bool) -> Result<()> {
         let me = actor.id();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let old = tx.w.task_required(id)?;
             tx.w.label(label)?.ok_or_else(|| Error::not_found(format!("label {label} not found")))?;
             let mut t = old.clone();
@@ -87,9 +87,18 @@ impl Board {
         self.stream_index(labels_list(), page)
     }
 
+    /// `GET /labels/{id}`.
+    pub async fn get_label(&self, id: Uuid) -> Result<Label> {
+        self.read(move |r| match r.label(id)? {
+            Some(l) => Ok(l.to_wire()),
+            None => Err(Error::not_found(format!("label {id} not found"))),
+        })
+        .await
+    }
+
     /// `POST /labels`: names are unique regardless of case (409).
-    pub async fn create_label(&self, _actor: &Actor, new: NewLabel) -> Result<Label> {
-        self.write(move |tx| {
+    pub async fn create_label(&self, actor: &Actor, new: NewLabel) -> Result<Label> {
+        self.write_as(actor.request(), move |tx| {
             if tx.w.label_by_name(&new.name)?.is_some() {
                 return Err(Error::conflict(format!("label {:?} already exists", new.name.as_str())));
             }
@@ -107,8 +116,8 @@ impl Board {
 
     /// `PATCH /labels/{id}`: a rename shows on every task at once, since
     /// tasks hold label ids.
-    pub async fn update_label(&self, _actor: &Actor, id: Uuid, patch: LabelPatch) -> Result<Label> {
-        self.write(move |tx| {
+    pub async fn update_label(&self, actor: &Actor, id: Uuid, patch: LabelPatch) -> Result<Label> {
+        self.write_as(actor.request(), move |tx| {
             let old = tx.w.label(id)?.ok_or_else(|| Error::not_found(format!("label {id} not found")))?;
             let mut l = old.clone();
             if let Some(name) = patch.name.value() {
@@ -130,8 +139,8 @@ impl Board {
     }
 
     /// `DELETE /labels/{id}`: removed from every task too.
-    pub async fn delete_label(&self, _actor: &Actor, id: Uuid) -> Result<()> {
-        self.write(move |tx| {
+    pub async fn delete_label(&self, actor: &Actor, id: Uuid) -> Result<()> {
+        self.write_as(actor.request(), move |tx| {
             let l = tx.w.label(id)?.ok_or_else(|| Error::not_found(format!("label {id} not found")))?;
             for tid in tx.w.ids_with_prefix(LABEL_TASKS, id.as_bytes(), Direction::Forward)? {
                 if let Some(old) = tx.w.task(tid)? {

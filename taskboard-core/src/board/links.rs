@@ -29,8 +29,8 @@ pub(super) fn depends_transitively(r: &(impl Records + ?Sized), from: Uuid, to: 
 
 impl Board {
     /// `POST /tasks/{id}/links` (docs/rules.md, tasks).
-    pub async fn create_link(&self, _actor: &Actor, id: Uuid, new: NewLink) -> Result<TaskLink> {
-        self.write(move |tx| {
+    pub async fn create_link(&self, actor: &Actor, id: Uuid, new: NewLink) -> Result<TaskLink> {
+        self.write_as(actor.request(), move |tx| {
             tx.w.task_required(id)?;
             if new.target_id == id {
                 return Err(Error::bad_request("a task cannot be linked to itself"));
@@ -83,8 +83,8 @@ impl Board {
     }
 
     /// `DELETE /tasks/{id}/links/{link_id}`.
-    pub async fn delete_link(&self, _actor: &Actor, id: Uuid, link_id: Uuid) -> Result<()> {
-        self.write(move |tx| {
+    pub async fn delete_link(&self, actor: &Actor, id: Uuid, link_id: Uuid) -> Result<()> {
+        self.write_as(actor.request(), move |tx| {
             let l = tx.w.link(link_id)?.filter(|l| l.source_id == id || l.target_id == id);
             let l = l.ok_or_else(|| Error::not_found(format!("link {link_id} not found on task {id}")))?;
             tx.w.delete_link(&l)?;

@@ -216,7 +216,7 @@ impl Board {
             return Err(Error::invalid("agent_config", "only agents have an agent configuration"));
         }
         let token = (new.kind == MemberType::Agent).then(credentials::new_agent_token);
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             slug_free(tx.w, &new.slug, None)?;
             let m = MemberRecord {
                 id: Uuid::now_v7(),
@@ -254,7 +254,7 @@ impl Board {
     /// `PATCH /members/{id}` with the permissions of docs/rules.md (members: roles).
     pub async fn update_member(&self, actor: &Actor, id: Uuid, patch: MemberPatch) -> Result<Member> {
         let actor = actor.clone();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let acting = load_actor_member(tx, &actor)?;
             let old = tx.w.member_required(id)?;
             let is_self = acting.id == id;
@@ -337,7 +337,7 @@ impl Board {
     /// `PATCH /members/me/status`.
     pub async fn set_status(&self, actor: &Actor, status: MemberStatus) -> Result<MemberStatus> {
         let id = actor.id();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let mut m = tx.w.member_required(id)?;
             m.status = status;
             m.last_seen_at = tx.now;
@@ -352,7 +352,7 @@ impl Board {
     /// token dropped, its slug stays taken.
     pub async fn delete_member(&self, actor: &Actor, id: Uuid) -> Result<()> {
         actor.require_owner("delete members")?;
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let old = tx.w.member_required(id)?;
             if !old.is_active {
                 return Err(Error::not_found(format!("member {id} not found")));

@@ -46,7 +46,7 @@ impl Board {
         let me = actor.id();
         let person = !actor.member.is_agent();
         check_starter(actor, new.agent_id, new.runner.as_deref())?;
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let agent = active_agent(tx, new.agent_id)?;
             let m =
                 tx.w.message(message_id)?

@@ -162,7 +162,7 @@ impl Board {
         }
         let author = actor.member.clone();
         let fence = actor.fence();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             if let Some(c) = new.chat_id {
                 tx.w.chat(c)?.ok_or_else(|| Error::not_found(format!("chat {c} not found")))?;
             }

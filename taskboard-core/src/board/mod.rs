@@ -34,6 +34,7 @@ mod processes;
 mod projects;
 mod queries;
 mod ready;
+mod request;
 mod retries;
 mod rights;
 mod run_output;
@@ -82,6 +83,7 @@ pub use oidc::{LOGIN_CODE_LIFETIME, OidcLink};
 pub use options::{BoardOptions, DEFAULT_MAX_UPLOAD_BYTES};
 pub use pages::{STREAM_CHUNK, STREAM_DEPTH};
 pub use presence::{PRESENCE_RENEWAL, PRESENCE_TTL};
+pub use request::Request;
 pub use run_output::OUTPUT_INTERVAL_MS;
 pub use throttle::LoginLimits;
 
@@ -363,9 +365,22 @@ impl Board {
         .map_err(Error::internal)?
     }
 
-    /// Runs a write operation in its own transaction; returns once it is
-    /// durable and its events are published.
+    /// Runs a write operation of the board's own (no request asked for
+    /// it) in its own transaction; returns once it is durable and its
+    /// events are published.
     pub(crate) async fn write<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Tx<'_>) -> Result<T> + Send + 'static,
+    {
+        self.write_as(None, f).await
+    }
+
+    /// Runs a write operation made for a request in its own transaction:
+    /// the request's `If-Match` condition is checked first (in its first
+    /// write) and its answer stored under its `Idempotency-Key` with the
+    /// change. Returns once it is durable and its events are published.
+    pub(crate) async fn write_as<T, F>(&self, request: Option<Arc<Request>>, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut Tx<'_>) -> Result<T> + Send + 'static,
@@ -373,8 +388,10 @@ impl Board {
         let (tx, rx) = tokio::sync::oneshot::channel::<Result<(T, u64)>>();
         let inner = self.inner.clone();
         let clock = self.inner.options.clock.clone();
-        let pending = idempotency::pending();
-        let condition = condition::pending();
+        let (pending, condition) = match request.as_deref() {
+            Some(r) => (r.answer.clone(), r.condition.clone()),
+            None => (None, None),
+        };
         let op = WriteOp {
             run: Box::new(move |w: &mut dyn WriteTxn| {
                 if let Some(c) = &condition {

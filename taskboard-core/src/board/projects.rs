@@ -63,7 +63,7 @@ impl Board {
     /// creator becomes a project owner (docs/rules.md, projects).
     pub async fn create_project(&self, actor: &Actor, new: NewProject) -> Result<Project> {
         let creator = actor.id();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             slug_free(tx.w, &new.slug, None)?;
             let id = Uuid::now_v7();
             let chat = ChatRecord { id: Uuid::now_v7(), project_id: id, created_at: tx.now };
@@ -90,8 +90,8 @@ impl Board {
     }
 
     /// `PATCH /projects/{id}`.
-    pub async fn update_project(&self, _actor: &Actor, id: Uuid, patch: ProjectPatch) -> Result<Project> {
-        self.write(move |tx| {
+    pub async fn update_project(&self, actor: &Actor, id: Uuid, patch: ProjectPatch) -> Result<Project> {
+        self.write_as(actor.request(), move |tx| {
             let old = tx.w.project_required(id)?;
             let mut p = old.clone();
             if let Some(name) = patch.name.value() {
@@ -125,7 +125,7 @@ impl Board {
     /// one transaction (docs/rules.md, projects).
     pub async fn delete_project(&self, actor: &Actor, id: Uuid) -> Result<()> {
         actor.require_owner("delete projects")?;
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let p = tx.w.project_required(id)?;
             let task_ids = tx.w.id_values_with_prefix(TASK_NUMBER, id.as_bytes())?;
             for task_id in task_ids {
@@ -180,7 +180,7 @@ impl Board {
     /// `POST /projects/{id}/members` (admin or owner; docs/rules.md, projects).
     pub async fn add_project_member(&self, actor: &Actor, project: Uuid, member: Uuid) -> Result<()> {
         actor.require_admin("add project members")?;
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             tx.w.project_required(project)?;
             tx.w.active_member(member)?;
             if tx.w.project_role(project, member)?.is_some() {
@@ -200,7 +200,7 @@ impl Board {
     /// project owner cannot be removed (400).
     pub async fn remove_project_member(&self, actor: &Actor, project: Uuid, member: Uuid) -> Result<()> {
         actor.require_admin("remove project members")?;
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             tx.w.project_required(project)?;
             match tx.w.project_role(project, member)? {
                 None => Err(Error::not_found("the member is not in the project")),

@@ -124,7 +124,7 @@ impl Board {
         let me = actor.id();
         let person = !actor.member.is_agent();
         check_starter(actor, new.agent_id, new.runner.as_deref())?;
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let agent = active_agent(tx, new.agent_id)?;
             let old = tx.w.task_required(task_id)?;
             let key = tx.w.task_key_of(&old)?;
@@ -208,7 +208,7 @@ impl Board {
         let me = actor.id();
         let cap = self.transcript_cap();
         let paces = self.output_paces();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let old = own_open_run(tx, id, me, "it")?;
             let mut rec = old.clone();
             if let Some(v) = patch.runner {
@@ -342,7 +342,7 @@ impl Board {
         let me = actor.id();
         let cap = self.transcript_cap();
         let paces = self.output_paces();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let old = own_open_run(tx, id, me, "its transcript")?;
             let mut rec = old.clone();
             for e in entries {
@@ -361,7 +361,7 @@ impl Board {
         let agent = actor.member.is_agent();
         let cap = self.transcript_cap();
         let paces = self.output_paces();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let old = run_required(tx.w, id)?;
             if agent && old.agent_id != me {
                 return Err(Error::forbidden("an agent may cancel only its own runs"));
@@ -388,7 +388,7 @@ impl Board {
         let cap = self.transcript_cap();
         let paces = self.output_paces();
         let me = actor.id();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let old = run_required(tx.w, id)?;
             check_open(&old)?;
             let Some(q) = old.question.clone().filter(|_| old.state == RunState::AwaitingInput) else {

@@ -27,7 +27,7 @@ impl Board {
     /// `POST /tasks/{id}/steps`: appended after the last step.
     pub async fn create_step(&self, actor: &Actor, task: Uuid, title: Title) -> Result<Step> {
         let fence = actor.fence();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             Board::fence_steps(tx, fence, task)?;
             let position = tx.w.steps(task)?.last().map_or(1, |s| s.position + 1);
             let s = StepRecord {
@@ -54,7 +54,7 @@ impl Board {
         if position.is_some_and(|p| p < 1) {
             return Err(Error::invalid("position", "must be 1 or more (1 is the first step)"));
         }
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             Board::fence_steps(tx, fence, task)?;
             let mut s =
                 tx.w.step(task, step)?
@@ -103,7 +103,7 @@ impl Board {
     /// `DELETE /tasks/{id}/steps/{step_id}`.
     pub async fn delete_step(&self, actor: &Actor, task: Uuid, step: Uuid) -> Result<()> {
         let fence = actor.fence();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             Board::fence_steps(tx, fence, task)?;
             if !tx.w.delete(STEPS, &Key::new().uuid(task).uuid(step))? {
                 return Err(Error::not_found(format!("step {step} not found in task {task}")));

@@ -123,7 +123,7 @@ impl Board {
     /// `POST /tasks?project_id=…` (docs/rules.md, tasks: creating).
     pub async fn create_task(&self, actor: &Actor, project_id: Uuid, new: NewTask) -> Result<Task> {
         let creator = actor.id();
-        self.write(move |tx| create_in(tx, creator, project_id, new)).await
+        self.write_as(actor.request(), move |tx| create_in(tx, creator, project_id, new)).await
     }
 
     /// Creates many tasks in one transaction, each by the rules of
@@ -137,19 +137,23 @@ impl Board {
         new: Vec<NewTask>,
     ) -> Result<Vec<Task>> {
         let creator = actor.id();
-        self.write(move |tx| new.into_iter().map(|n| create_in(tx, creator, project_id, n)).collect()).await
+        self.write_as(actor.request(), move |tx| {
+            new.into_iter().map(|n| create_in(tx, creator, project_id, n)).collect()
+        })
+        .await
     }
 
     /// `PATCH /tasks/{id}` (docs/rules.md, requests and errors and tasks).
     pub async fn update_task(&self, actor: &Actor, id: Uuid, patch: TaskPatch) -> Result<Task> {
         let fence = actor.fence();
+        let request = actor.request();
         let actor = actor.id();
         let touch = if !patch.status.is_absent() || !patch.assignee_id.is_absent() {
             Touch::Work
         } else {
             Touch::Fields
         };
-        self.write(move |tx| {
+        self.write_as(request, move |tx| {
             let old = tx.w.task_required(id)?;
             let allowed = fence.check(tx.w, &old, touch)?;
             let mut t = old.clone();
@@ -323,7 +327,7 @@ impl Board {
     /// `DELETE /tasks/{id}`.
     pub async fn delete_task(&self, actor: &Actor, id: Uuid) -> Result<()> {
         let fence = actor.fence();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let t = tx.w.task_required(id)?;
             fence.check(tx.w, &t, Touch::Work)?;
             Board::delete_task_in(tx, &t)
@@ -342,7 +346,7 @@ impl Board {
         let seconds = super::fencing::check_lease(lease_seconds)?;
         let fence = actor.fence();
         let me = actor.id();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let old = tx.w.task_required(id)?;
             fence.check(tx.w, &old, Touch::Work)?;
             Board::take_in(tx, me, old, seconds)
@@ -355,7 +359,7 @@ impl Board {
     pub async fn reject(&self, actor: &Actor, id: Uuid, reason: crate::validate::Reason) -> Result<Rejected> {
         let fence = actor.fence();
         let me = actor.id();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let old = tx.w.task_required(id)?;
             fence.check(tx.w, &old, Touch::Work)?;
             let mut t = old.clone();
@@ -389,7 +393,7 @@ impl Board {
     pub async fn assign(&self, actor: &Actor, id: Uuid, assignee: Uuid) -> Result<Task> {
         let fence = actor.fence();
         let me = actor.id();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let old = tx.w.task_required(id)?;
             let allowed = fence.check(tx.w, &old, Touch::Work)?;
             tx.w.active_member(assignee)?;
@@ -407,7 +411,7 @@ impl Board {
     /// `POST /tasks/{id}/watch` and `DELETE …/watch`.
     pub async fn set_watching(&self, actor: &Actor, id: Uuid, watching: bool) -> Result<Watchers> {
         let me = actor.id();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let old = tx.w.task_required(id)?;
             let mut t = old.clone();
             if watching {

@@ -100,7 +100,7 @@ impl Board {
         check_narrower(actor, &new)?;
         let actor = actor.clone();
         let token = new_access_token();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let acting = load_actor_member(tx, &actor)?;
             let target = tx.w.member_required(member)?;
             if !target.is_active {
@@ -159,7 +159,7 @@ impl Board {
     /// `DELETE /members/{id}/tokens/{token_id}`: the token is 401 at once.
     pub async fn revoke_access_token(&self, actor: &Actor, member: Uuid, token: Uuid) -> Result<()> {
         let actor = actor.clone();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let acting = load_actor_member(tx, &actor)?;
             let target = tx.w.member_required(member)?;
             check_tokens_rights(&acting, &target, "revoke access tokens of")?;
@@ -188,7 +188,7 @@ impl Board {
     /// tokens and an agent's own token stay until revoked.
     pub async fn logout_everywhere(&self, actor: &Actor, member: Uuid) -> Result<()> {
         let actor = actor.clone();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let acting = load_actor_member(tx, &actor)?;
             let target = tx.w.member_required(member)?;
             if acting.id != member && acting.role != Role::Owner {

@@ -98,7 +98,7 @@ impl Board {
         let url = self.checked_url(&new.url).await?;
         let secret = new_secret()?;
         let me = actor.id();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             if let Some(p) = new.project_id {
                 tx.w.project(p)?.ok_or_else(|| Error::not_found(format!("project {p} not found")))?;
             }
@@ -164,7 +164,7 @@ impl Board {
         }
         let project = patch.project_id.change();
         let active = patch.active.value();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let old = webhook_required(tx.w, id)?;
             let mut h = old.clone();
             if let Some(u) = url {
@@ -214,7 +214,7 @@ impl Board {
         let secret = new_secret()?;
         let grace = jiff::SignedDuration::try_from(self.options().webhooks.policy.rotation_grace)
             .map_err(Error::internal)?;
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let mut h = webhook_required(tx.w, id)?;
             h.previous_secret = Some(std::mem::replace(&mut h.secret, secret));
             h.previous_until = Some(tx.now.checked_add(grace).map_err(Error::internal)?);
@@ -229,7 +229,7 @@ impl Board {
     /// `DELETE /webhooks/{id}`, with its delivery state and log.
     pub async fn delete_webhook(&self, actor: &Actor, id: Uuid) -> Result<()> {
         actor.require_admin("manage webhooks")?;
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let h = webhook_required(tx.w, id)?;
             for table in [DELIVERIES, DELIVERY_BATCHES] {
                 let mut keys = Vec::new();

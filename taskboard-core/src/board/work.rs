@@ -138,7 +138,7 @@ impl Board {
             }
             None => None,
         };
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let wanted = Wanted::new(tx.w, me, request.project_id, labels.as_deref())?;
             let mut first = None;
             let (r, now): (&dyn ReadTxn, _) = (tx.w, tx.now);
@@ -186,7 +186,7 @@ impl Board {
         let seconds = check_lease(seconds)?;
         let fence = actor.fence();
         let me = actor.id();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let old = tx.w.task_required(id)?;
             fence.check(tx.w, &old, Touch::Comment)?;
             let key = tx.w.task_key_of(&old)?;
@@ -221,7 +221,7 @@ impl Board {
         let fence = actor.fence();
         let me = actor.id();
         let admin = actor.role().is_admin();
-        self.write(move |tx| {
+        self.write_as(actor.request(), move |tx| {
             let old = tx.w.task_required(id)?;
             fence.check(tx.w, &old, Touch::Work)?;
             let key = tx.w.task_key_of(&old)?;

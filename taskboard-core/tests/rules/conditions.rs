@@ -2,7 +2,6 @@
 //! change, answers wrapping a write's result stored with that write, and
 //! the order of steps.
 
-use taskboard_core::ErrorKind;
 use taskboard_core::api::Patch;
 use taskboard_core::api::{
     self, Call, Caller, Encoded, Endpoint, RegenerateToken, SetMyStatus, StepPatch, TaskPatch, UpdateStep,
@@ -10,6 +9,7 @@ use taskboard_core::api::{
 };
 use taskboard_core::board::{IdempotencyKey, Idempotent};
 use taskboard_core::model::{MemberStatus, Step};
+use taskboard_core::{Actor, ErrorKind};
 
 use crate::support::*;
 
@@ -27,31 +27,35 @@ async fn task_tag(fx: &Fx, id: uuid::Uuid) -> String {
 #[tokio::test]
 async fn if_match_is_checked_by_the_write_not_before_it() {
     let fx = board().await;
+    let b = &fx.board;
     let p = fx.project("web").await;
     let t = fx.task(&p, "first").await;
     let tag = task_tag(&fx, t.id).await;
     let (board, owner) = (fx.board.clone(), fx.owner.clone());
-    let call = async {
+    let call = |actor: Actor| async move {
         // Another request, outside this one's condition, lands first.
         let other = tokio::spawn(async move { board.update_task(&owner, t.id, retitle("theirs")).await });
         other.await.unwrap()?;
-        fx.board.update_task(&fx.owner, t.id, retitle("mine")).await
+        b.update_task(&actor, t.id, retitle("mine")).await
     };
-    let refused = api::if_match::<UpdateTask, _>(&fx.board, t.id, &tag, call).await;
+    let refused = api::if_match::<UpdateTask, _, _>(&fx.board, fx.owner.clone(), t.id, &tag, call).await;
     assert_eq!(kind(refused), ErrorKind::PreconditionFailed);
     assert_eq!(fx.get(t.id).await.title, "theirs", "the conditional write changed nothing");
 
     let tag = task_tag(&fx, t.id).await;
-    let call = fx.board.update_task(&fx.owner, t.id, retitle("mine"));
-    let done = api::if_match::<UpdateTask, _>(&fx.board, t.id, &tag, call).await.unwrap();
+    let done = api::if_match::<UpdateTask, _, _>(&fx.board, fx.owner.clone(), t.id, &tag, |a| async move {
+        b.update_task(&a, t.id, retitle("mine")).await
+    })
+    .await
+    .unwrap();
     assert_eq!(done.title, "mine");
     // Listing several tags, or `*`, is as HTTP has it.
     let tag = task_tag(&fx, t.id).await;
     let list = format!("\"other\", {tag}");
-    let call = fx.board.update_task(&fx.owner, t.id, retitle("again"));
-    api::if_match::<UpdateTask, _>(&fx.board, t.id, &list, call).await.unwrap();
-    let call = fx.board.update_task(&fx.owner, t.id, retitle("any"));
-    api::if_match::<UpdateTask, _>(&fx.board, t.id, "*", call).await.unwrap();
+    let again = |a: Actor| async move { b.update_task(&a, t.id, retitle("again")).await };
+    api::if_match::<UpdateTask, _, _>(&fx.board, fx.owner.clone(), t.id, &list, again).await.unwrap();
+    let any = |a: Actor| async move { b.update_task(&a, t.id, retitle("any")).await };
+    api::if_match::<UpdateTask, _, _>(&fx.board, fx.owner.clone(), t.id, "*", any).await.unwrap();
 }
 
 #[tokio::test]
@@ -59,29 +63,34 @@ async fn a_call_that_writes_nothing_still_answers_to_its_condition() {
     let fx = board().await;
     let p = fx.project("web").await;
     let t = fx.task(&p, "same").await;
-    let nothing = async { Ok(()) };
-    let refused = api::if_match::<UpdateTask, _>(&fx.board, t.id, "\"stale\"", nothing).await;
+    let nothing = |_: Actor| async { Ok(()) };
+    let refused =
+        api::if_match::<UpdateTask, _, _>(&fx.board, fx.owner.clone(), t.id, "\"stale\"", nothing).await;
     assert_eq!(kind(refused), ErrorKind::PreconditionFailed);
     let tag = task_tag(&fx, t.id).await;
-    api::if_match::<UpdateTask, _>(&fx.board, t.id, &tag, async { Ok(()) }).await.unwrap();
+    api::if_match::<UpdateTask, _, _>(&fx.board, fx.owner.clone(), t.id, &tag, nothing).await.unwrap();
 }
 
 #[tokio::test]
 async fn steps_are_conditional_on_their_own_tag() {
     let fx = board().await;
+    let b = &fx.board;
     let p = fx.project("web").await;
     let t = fx.task(&p, "with a step").await;
     let s = fx.board.create_step(&fx.owner, t.id, title("one")).await.unwrap();
     let tag = api::etag(&serde_json::to_vec(&s).unwrap());
     let tick = StepPatch { done: Patch::Value(true), ..Default::default() };
     let ticked = fx.board.update_step(&fx.owner, t.id, s.id, tick.clone()).await.unwrap();
-    let call = fx.board.update_step(&fx.owner, t.id, s.id, StepPatch::default());
-    let refused = api::if_match::<UpdateStep, _>(&fx.board, (t.id, s.id), &tag, call).await;
+    let call = |a: Actor| async move { b.update_step(&a, t.id, s.id, StepPatch::default()).await };
+    let refused =
+        api::if_match::<UpdateStep, _, _>(&fx.board, fx.owner.clone(), (t.id, s.id), &tag, call).await;
     assert_eq!(kind(refused), ErrorKind::PreconditionFailed, "the step changed since that tag");
     let tag = api::etag(&serde_json::to_vec(&ticked).unwrap());
-    let call =
-        fx.board.update_step(&fx.owner, t.id, s.id, StepPatch { title: Patch::Value(title("1")), ..tick });
-    assert_eq!(api::if_match::<UpdateStep, _>(&fx.board, (t.id, s.id), &tag, call).await.unwrap().title, "1");
+    let call = |a: Actor| async move {
+        b.update_step(&a, t.id, s.id, StepPatch { title: Patch::Value(title("1")), ..tick }).await
+    };
+    let done = api::if_match::<UpdateStep, _, _>(&fx.board, fx.owner.clone(), (t.id, s.id), &tag, call).await;
+    assert_eq!(done.unwrap().title, "1");
 }
 
 fn key(k: &str, method: &str, path: &str) -> IdempotencyKey {

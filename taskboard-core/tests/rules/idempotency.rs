@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use taskboard_core::api::{self, Call, Caller, CreateTask, ProjectIdQuery};
 use taskboard_core::board::{Clock, IdempotencyKey, Idempotent};
-use taskboard_core::{BoardOptions, ErrorKind};
+use taskboard_core::{Actor, BoardOptions, ErrorKind};
 
 use crate::support::*;
 
@@ -61,24 +61,25 @@ async fn a_repeat_while_the_first_runs_is_a_conflict() {
     let (started_tx, started) = tokio::sync::oneshot::channel::<()>();
     let (finish, finish_rx) = tokio::sync::oneshot::channel::<()>();
     let board = fx.board.clone();
-    let member = fx.owner.id();
+    let owner = fx.owner.clone();
     let none = || -> taskboard_core::board::AnswerOf { Box::new(|_| None) };
     let first_answer = none();
     let first = tokio::spawn(async move {
-        let run = async move {
+        let run = |_| async move {
             started_tx.send(()).unwrap();
             finish_rx.await.ok();
             Ok(())
         };
-        board.idempotent(member, key("k", b""), first_answer, |_: &()| None, run).await.map(|_| ())
+        board.idempotent(owner, key("k", b""), first_answer, |_: &()| None, run).await.map(|_| ())
     });
     started.await.unwrap();
-    let second = fx.board.idempotent(member, key("k", b""), none(), |_: &()| None, async { Ok(()) }).await;
+    let nothing = |_| async { Ok(()) };
+    let second = fx.board.idempotent(fx.owner.clone(), key("k", b""), none(), |_: &()| None, nothing).await;
     assert_eq!(kind(second.map(|_| ())), ErrorKind::Conflict);
     finish.send(()).unwrap();
     first.await.unwrap().unwrap();
     // Once the first is over, the key is free again (it stored nothing).
-    let third = fx.board.idempotent(member, key("k", b""), none(), |_: &()| None, async { Ok(()) }).await;
+    let third = fx.board.idempotent(fx.owner.clone(), key("k", b""), none(), |_: &()| None, nothing).await;
     assert!(third.is_ok());
 }
 
@@ -107,19 +108,19 @@ async fn stored_answers_survive_a_restart_and_are_swept_after_a_day() {
 #[tokio::test]
 async fn the_answer_is_stored_by_the_write_that_makes_the_change() {
     let fx = board().await;
+    let b = &fx.board;
     let p = fx.project("web").await;
-    let member = fx.owner.id();
     let answer_of = || -> taskboard_core::board::AnswerOf {
         Box::new(|v| {
             v.downcast_ref::<taskboard_core::model::Task>()
                 .map(|t| (201, serde_json::to_vec(t).unwrap().into()))
         })
     };
-    let run = fx.board.create_task(&fx.owner, p.id, new_task("once"));
-    let first = fx.board.idempotent(member, key("k", b"x"), answer_of(), |_| None, run).await.unwrap();
+    let run = |a: Actor| async move { b.create_task(&a, p.id, new_task("once")).await };
+    let first =
+        fx.board.idempotent(fx.owner.clone(), key("k", b"x"), answer_of(), |_| None, run).await.unwrap();
     let Idempotent::Fresh(task) = first else { panic!("performed now") };
-    let run = fx.board.create_task(&fx.owner, p.id, new_task("once"));
-    match fx.board.idempotent(member, key("k", b"x"), answer_of(), |_| None, run).await.unwrap() {
+    match fx.board.idempotent(fx.owner.clone(), key("k", b"x"), answer_of(), |_| None, run).await.unwrap() {
         Idempotent::Replayed { status, body } => {
             assert_eq!(status, 201);
             assert_eq!(body, serde_json::to_vec(&task).unwrap());

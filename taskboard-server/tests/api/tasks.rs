@@ -241,6 +241,10 @@ async fn links_steps_and_labels() {
         .await
         .expect(200);
     assert_eq!(label.color, "#f00");
+    let one: Label = app.get(&format!("/api/v1/labels/{}", label.id), app.owner()).await.expect(200);
+    assert_eq!((one.id, one.name.as_str(), one.color.as_str()), (label.id, "urgent", "#f00"));
+    let nobody = format!("/api/v1/labels/{}", uuid::Uuid::now_v7());
+    app.get(&nobody, app.owner()).await.error(404, "not_found", "");
     let on = format!("/api/v1/tasks/{}/labels/{}", a.id, label.id);
     app.post_empty(&on, app.owner()).await.expect::<Value>(200);
     app.post_empty(&on, app.owner()).await.expect::<Value>(200);
@@ -254,4 +258,5 @@ async fn links_steps_and_labels() {
     assert_eq!(labels.len(), 1);
     app.delete(&format!("/api/v1/labels/{}", label.id), app.owner()).await.expect::<Value>(200);
     assert!(app.get("/api/v1/labels", app.owner()).await.expect::<Vec<Label>>(200).is_empty());
+    app.get(&format!("/api/v1/labels/{}", label.id), app.owner()).await.error(404, "not_found", "");
 }
