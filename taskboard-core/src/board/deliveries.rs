@@ -22,7 +22,8 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use uuid::Uuid;
 
-use super::{Board, SEQ_KEY};
+use super::Board;
+use super::tx::SEQ_KEY;
 use crate::error::{Error, Result};
 use crate::events::hub::Hub;
 use crate::events::{Event, Viewer, log};

@@ -27,6 +27,7 @@ mod members;
 mod message_runs;
 mod messages;
 mod oidc;
+mod open;
 mod options;
 mod pages;
 mod presence;
@@ -44,6 +45,7 @@ mod steps;
 mod tasks;
 mod throttle;
 mod tokens;
+mod tx;
 mod webhooks;
 mod work;
 
@@ -53,18 +55,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
-use serde::Serialize;
 use uuid::Uuid;
 
 use crate::blobs::BlobStore;
 use crate::credentials::JwtKeys;
 use crate::error::{Error, Result};
 use crate::events::hub::Hub;
-use crate::events::{Audience, Event, EventKind, EventMemory, Subscription, Viewer, log};
-use crate::model::Message;
-use crate::records::{RecordWrites, Records};
-use crate::storage::redb::RedbStore;
-use crate::storage::tables::META;
+use crate::events::{Event, EventMemory, Subscription, Viewer, log};
 use crate::storage::{Storage, WriteOp, WriteTxn};
 
 pub use crate::events::EventBatch;
@@ -86,6 +83,7 @@ pub use presence::{PRESENCE_RENEWAL, PRESENCE_TTL};
 pub use request::Request;
 pub use run_output::OUTPUT_INTERVAL_MS;
 pub use throttle::LoginLimits;
+pub(crate) use tx::Tx;
 
 /// A Taskboard board. Cheap to clone; all clones share one store.
 #[derive(Clone)]
@@ -138,200 +136,7 @@ impl Drop for Inner {
     }
 }
 
-/// The context of a write operation: the transaction, the time of the
-/// operation and the events it makes.
-pub(crate) struct Tx<'a> {
-    pub w: &'a mut dyn WriteTxn,
-    pub now: Timestamp,
-    events: Vec<Event>,
-    /// Blobs to delete once the transaction is durable.
-    pub dead_blobs: Vec<String>,
-}
-
-impl Tx<'_> {
-    /// Records an event of this operation; it is numbered now and
-    /// published after commit.
-    pub fn emit(&mut self, kind: EventKind, data: impl Serialize, audience: Audience) -> Result<()> {
-        Tx::emit_naming(self, kind, &data, audience, None)
-    }
-
-    /// An event whose data is the message `message` as rendered now; the
-    /// store keeps only the message's id (`events::log`).
-    pub fn emit_message(&mut self, data: &Message, audience: Audience, message: Uuid) -> Result<()> {
-        self.emit_naming(EventKind::MessageNew, data, audience, Some(message))
-    }
-
-    fn emit_naming(
-        &mut self,
-        kind: EventKind,
-        data: &impl Serialize,
-        audience: Audience,
-        message: Option<Uuid>,
-    ) -> Result<()> {
-        let seq = next_seq(self.w)?;
-        let event = Event::serialized(seq, self.now, kind, data, audience).map_err(Error::internal)?;
-        log::append(self.w, &event, message)?;
-        self.events.push(event);
-        Ok(())
-    }
-
-    /// An event for every connection.
-    pub fn emit_all(&mut self, kind: EventKind, data: impl Serialize) -> Result<()> {
-        self.emit(kind, data, Audience::All)
-    }
-}
-
-const SEQ_KEY: &[u8] = b"event_seq";
-const SCHEMA_KEY: &[u8] = b"schema";
-/// 2: ordered task indexes and the title trigram index.
-const SCHEMA_VERSION: u32 = 2;
-
-fn next_seq(w: &mut dyn WriteTxn) -> Result<u64> {
-    let seq = w.record::<u64>(META, SEQ_KEY)?.unwrap_or(0) + 1;
-    w.put_record(META, SEQ_KEY, &seq)?;
-    Ok(seq)
-}
-
 impl Board {
-    /// Opens the board kept in `data_dir` (created if missing): the
-    /// database `board.redb`, the blob store `blobs/` and the JWT secret.
-    pub async fn open(data_dir: impl AsRef<Path>, options: BoardOptions) -> Result<Board> {
-        let dir = data_dir.as_ref().to_path_buf();
-        let board = tokio::task::spawn_blocking(move || {
-            crate::private::open_data_dir(&dir)?;
-            let store = RedbStore::open_with_cache(&dir.join("board.redb"), options.store_cache)?;
-            let blobs = BlobStore::open(dir.join("blobs"))?;
-            let jwt = match &options.jwt_secret {
-                Some(secret) => JwtKeys::new(secret.as_bytes()),
-                None => JwtKeys::load_or_create(&dir)?,
-            };
-            Board::assemble(Arc::new(store), blobs, jwt, options, Some(dir), None)
-        })
-        .await
-        .map_err(Error::internal)??;
-        board.upgrade_schema().await?;
-        board.start_up().await?;
-        Ok(board)
-    }
-
-    /// A board that lives in memory (redb's in-memory backend), with its
-    /// blobs in a temporary directory removed when the board is dropped.
-    pub async fn open_in_memory(options: BoardOptions) -> Result<Board> {
-        let board = tokio::task::spawn_blocking(move || {
-            let store = RedbStore::in_memory()?;
-            let scratch = std::env::temp_dir().join(format!("taskboard-mem-{}", Uuid::new_v4().simple()));
-            let blobs = BlobStore::open(scratch.clone())?;
-            let secret = options.jwt_secret.clone().unwrap_or_else(crate::credentials::new_password);
-            let jwt = JwtKeys::new(secret.as_bytes());
-            Board::assemble(Arc::new(store), blobs, jwt, options, None, Some(scratch))
-        })
-        .await
-        .map_err(Error::internal)??;
-        board.start_up().await?;
-        Ok(board)
-    }
-
-    /// A board over any storage backend.
-    pub async fn with_storage(
-        store: Arc<dyn Storage>,
-        blob_dir: PathBuf,
-        options: BoardOptions,
-    ) -> Result<Board> {
-        let board = tokio::task::spawn_blocking(move || {
-            let blobs = BlobStore::open(blob_dir)?;
-            let secret = options.jwt_secret.clone().unwrap_or_else(crate::credentials::new_password);
-            let jwt = JwtKeys::new(secret.as_bytes());
-            Board::assemble(store, blobs, jwt, options, None, None)
-        })
-        .await
-        .map_err(Error::internal)??;
-        board.follow_other_processes();
-        board.upgrade_schema().await?;
-        board.start_up().await?;
-        Ok(board)
-    }
-
-    /// Brings a board written by an older build to this schema: version 1
-    /// lacked the ordered task indexes and the title trigrams, which are
-    /// written for every task in one transaction.
-    async fn upgrade_schema(&self) -> Result<()> {
-        let version = self.read(|r| r.record::<u32>(META, SCHEMA_KEY)).await?;
-        if version.is_none_or(|v| v >= SCHEMA_VERSION) {
-            return Ok(());
-        }
-        self.write(|tx| {
-            let tasks: Vec<crate::records::TaskRecord> = tx.w.all_records(crate::storage::tables::TASKS)?;
-            for t in &tasks {
-                tx.w.put_task(None, t)?;
-            }
-            crate::records::titles::fold(tx.w)?;
-            Board::mark_schema(tx.w)
-        })
-        .await
-    }
-
-    fn assemble(
-        store: Arc<dyn Storage>,
-        blobs: BlobStore,
-        jwt: JwtKeys,
-        options: BoardOptions,
-        data_dir: Option<PathBuf>,
-        scratch: Option<PathBuf>,
-    ) -> Result<Board> {
-        // Only where the retained window begins and ends is read: its
-        // events stay in the store until a subscriber asks for them.
-        let (oldest, latest) = {
-            let r = store.read()?;
-            if let Some(v) = r.record::<u32>(META, SCHEMA_KEY)?
-                && v > SCHEMA_VERSION
-            {
-                return Err(Error::internal(format!(
-                    "the data directory was written by a newer Taskboard (schema {v})"
-                )));
-            }
-            (log::oldest(&*r)?, r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0))
-        };
-        let shared = store.commits_elsewhere().is_some();
-        let hub = Hub::new(
-            Arc::downgrade(&store),
-            latest,
-            oldest,
-            options.event_buffer,
-            options.event_memory,
-            shared,
-        );
-        let throttle = throttle::LoginThrottle::new(
-            options.login_limits,
-            options.clock.clone(),
-            jwt.derive("login throttle"),
-        );
-        let hashers = crate::credentials::HashPool::new(options.password_hashers);
-        let board = Board {
-            inner: Arc::new(Inner {
-                store,
-                hub,
-                blobs,
-                jwt,
-                options,
-                data_dir,
-                scratch,
-                last_seen: Mutex::new(HashMap::new()),
-                connections: Default::default(),
-                process: Uuid::now_v7(),
-                auth_cache: Default::default(),
-                task_cache: Default::default(),
-                streams: Default::default(),
-                throttle,
-                hashers,
-                idempotency_running: Mutex::new(Default::default()),
-                webhook_wake: tokio::sync::Notify::new(),
-                run_output: Default::default(),
-                stopping: tokio::sync::watch::Sender::new(false),
-            }),
-        };
-        Ok(board)
-    }
-
     /// The data directory, for a board opened from one.
     pub fn data_dir(&self) -> Option<&Path> {
         self.inner.data_dir.as_deref()
@@ -559,9 +364,5 @@ impl Board {
                 }
             }
         })
-    }
-
-    pub(crate) fn mark_schema(w: &mut dyn WriteTxn) -> Result<()> {
-        w.put_record(META, SCHEMA_KEY, &SCHEMA_VERSION)
     }
 }

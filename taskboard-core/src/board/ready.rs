@@ -2,7 +2,8 @@
 
 use std::path::Path;
 
-use super::{Board, SCHEMA_KEY};
+use super::Board;
+use super::open::SCHEMA_KEY;
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::Health;
 use crate::storage::tables::META;

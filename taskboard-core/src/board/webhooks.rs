@@ -4,7 +4,8 @@
 use uuid::Uuid;
 
 use super::deliveries::{backlog, drop_retries, state_of};
-use super::{Actor, Board, SEQ_KEY};
+use super::tx::SEQ_KEY;
+use super::{Actor, Board};
 use crate::error::{Error, Result};
 use crate::events::{Audience, EventKind};
 use crate::records::{RecordWrites, Records};
