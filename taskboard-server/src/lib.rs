@@ -31,6 +31,7 @@ mod parse;
 mod proxy;
 pub mod reference;
 mod request_id;
+mod response;
 mod router;
 mod shape;
 mod sse;
@@ -307,7 +308,7 @@ impl Server {
         };
         let metrics = Arc::new(metrics::Metrics::new(config.metrics_token.as_deref()));
         let state = Arc::new(State {
-            router: router::Router::new(config.dev, config.panic_route),
+            router: router::Router::new::<dispatch::Endpoints>(config.dev, config.panic_route),
             cors: cors::Cors::new(&config),
             limits: config.limits,
             mcp: mcp::service(board.clone(), &shutdown, config.mcp),

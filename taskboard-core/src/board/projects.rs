@@ -13,6 +13,7 @@ use crate::records::{ChatRecord, MessageRecord, ProjectRecord, RecordWrites, Rec
 use crate::storage::Direction;
 use crate::storage::codec::{Key, decode, uuid_at};
 use crate::storage::tables::*;
+use crate::validate::Slug;
 
 fn slug_free(r: &(impl Records + ?Sized), slug: &str, except: Option<Uuid>) -> Result<()> {
     match r.project_by_slug(slug)? {
@@ -38,6 +39,22 @@ impl Board {
     /// The whole of `GET /projects`, streamed as it is read.
     pub fn stream_projects(&self, _actor: &Actor, include_archived: bool, page: Page) -> Result<JsonStream> {
         self.stream_index(projects_list(include_archived), page)
+    }
+
+    /// `GET /projects?slug=`: the project with this slug, found by the
+    /// slug's index, as a list of none or one (an archived one only on
+    /// request), paged as the whole list is.
+    pub async fn projects_by_slug(
+        &self,
+        slug: &Slug,
+        include_archived: bool,
+        page: Page,
+    ) -> Result<Paged<Project>> {
+        let slug = slug.to_string();
+        let found = self.read(move |r| r.project_by_slug(&slug)).await?;
+        let items =
+            found.filter(|p| include_archived || p.status == ProjectStatus::Active).map(|p| p.to_wire());
+        page.window(CursorKind::Projects, items.into_iter().collect(), |p| p.id.as_bytes().to_vec())
     }
 
     pub async fn get_project(&self, _actor: &Actor, id: Uuid) -> Result<Project> {
