@@ -1,6 +1,6 @@
 //! A typed HTTP client of the whole Taskboard API.
 //!
-//! One generic [`Client::call`] serves every endpoint declared in
+//! One generic [`Perform::call`] serves every endpoint declared in
 //! [`taskboard_core::api`]: method, path and status come from the
 //! declaration, bodies and answers are the core's types, so the client
 //! cannot drift from the server. Error responses are turned back into
@@ -13,6 +13,7 @@
 //! ```no_run
 //! # async fn demo() -> taskboard_core::Result<()> {
 //! use taskboard_cli::client::Client;
+//! use taskboard_core::Perform;
 //! use taskboard_core::api::{ListTasks, TaskFilter};
 //!
 //! let client = Client::new("http://127.0.0.1:8080", Some("tbk-…".into()))?;
@@ -33,7 +34,7 @@ use taskboard_core::api::{
     Upload,
 };
 use taskboard_core::error::ErrorBody;
-use taskboard_core::{Error, ErrorKind, Result};
+use taskboard_core::{Error, ErrorKind, Perform, Result};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_tungstenite::tungstenite;
 use tokio_util::io::{ReaderStream, StreamReader};
@@ -184,13 +185,48 @@ impl Client {
         self.token.as_deref()
     }
 
-    /// Performs the endpoint `E` on the server.
-    pub async fn call<E: Endpoint>(
-        &self,
-        path: E::Path,
-        query: E::Query,
-        body: E::Body,
-    ) -> Result<E::Response> {
+    // ---- events ----------------------------------------------------------
+
+    /// Follows the event stream from after `since` (from now when `None`).
+    /// Connects once before returning, so wrong credentials or an
+    /// unreachable server are reported here.
+    pub async fn events(&self, since: Option<u64>) -> Result<Events> {
+        let socket = self.connect_events(since).await?;
+        Ok(Events { client: self.clone(), since, socket: Some(socket) })
+    }
+
+    async fn connect_events(&self, since: Option<u64>) -> Result<Socket> {
+        use tungstenite::client::IntoClientRequest;
+        let ws_base = if let Some(rest) = self.base.strip_prefix("https://") {
+            format!("wss://{rest}")
+        } else {
+            format!("ws://{}", self.base.trim_start_matches("http://"))
+        };
+        let mut url = format!("{ws_base}{}", api::EventStream::INFO.path);
+        if let Some(since) = since {
+            url.push_str(&format!("?since={since}"));
+        }
+        let mut request = url.into_client_request().map_err(transport)?;
+        if let Some(token) = &self.token {
+            let value = format!("Bearer {token}")
+                .parse()
+                .map_err(|_| Error::invalid("token", "not a header value"))?;
+            request.headers_mut().insert("authorization", value);
+        }
+        match tokio_tungstenite::connect_async(request).await {
+            Ok((socket, _)) => Ok(socket),
+            Err(tungstenite::Error::Http(response)) => {
+                let body = response.body().as_ref().map(|b| String::from_utf8_lossy(b).into_owned());
+                Err(error_of(response.status().as_u16(), &body.unwrap_or_default()))
+            }
+            Err(e) => Err(transport(e)),
+        }
+    }
+}
+
+/// The server performs the endpoints: one generic call for all of them.
+impl Perform for Client {
+    async fn call<E: Endpoint>(&self, path: E::Path, query: E::Query, body: E::Body) -> Result<E::Response> {
         let info = &E::INFO;
         let method = match info.method {
             api::Method::Get => reqwest::Method::GET,
@@ -276,41 +312,11 @@ impl Client {
         E::Response::decode(encoded)
     }
 
-    // ---- events ----------------------------------------------------------
-
-    /// Follows the event stream from after `since` (from now when `None`).
-    /// Connects once before returning, so wrong credentials or an
-    /// unreachable server are reported here.
-    pub async fn events(&self, since: Option<u64>) -> Result<Events> {
-        let socket = self.connect_events(since).await?;
-        Ok(Events { client: self.clone(), since, socket: Some(socket) })
-    }
-
-    async fn connect_events(&self, since: Option<u64>) -> Result<Socket> {
-        use tungstenite::client::IntoClientRequest;
-        let ws_base = if let Some(rest) = self.base.strip_prefix("https://") {
-            format!("wss://{rest}")
-        } else {
-            format!("ws://{}", self.base.trim_start_matches("http://"))
-        };
-        let mut url = format!("{ws_base}{}", api::EventStream::INFO.path);
-        if let Some(since) = since {
-            url.push_str(&format!("?since={since}"));
-        }
-        let mut request = url.into_client_request().map_err(transport)?;
-        if let Some(token) = &self.token {
-            let value = format!("Bearer {token}")
-                .parse()
-                .map_err(|_| Error::invalid("token", "not a header value"))?;
-            request.headers_mut().insert("authorization", value);
-        }
-        match tokio_tungstenite::connect_async(request).await {
-            Ok((socket, _)) => Ok(socket),
-            Err(tungstenite::Error::Http(response)) => {
-                let body = response.body().as_ref().map(|b| String::from_utf8_lossy(b).into_owned());
-                Err(error_of(response.status().as_u16(), &body.unwrap_or_default()))
-            }
-            Err(e) => Err(transport(e)),
+    /// `--lease-id` wins over the lease the connection remembers.
+    fn presenting(&self, lease: Uuid) -> Client {
+        match self.lease {
+            Some(_) => self.clone(),
+            None => self.with_lease(Some(lease)),
         }
     }
 }

@@ -3,9 +3,10 @@
 //! The `taskboard` command, and a typed HTTP client of the Taskboard API
 //! ([`client`]) for other Rust programs and agent tools.
 //!
-//! Every command is written once against [`backend::Backend`], which the
-//! local board ([`backend::LocalBackend`], through taskboard-core) and a
-//! server ([`backend::RemoteBackend`], through the client) both implement.
+//! Every command is written once against the core's
+//! [`Perform`](taskboard_core::Perform), which the local board
+//! ([`taskboard_core::BoardCaller`], opened by [`backend::open_local`]) and
+//! a server ([`client::Client`]) both implement.
 #![forbid(unsafe_code)]
 
 pub mod backend;

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use taskboard_core::{Error, Result};
+use taskboard_core::{Error, Perform, Result};
 use uuid::Uuid;
 
 /// Overrides the credentials file's path (tests, several accounts).

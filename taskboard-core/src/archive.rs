@@ -597,7 +597,8 @@ mod tests {
 
         // The indexes were rebuilt: keys, labels and files resolve.
         let owner2 = board2.actor(boot.owner.id).await.unwrap();
-        assert_eq!(board2.find_task(&owner2, "web-1").await.unwrap().labels, vec!["bug"]);
+        let keyed = crate::api::TaskFilter { q: Some("WEB-1".into()), ..Default::default() };
+        assert_eq!(board2.list_tasks(&owner2, keyed).await.unwrap()[0].labels, vec!["bug"]);
         let files = board2.list_files(&owner2, p.id, None, Default::default()).await.unwrap();
         assert_eq!(files[0].filename, "spec.md");
         assert!(board2.login("owner", "wrong", None).await.is_err());

@@ -8,12 +8,12 @@ use rmcp::model::*;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use taskboard_core::api::{ListTasks, Page, TaskFilter};
-use taskboard_core::{Error, ErrorKind};
+use taskboard_core::{Error, ErrorKind, Perform};
 
 use crate::leases::Leases;
 use crate::subscribe::Subscriptions;
 use crate::tools::Profile;
-use crate::{Connect, Perform, refs, render, schema, tools};
+use crate::{Connect, render, schema, tools};
 
 /// The protocol revisions served: the sessionless revision, whose
 /// requests each carry what they need (any process of a board serves
@@ -170,7 +170,7 @@ impl<C: Connect> ServerHandler for McpServer<C> {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let b = self.connect.backend(&context.extensions).map_err(protocol_error)?;
-        let me = refs::member_id(&b, "me").await.map_err(protocol_error)?;
+        let me = b.member_id("me").await.map_err(protocol_error)?;
         let filter = TaskFilter {
             assignee_id: Some(me),
             page: Page { limit: Some(100), ..Page::default() },
@@ -211,7 +211,7 @@ impl<C: Connect> ServerHandler for McpServer<C> {
     ) -> Result<ReadResourceResponse, McpError> {
         let reference = task_reference(&request.uri)?;
         let b = self.connect.backend(&context.extensions).map_err(protocol_error)?;
-        let task = refs::task(&b, reference).await.map_err(protocol_error)?;
+        let task = b.find_task(reference).await.map_err(protocol_error)?;
         let (links, comments) = tools::details(&b, &task, 10).await.map_err(protocol_error)?;
         let text = render::task_markdown(&task, &links, &comments);
         let contents = ResourceContents::text(text, request.uri).with_mime_type("text/markdown");
@@ -226,7 +226,7 @@ impl<C: Connect> ServerHandler for McpServer<C> {
     ) -> Result<(), McpError> {
         let reference = task_reference(&request.uri)?;
         let b = self.connect.backend(&context.extensions).map_err(protocol_error)?;
-        let task = refs::task_id(&b, reference).await.map_err(protocol_error)?;
+        let task = b.task_id(reference).await.map_err(protocol_error)?;
         self.subscriptions.subscribe(b, context.peer.clone(), request.uri, task).await.map_err(protocol_error)
     }
 

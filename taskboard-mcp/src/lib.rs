@@ -12,11 +12,8 @@
 //! slug in place of ids; their output schemas are those of the answers.
 //! A refused call is a tool result with `isError` and the API's detail.
 
-use std::future::Future;
-
 use rmcp::model::Extensions;
-use taskboard_core::Result;
-use taskboard_core::api::Endpoint;
+use taskboard_core::{Perform, Result};
 
 mod handler;
 mod leases;
@@ -28,22 +25,6 @@ mod tools;
 
 pub use handler::{McpServer, PROTOCOL_VERSIONS};
 pub use tools::{Profile, TOOL_NAMES, WAIT_CAP_SECONDS, WORKER_TOOL_NAMES};
-
-/// Performs endpoints as one member: what every tool calls.
-pub trait Perform: Clone + Send + Sync + 'static {
-    /// Performs the endpoint `E` and returns its typed answer, or the
-    /// API's error (status, code and detail).
-    fn call<E: Endpoint>(
-        &self,
-        path: E::Path,
-        query: E::Query,
-        body: E::Body,
-    ) -> impl Future<Output = Result<E::Response>> + Send;
-
-    /// The same backend presenting `lease` on its calls, as a request's
-    /// `Taskboard-Lease` header does (docs/rules.md, fencing).
-    fn presenting(&self, lease: uuid::Uuid) -> Self;
-}
 
 /// Where a request's [`Perform`] comes from: the command line has one for
 /// the whole process; the server makes one per request, for the member

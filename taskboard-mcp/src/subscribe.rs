@@ -10,12 +10,10 @@ use rmcp::RoleServer;
 use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::Peer;
 use serde_json::Value;
-use taskboard_core::Result;
 use taskboard_core::api::{EventsQuery, PollEvents};
+use taskboard_core::{Perform, Result};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
-
-use crate::Perform;
 
 /// How long one poll of the follower waits for an event.
 const POLL_SECONDS: u32 = 25;

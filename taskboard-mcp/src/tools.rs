@@ -5,9 +5,8 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use taskboard_core::api::*;
 use taskboard_core::model::{Message, Task};
-use taskboard_core::{Error, Result};
+use taskboard_core::{Error, Perform, Result};
 
-use crate::Perform;
 use crate::refs::{self, Kind, resolve};
 use crate::render;
 use crate::schema::decode;
@@ -140,7 +139,7 @@ pub(crate) async fn call<B: Perform>(b: &B, name: &str, mut args: Map<String, Va
             answer("tasks", &list, render::tasks(&list))
         }
         "get_task" => {
-            let task = refs::task(b, &refs::need_str(args, "task")?).await?;
+            let task = b.find_task(&refs::need_str(args, "task")?).await?;
             let limit = match args.remove("comments") {
                 None | Some(Value::Null) => LATEST_COMMENTS,
                 Some(v) => v
@@ -180,7 +179,7 @@ pub(crate) async fn call<B: Perform>(b: &B, name: &str, mut args: Map<String, Va
             task_call::<B, UpdateTask>(b, args, "updated").await
         }
         "reject_task" => {
-            let id = refs::task_id(b, &refs::need_str(args, "task")?).await?;
+            let id = b.task_id(&refs::need_str(args, "task")?).await?;
             let ((), body) = decode::<RejectTask>(std::mem::take(args))?;
             let rejected = b.call::<RejectTask>(id, (), body).await?;
             answer("rejected", &rejected, format!("rejected: {}", rejected.reason))
@@ -196,14 +195,14 @@ pub(crate) async fn call<B: Perform>(b: &B, name: &str, mut args: Map<String, Va
             answer("task", &task, format!("created {}", render::task_line(&task)))
         }
         "add_step" => {
-            let id = refs::task_id(b, &refs::need_str(args, "task")?).await?;
+            let id = b.task_id(&refs::need_str(args, "task")?).await?;
             let ((), body) = decode::<CreateStep>(std::mem::take(args))?;
             let step = b.call::<CreateStep>(id, (), body).await?;
             answer("step", &step, format!("added step {}", render::step_line(&step)))
         }
         "complete_step" => complete_step(b, args).await,
         "comment" => {
-            let id = refs::task_id(b, &refs::need_str(args, "task")?).await?;
+            let id = b.task_id(&refs::need_str(args, "task")?).await?;
             resolve(b, args, "mentions", "mentions", Kind::Member).await?;
             if let Some(reply_to) = args.remove("reply_to") {
                 args.insert("parent_id".into(), reply_to);
@@ -212,7 +211,7 @@ pub(crate) async fn call<B: Perform>(b: &B, name: &str, mut args: Map<String, Va
             post(b, args).await
         }
         "post_chat" => {
-            let project = refs::project(b, &refs::need_str(args, "project")?).await?;
+            let project = b.find_project(&refs::need_str(args, "project")?).await?;
             let chat = project
                 .chat_id
                 .ok_or_else(|| Error::not_found(format!("project {} has no chat", project.slug)))?;
@@ -221,12 +220,12 @@ pub(crate) async fn call<B: Perform>(b: &B, name: &str, mut args: Map<String, Va
             post(b, args).await
         }
         "read_comments" => {
-            let id = refs::task_id(b, &refs::need_str(args, "task")?).await?;
+            let id = b.task_id(&refs::need_str(args, "task")?).await?;
             args.insert("task_id".into(), json!(id));
             read(b, args).await
         }
         "read_chat" => {
-            let project = refs::project(b, &refs::need_str(args, "project")?).await?;
+            let project = b.find_project(&refs::need_str(args, "project")?).await?;
             let chat = project
                 .chat_id
                 .ok_or_else(|| Error::not_found(format!("project {} has no chat", project.slug)))?;
@@ -282,14 +281,14 @@ where
     B: Perform,
     E: Endpoint<Path = uuid::Uuid, Response = Task>,
 {
-    let id = refs::task_id(b, &refs::need_str(args, "task")?).await?;
+    let id = b.task_id(&refs::need_str(args, "task")?).await?;
     let (q, body) = decode::<E>(std::mem::take(args))?;
     let task = b.call::<E>(id, q, body).await?;
     answer("task", &task, format!("{verb} {}", render::task_line(&task)))
 }
 
 async fn complete_step<B: Perform>(b: &B, args: &mut Map<String, Value>) -> Result<Answer> {
-    let task = refs::task(b, &refs::need_str(args, "task")?).await?;
+    let task = b.find_task(&refs::need_str(args, "task")?).await?;
     let step = match args.remove("step") {
         Some(Value::String(s)) => {
             let id =

@@ -2,15 +2,12 @@
 //! path, query and body into the endpoint's types, call the core, render
 //! the answer. Nothing here knows one endpoint from another.
 
-use std::future::Future;
-use std::pin::Pin;
-
 use bytes::Bytes;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use taskboard_core::api::{
-    BodyKind, Call, Caller, Encoded, Endpoint, Info, PathParams, QueryParams, RawBody, RequestBody, Upload,
+    BodyKind, Call, Caller, Encoded, Endpoint, PathParams, QueryParams, RawBody, RequestBody, Upload,
     decode_body,
 };
 use taskboard_core::board::{IdempotencyKey, Idempotent};
@@ -18,42 +15,13 @@ use taskboard_core::{Actor, Error, api};
 
 use crate::State;
 use crate::files;
-use crate::http::{JSON, Reject, ResBody, full};
-use crate::parse::{self, QueryKinds};
-use crate::router::{PathIds, Target};
+use crate::parse;
+use crate::response::{JSON, Reject, ResBody, empty, error, full, streamed};
+use crate::router::{PathIds, Route, ServeFn, Serving, Target};
 
 /// Names the fields of a JSON body that were ignored, so a typo next to
 /// known fields is seen.
 const IGNORED_FIELDS: HeaderName = HeaderName::from_static("taskboard-ignored-fields");
-
-/// The future of a served request.
-pub(crate) type Served<'a> = Pin<Box<dyn Future<Output = Result<Response<ResBody>, Reject>> + Send + 'a>>;
-
-/// Serves one endpoint.
-pub(crate) type ServeFn = for<'a> fn(&'a State, &'a Route, PathIds, Request<Incoming>) -> Served<'a>;
-
-/// What the router keeps of an endpoint.
-pub(crate) struct Route {
-    pub info: &'static Info,
-    /// The kinds of the query's fields, read once from its schema.
-    pub query: QueryKinds,
-    /// The JSON Schema a JSON body is held to before it is read.
-    pub body: Option<serde_json::Value>,
-    pub serve: ServeFn,
-}
-
-impl Route {
-    pub fn of<E: Endpoint>() -> Route {
-        let mut generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
-        let query = E::Query::schema(&mut generator).map(|s| parse::kinds_of(&s)).unwrap_or_default();
-        Route {
-            info: &E::INFO,
-            query,
-            body: E::Body::root_schema().map(|s| s.to_value()),
-            serve: |state, route, ids, req| Box::pin(serve::<E>(state, route, ids, req)),
-        }
-    }
-}
 
 /// The credentials of a request: `Authorization: Bearer …`, else
 /// `?token=…`.
@@ -123,7 +91,7 @@ async fn serve<E: Endpoint>(
         BodyKind::None => {
             let body = E::Body::decode(RawBody::None)?;
             let path_and_query = req.uri().path_and_query().map_or("", |p| p.as_str());
-            let key = idempotency_key_text::<E>(req.headers(), &caller)?
+            let key = idempotency_key_text::<E>(req.headers(), &caller)
                 .map(|v| IdempotencyKey::new(&v, E::INFO.method.as_str(), path_and_query, b""))
                 .transpose()?;
             let call = Call::new(path, query, body);
@@ -155,7 +123,7 @@ async fn serve<E: Endpoint>(
             parse::check_json_type(req.headers())?;
             let declared =
                 req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-            // Read before the body is; refused, if it is malformed, after it.
+            // Read before the body is; checked, with the body, after it.
             let key_text = idempotency_key_text::<E>(req.headers(), &caller);
             let path_and_query =
                 req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_default();
@@ -164,7 +132,7 @@ async fn serve<E: Endpoint>(
             if let Some(schema) = route.body.as_ref().filter(|_| !left_out) {
                 parse::check_json(&bytes, schema)?;
             }
-            let key = key_text?
+            let key = key_text
                 .map(|v| IdempotencyKey::new(&v, E::INFO.method.as_str(), &path_and_query, &bytes))
                 .transpose()?;
             let (body, ignored) = decode_body::<E>(RawBody::Json(bytes))?;
@@ -208,7 +176,7 @@ async fn serve<E: Endpoint>(
                         fields: before,
                         late: part.late,
                     };
-                    let key = match key_text? {
+                    let key = match key_text {
                         Some(v) => {
                             let method = E::INFO.method.as_str();
                             Some(IdempotencyKey::streamed(&v, method, &path_and_query, &mut upload)?)
@@ -246,25 +214,21 @@ fn is_mutation(method: api::Method) -> bool {
 }
 
 /// The one reading of `Idempotency-Key`: its text when a member sends it
-/// on a change (visible ASCII, else 400), None when there is none or it
-/// does not apply. Each kind of body then makes the key with the
-/// request's fingerprint.
-fn idempotency_key_text<E: Endpoint>(headers: &HeaderMap, caller: &Caller) -> Result<Option<String>, Error> {
-    let Some(v) = headers.get(IDEMPOTENCY_KEY) else { return Ok(None) };
-    if caller.actor.is_none() || !is_mutation(E::INFO.method) {
-        return Ok(None);
-    }
-    let v = v.to_str().map_err(|_| Error::invalid("Idempotency-Key", "must be visible ASCII"))?;
-    Ok(Some(v.to_string()))
+/// on a change, None when there is none or it does not apply. The core
+/// checks it (1-255 visible ASCII characters, else 422) as each kind of
+/// body makes the key with the request's fingerprint; bytes that are not
+/// text reach it as text that fails that check.
+fn idempotency_key_text<E: Endpoint>(headers: &HeaderMap, caller: &Caller) -> Option<String> {
+    let v = headers.get(IDEMPOTENCY_KEY)?;
+    (caller.actor.is_some() && is_mutation(E::INFO.method))
+        .then(|| String::from_utf8_lossy(v.as_bytes()).into_owned())
 }
 
 /// A stored answer, sent again as it was.
 fn replayed(status: u16, body: Bytes) -> Response<ResBody> {
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
     let mut res = if body.is_empty() {
-        let mut r = full(status, JSON, body);
-        r.headers_mut().remove(header::CONTENT_TYPE);
-        r
+        empty(status)
     } else {
         // The tag a fresh answer of one resource carries, so a client
         // that retried can make its next change conditional.
@@ -289,9 +253,7 @@ fn render(
         Encoded::Json(bytes) if bytes.first() == Some(&b'{') => {
             let tag = api::etag(&bytes);
             let mut res = if if_none_match.is_some_and(|list| api::etag_listed(list, &tag)) {
-                let mut r = full(StatusCode::NOT_MODIFIED, JSON, Bytes::new());
-                r.headers_mut().remove(header::CONTENT_TYPE);
-                r
+                empty(StatusCode::NOT_MODIFIED)
             } else {
                 full(status, JSON, bytes)
             };
@@ -301,12 +263,8 @@ fn render(
             res
         }
         Encoded::Json(bytes) => full(status, JSON, bytes),
-        Encoded::Events(_) => crate::http::error(&Error::bad_request("this endpoint does not stream events")),
-        Encoded::Empty => {
-            let mut res = full(StatusCode::NO_CONTENT, JSON, Bytes::new());
-            res.headers_mut().remove(header::CONTENT_TYPE);
-            res
-        }
+        Encoded::Events(_) => error(&Error::bad_request("this endpoint does not stream events")),
+        Encoded::Empty => empty(StatusCode::NO_CONTENT),
         Encoded::Page { json, next } => {
             let mut res = full(status, JSON, json);
             if let Some(link) = next.and_then(|c| HeaderValue::from_str(&next_link(uri, &c)).ok()) {
@@ -314,18 +272,17 @@ fn render(
             }
             res
         }
-        Encoded::Stream(chunks) => crate::http::streamed(status, JSON, chunks),
+        Encoded::Stream(chunks) => streamed(status, JSON, chunks),
         Encoded::Download(d) => files::download(d),
-        Encoded::Upgrade(_) => crate::http::error(&Error::bad_request("this endpoint does not upgrade")),
+        Encoded::Upgrade(_) => error(&Error::bad_request("this endpoint does not upgrade")),
         Encoded::Redirect(location) => match HeaderValue::from_str(&location) {
             Ok(v) => {
-                let mut res = full(StatusCode::FOUND, JSON, Bytes::new());
-                res.headers_mut().remove(header::CONTENT_TYPE);
+                let mut res = empty(StatusCode::FOUND);
                 res.headers_mut().insert(header::LOCATION, v);
                 res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
                 res
             }
-            Err(_) => crate::http::error(&Error::internal("a redirect to an address no header can hold")),
+            Err(_) => error(&Error::internal("a redirect to an address no header can hold")),
         },
     }
 }
@@ -342,6 +299,15 @@ fn next_link(uri: &hyper::Uri, cursor: &str) -> String {
     let cursor = format!("cursor={cursor}");
     query.push(&cursor);
     format!("<{}?{}>; rel=\"next\"", uri.path(), query.join("&"))
+}
+
+/// The endpoints served by `serve`, for the router.
+pub(crate) struct Endpoints;
+
+impl Serving for Endpoints {
+    fn serve<E: Endpoint>() -> ServeFn {
+        |state, route, ids, req| Box::pin(serve::<E>(state, route, ids, req))
+    }
 }
 
 /// Serves a routed request.

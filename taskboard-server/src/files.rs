@@ -19,7 +19,7 @@ use taskboard_core::api::{Download, LateFields};
 use taskboard_core::{Error, ErrorKind, Result};
 use tokio_util::io::{ReaderStream, StreamReader};
 
-use crate::http::{Reject, ResBody};
+use crate::response::{Reject, ResBody};
 
 /// Largest multipart text field (a description: 100,000 characters of up
 /// to 4 bytes).

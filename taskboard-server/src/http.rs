@@ -1,41 +1,20 @@
-//! The request cycle around dispatch: CORS, routing, panics, logging, and
-//! the rendering of bodies and errors.
+//! The request cycle, at the top of the server: CORS, routing to the
+//! endpoints, MCP, metrics and the web board, panics and the access log.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
 
-use bytes::Bytes;
 use futures_util::FutureExt;
-use http_body_util::combinators::UnsyncBoxBody;
-use http_body_util::{Either, Full};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
-use taskboard_core::error::ErrorBody;
 use taskboard_core::{Error, ErrorKind};
 use tracing::Instrument;
 
 use crate::State;
+use crate::response::{Reject, ResBody, empty, error};
 use crate::router::{Routed, Target};
-
-/// A response body: a buffer, or a stream (downloads).
-pub(crate) type ResBody = Either<Full<Bytes>, UnsyncBoxBody<Bytes, std::io::Error>>;
-
-/// Why a request got no answer from the board.
-#[derive(Debug)]
-pub(crate) enum Reject {
-    /// An error to render.
-    Api(Error),
-    /// Drop the connection without an answer (a client too slow or gone).
-    Abort(&'static str),
-}
-
-impl From<Error> for Reject {
-    fn from(e: Error) -> Reject {
-        Reject::Api(e)
-    }
-}
 
 /// The error of the service: hyper closes the connection on it.
 #[derive(Debug)]
@@ -48,54 +27,6 @@ impl std::fmt::Display for Aborted {
 }
 
 impl std::error::Error for Aborted {}
-
-pub(crate) const JSON: HeaderValue = HeaderValue::from_static("application/json");
-
-pub(crate) fn full(
-    status: StatusCode,
-    content_type: HeaderValue,
-    body: impl Into<Bytes>,
-) -> Response<ResBody> {
-    let mut res = Response::new(Either::Left(Full::new(body.into())));
-    *res.status_mut() = status;
-    res.headers_mut().insert(header::CONTENT_TYPE, content_type);
-    res
-}
-
-/// A body sent chunk by chunk as the core produces it: the channel's
-/// bound is the backpressure, so what waits for a slow client is at most
-/// the chunks the channel holds and the one hyper is writing. A failure
-/// mid-stream ends the body with an error, which closes the connection
-/// (the client sees a truncated answer, never a wrong one).
-pub(crate) fn streamed(
-    status: StatusCode,
-    content_type: HeaderValue,
-    chunks: taskboard_core::api::JsonStream,
-) -> Response<ResBody> {
-    use http_body_util::{BodyExt, StreamBody};
-    use hyper::body::Frame;
-    let stream = futures_util::stream::unfold(chunks, |mut rx| async move {
-        let item = rx.next().await?;
-        let frame = item.map(Frame::data).map_err(|e| std::io::Error::other(e.to_string()));
-        Some((frame, rx))
-    });
-    let mut res = Response::new(Either::Right(BodyExt::boxed_unsync(StreamBody::new(stream))));
-    *res.status_mut() = status;
-    res.headers_mut().insert(header::CONTENT_TYPE, content_type);
-    res
-}
-
-/// The error body (`detail` and `code`) with the status of its kind, and
-/// `Retry-After` when the error says how long to wait.
-pub(crate) fn error(e: &Error) -> Response<ResBody> {
-    let status = StatusCode::from_u16(e.kind().status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let body = serde_json::to_vec(&ErrorBody::from(e)).unwrap_or_default();
-    let mut res = full(status, JSON, body);
-    if let Some(secs) = e.retry_after() {
-        res.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
-    }
-    res
-}
 
 /// The query string with credentials hidden, for logs. Each pair is
 /// decoded as the query parser decodes it, so `tok%65n=…` is the `token`
@@ -149,8 +80,7 @@ async fn serve(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Res
     let has_origin = req.headers().contains_key(header::ORIGIN);
 
     if method == hyper::Method::OPTIONS && req.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD) {
-        let mut res = Response::new(Either::Left(Full::new(Bytes::new())));
-        *res.status_mut() = StatusCode::NO_CONTENT;
+        let mut res = empty(StatusCode::NO_CONTENT);
         if let Some(origin) = origin {
             state.cors.preflight(res.headers_mut(), origin, req.headers());
         }

@@ -34,6 +34,7 @@ mod proxy;
 #[cfg(test)]
 mod reference;
 mod request_id;
+mod response;
 mod router;
 mod shape;
 mod sse;
@@ -310,7 +311,7 @@ impl Server {
         };
         let metrics = Arc::new(metrics::Metrics::new(config.metrics_token.as_deref()));
         let state = Arc::new(State {
-            router: router::Router::new(config.dev, config.panic_route),
+            router: router::Router::new::<dispatch::Endpoints>(config.dev, config.panic_route),
             cors: cors::Cors::new(&config),
             limits: config.limits,
             mcp: mcp::service(board.clone(), &shutdown, config.mcp),

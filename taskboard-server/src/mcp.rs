@@ -33,21 +33,19 @@ use hyper::{Method, Request, Response, StatusCode};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorCode, Extensions};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Value, json};
-use taskboard_core::api::{self, Caller, Endpoint};
-use taskboard_core::board::Actor;
+use taskboard_core::api::Caller;
 use taskboard_core::error::ErrorBody;
-use taskboard_core::{Board, Error, Result};
-use taskboard_mcp::{Connect, McpServer, Perform, Profile};
+use taskboard_core::{Board, BoardCaller, Error, Result};
+use taskboard_mcp::{Connect, McpServer, Profile};
 use tokio_util::sync::CancellationToken;
-use uuid::Uuid;
 
 mod sessions;
 
 pub use sessions::McpLimits;
-use sessions::{InUse, Sessions};
+use sessions::{InUse, Sessions, actor_of};
 
 use crate::State;
-use crate::http::{JSON, Reject, ResBody, error, full};
+use crate::response::{JSON, Reject, ResBody, error, full};
 
 /// The path of the MCP endpoint.
 pub(crate) const PATH: &str = "/mcp";
@@ -114,41 +112,6 @@ impl Connect for SessionConnect {
 
     fn scopes(&self, extensions: &Extensions) -> Option<Vec<taskboard_core::model::Scope>> {
         actor_of(extensions)?.grant().map(|g| g.scopes.clone())
-    }
-}
-
-/// The member of the request whose message carries these extensions.
-fn actor_of(extensions: &Extensions) -> Option<Actor> {
-    extensions.get::<hyper::http::request::Parts>().and_then(|parts| parts.extensions.get::<Actor>()).cloned()
-}
-
-/// The board, performing endpoints as one member.
-#[derive(Clone)]
-pub(crate) struct BoardCaller {
-    board: Board,
-    caller: Caller,
-}
-
-impl Perform for BoardCaller {
-    fn call<E: Endpoint>(
-        &self,
-        path: E::Path,
-        query: E::Query,
-        body: E::Body,
-    ) -> impl Future<Output = Result<E::Response>> + Send {
-        let this = self.clone();
-        async move { api::call::<E>(&this.board, &this.caller, path, query, body).await }
-    }
-
-    /// A `Taskboard-Lease` the request sent wins over the lease the
-    /// session remembers.
-    fn presenting(&self, lease: Uuid) -> BoardCaller {
-        let mut this = self.clone();
-        this.caller.actor = this.caller.actor.map(|a| match a.lease() {
-            Some(_) => a,
-            None => a.presenting(Some(lease)),
-        });
-        this
     }
 }
 

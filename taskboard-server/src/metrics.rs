@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 use taskboard_core::metrics::{CONTENT_TYPE, Histogram, SECONDS_BUCKETS, Text};
 use taskboard_core::{Board, Error, ErrorKind};
 
-use crate::http::ResBody;
+use crate::response::ResBody;
 
 /// The path of the endpoint.
 pub(crate) const PATH: &str = "/metrics";
@@ -124,10 +124,10 @@ pub(crate) async fn serve<B>(
     if req.uri().path() != PATH || (!own_listener && state.metrics.token.is_none()) {
         // Without a token the metrics are not served on the main listener
         // at all: they name webhooks and count failed logins.
-        return crate::http::error(&Error::not_found(format!("no route for {}", req.uri().path())));
+        return crate::response::error(&Error::not_found(format!("no route for {}", req.uri().path())));
     }
     if req.method() != Method::GET && req.method() != Method::HEAD {
-        let mut res = crate::http::error(&Error::new(
+        let mut res = crate::response::error(&Error::new(
             ErrorKind::MethodNotAllowed,
             format!("{} is not allowed here; allowed: GET, HEAD", req.method()),
         ));
@@ -135,7 +135,7 @@ pub(crate) async fn serve<B>(
         return res;
     }
     if !own_listener && !state.metrics.allows(req) {
-        let mut res = crate::http::error(&Error::new(
+        let mut res = crate::response::error(&Error::new(
             ErrorKind::Unauthorized,
             "metrics need the metrics token: send Authorization: Bearer <token>",
         ));
@@ -143,7 +143,7 @@ pub(crate) async fn serve<B>(
         return res;
     }
     let text = render(state).await;
-    crate::http::full(StatusCode::OK, HeaderValue::from_static(CONTENT_TYPE), text)
+    crate::response::full(StatusCode::OK, HeaderValue::from_static(CONTENT_TYPE), text)
 }
 
 async fn render(state: &crate::State) -> String {

@@ -11,7 +11,7 @@ use hyper::header::{self, HeaderMap};
 use serde_json::{Map, Value};
 use taskboard_core::{Error, Result};
 
-use crate::http::Reject;
+use crate::response::Reject;
 use crate::shape;
 
 /// Reads a whole JSON body, refusing (413) more than `max` bytes and

@@ -2,15 +2,52 @@
 //! its method table, so an unknown path is a 404 and a known path with
 //! another method a 405 with `Allow` (docs/rules.md, requests and errors).
 
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
 use std::sync::Arc;
 
-use hyper::Method;
+use hyper::body::Incoming;
 use hyper::header::HeaderValue;
-use taskboard_core::api::{self, Endpoint, Method as ApiMethod, Visitor};
+use hyper::{Method, Request, Response};
+use taskboard_core::api::{self, Endpoint, Info, Method as ApiMethod, QueryParams, RequestBody, Visitor};
 use taskboard_core::{Error, Result};
 use uuid::Uuid;
 
-use crate::dispatch::Route;
+use crate::State;
+use crate::parse::{self, QueryKinds};
+use crate::response::{Reject, ResBody};
+
+/// The future of a served request.
+pub(crate) type Served<'a> =
+    Pin<Box<dyn Future<Output = std::result::Result<Response<ResBody>, Reject>> + Send + 'a>>;
+
+/// Serves one endpoint.
+pub(crate) type ServeFn = for<'a> fn(&'a State, &'a Route, PathIds, Request<Incoming>) -> Served<'a>;
+
+/// How a request to an endpoint is served: given to the router by the
+/// layer above it, which reads requests into the endpoint's types.
+pub(crate) trait Serving {
+    fn serve<E: Endpoint>() -> ServeFn;
+}
+
+/// What the router keeps of an endpoint.
+pub(crate) struct Route {
+    pub info: &'static Info,
+    /// The kinds of the query's fields, read once from its schema.
+    pub query: QueryKinds,
+    /// The JSON Schema a JSON body is held to before it is read.
+    pub body: Option<serde_json::Value>,
+    pub serve: ServeFn,
+}
+
+impl Route {
+    fn of<E: Endpoint>(serve: ServeFn) -> Route {
+        let mut generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+        let query = E::Query::schema(&mut generator).map(|s| parse::kinds_of(&s)).unwrap_or_default();
+        Route { info: &E::INFO, query, body: E::Body::root_schema().map(|s| s.to_value()), serve }
+    }
+}
 
 /// What a request reaches.
 #[derive(Clone)]
@@ -64,12 +101,13 @@ impl PathIds {
     }
 }
 
-/// The routes of every endpoint of the core.
-struct Routes(Vec<(&'static str, Method, Target)>);
+/// The routes of every endpoint of the core, each served by `S`.
+struct Routes<S>(Vec<(&'static str, Method, Target)>, PhantomData<S>);
 
-impl Visitor for Routes {
+impl<S: Serving> Visitor for Routes<S> {
     fn visit<E: Endpoint>(&mut self) {
-        self.0.push((E::INFO.path, method(E::INFO.method), Target::Api(Arc::new(Route::of::<E>()))));
+        let route = Route::of::<E>(S::serve::<E>());
+        self.0.push((E::INFO.path, method(E::INFO.method), Target::Api(Arc::new(route))));
     }
 }
 
@@ -84,8 +122,8 @@ fn method(m: ApiMethod) -> Method {
 }
 
 impl Router {
-    pub fn new(dev: bool, panic_route: bool) -> Router {
-        let mut routes = Routes(Vec::new());
+    pub fn new<S: Serving>(dev: bool, panic_route: bool) -> Router {
+        let mut routes = Routes::<S>(Vec::new(), PhantomData);
         api::visit_all(&mut routes);
         let mut routes = routes.0;
         if dev {
@@ -142,7 +180,7 @@ mod tests {
 
     #[test]
     fn literal_me_wins_over_a_member_id() {
-        let r = Router::new(false, false);
+        let r = Router::new::<crate::dispatch::Endpoints>(false, false);
         assert!(matches!(
             r.route(&Method::GET, "/api/v1/members/me"),
             Routed::Found(Target::Api(route), _) if route.info.name == "get_me"

@@ -15,7 +15,7 @@ use taskboard_core::Event;
 use taskboard_core::events::Feed;
 use tokio_util::sync::CancellationToken;
 
-use crate::http::ResBody;
+use crate::response::ResBody;
 
 /// How long a stream stays silent before a comment line.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);

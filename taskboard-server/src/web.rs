@@ -15,7 +15,7 @@ use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response};
 use sha2::{Digest, Sha256};
 
-use crate::http::ResBody;
+use crate::response::ResBody;
 
 /// The files of the board: name, content type, content.
 const FILES: &[(&str, &str, &[u8])] = &[
@@ -137,7 +137,7 @@ pub(crate) fn serve<B>(req: &Request<B>) -> Option<Response<ResBody>> {
         return None;
     }
     if req.method() != Method::GET && req.method() != Method::HEAD {
-        let mut res = crate::http::error(&taskboard_core::Error::new(
+        let mut res = crate::response::error(&taskboard_core::Error::new(
             taskboard_core::ErrorKind::MethodNotAllowed,
             format!("{} is not allowed here; allowed: GET, HEAD", req.method()),
         ));
@@ -159,7 +159,7 @@ pub(crate) fn serve<B>(req: &Request<B>) -> Option<Response<ResBody>> {
         .and_then(|(_, name)| site.assets.iter().find(|(n, _)| *n == name));
     Some(match found {
         Some((_, asset)) => respond(asset, req.headers(), IMMUTABLE),
-        None => crate::http::error(&taskboard_core::Error::not_found(format!("no such asset: {path}"))),
+        None => crate::response::error(&taskboard_core::Error::not_found(format!("no such asset: {path}"))),
     })
 }
 

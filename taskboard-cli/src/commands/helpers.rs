@@ -10,10 +10,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use taskboard_core::api::*;
 use taskboard_core::model::*;
 use taskboard_core::validate::*;
-use taskboard_core::{Error, Result};
+use taskboard_core::{Error, Perform, Result};
 use uuid::Uuid;
 
-use crate::backend::Backend;
 use crate::cli::*;
 use crate::client::OnProgress;
 
@@ -109,14 +108,14 @@ pub(super) fn agent_config(a: AgentConfigArgs) -> Result<Option<AgentConfig>> {
     }))
 }
 
-pub(super) async fn member_id<B: Backend>(b: &B, reference: Option<&str>) -> Result<Option<Uuid>> {
+pub(super) async fn member_id<B: Perform>(b: &B, reference: Option<&str>) -> Result<Option<Uuid>> {
     match reference {
         Some(r) => Ok(Some(b.find_member(r).await?.id)),
         None => Ok(None),
     }
 }
 
-pub(super) async fn task_id<B: Backend>(b: &B, reference: Option<&str>) -> Result<Option<Uuid>> {
+pub(super) async fn task_id<B: Perform>(b: &B, reference: Option<&str>) -> Result<Option<Uuid>> {
     match reference {
         Some(r) => Ok(Some(b.find_task(r).await?.id)),
         None => Ok(None),
@@ -124,7 +123,7 @@ pub(super) async fn task_id<B: Backend>(b: &B, reference: Option<&str>) -> Resul
 }
 
 /// A label by id or name (names are unique regardless of case).
-pub(super) async fn find_label<B: Backend>(b: &B, reference: &str) -> Result<Label> {
+pub(super) async fn find_label<B: Perform>(b: &B, reference: &str) -> Result<Label> {
     let labels = b.call::<ListLabels>((), Page::default(), ()).await?;
     let by_id = reference.parse::<Uuid>().ok();
     labels
@@ -134,7 +133,7 @@ pub(super) async fn find_label<B: Backend>(b: &B, reference: &str) -> Result<Lab
 }
 
 /// A step by id or by its number in the task's list (1 = first).
-pub(super) async fn find_step<B: Backend>(b: &B, task: Uuid, reference: &str) -> Result<Step> {
+pub(super) async fn find_step<B: Perform>(b: &B, task: Uuid, reference: &str) -> Result<Step> {
     let steps = b.call::<ListSteps>(task, Page::default(), ()).await?;
     let found = match (reference.parse::<Uuid>(), reference.parse::<usize>()) {
         (Ok(id), _) => steps.into_iter().find(|s| s.id == id),
@@ -146,7 +145,7 @@ pub(super) async fn find_step<B: Backend>(b: &B, task: Uuid, reference: &str) ->
 
 /// A link of a task by id, or by the short id its tables show (the id's
 /// last hex digits).
-pub(super) async fn find_link<B: Backend>(b: &B, task: Uuid, reference: &str) -> Result<Uuid> {
+pub(super) async fn find_link<B: Perform>(b: &B, task: Uuid, reference: &str) -> Result<Uuid> {
     if let Ok(id) = reference.parse::<Uuid>() {
         return Ok(id);
     }
@@ -169,7 +168,7 @@ pub(super) async fn find_link<B: Backend>(b: &B, task: Uuid, reference: &str) ->
 }
 
 /// A project file by id or exact name.
-pub(super) async fn find_file<B: Backend>(b: &B, project: Uuid, reference: &str) -> Result<ProjectFile> {
+pub(super) async fn find_file<B: Perform>(b: &B, project: Uuid, reference: &str) -> Result<ProjectFile> {
     if let Ok(id) = reference.parse::<Uuid>() {
         return b.call::<GetFile>((project, id), (), ()).await;
     }

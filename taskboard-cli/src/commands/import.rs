@@ -16,10 +16,9 @@ use taskboard_core::api::{
     ImportAction, ImportItem, ImportPlan, ImportRecord, ImportRequest, ImportTasks, MAX_IMPORT_RECORDS,
 };
 use taskboard_core::validate::Slug;
-use taskboard_core::{Error, Result};
+use taskboard_core::{Error, Perform, Result};
 
 use super::helpers::{bar, finish};
-use crate::backend::Backend;
 use crate::import::{Format, Item, Malformed, read};
 use crate::output::Out;
 
@@ -48,7 +47,7 @@ pub(super) struct Options {
     pub create_members: bool,
 }
 
-pub(super) async fn import<B: Backend>(b: &B, o: Options, out: Out) -> Result<()> {
+pub(super) async fn import<B: Perform>(b: &B, o: Options, out: Out) -> Result<()> {
     let project = b.find_project(&o.project).await?;
     let source = Slug::new(o.format.source()).map_err(|e| e.at("from"))?;
 

@@ -2,18 +2,22 @@
 
 use taskboard_core::api::*;
 use taskboard_core::validate::*;
-use taskboard_core::{Error, Result};
+use taskboard_core::{Error, Perform, Result};
 
-use crate::backend::Backend;
 use crate::cli::*;
 use crate::output::Out;
 
 use super::helpers::*;
 
-pub(super) async fn member<B: Backend>(b: &B, c: MemberCmd, out: Out) -> Result<()> {
+pub(super) async fn member<B: Perform>(b: &B, c: MemberCmd, out: Out) -> Result<()> {
     match c {
         MemberCmd::List { all, page: p } => out.list(
-            &b.call::<ListMembers>((), MemberListQuery { include_inactive: all, page: page(p) }, ()).await?,
+            &b.call::<ListMembers>(
+                (),
+                MemberListQuery { include_inactive: all, page: page(p), ..Default::default() },
+                (),
+            )
+            .await?,
         ),
         MemberCmd::Show { member } => out.item(&b.find_member(&member).await?),
         MemberCmd::Create { name, slug, kind, role, config } => {
@@ -100,11 +104,15 @@ pub(super) async fn member<B: Backend>(b: &B, c: MemberCmd, out: Out) -> Result<
     Ok(())
 }
 
-pub(super) async fn project<B: Backend>(b: &B, c: ProjectCmd, out: Out) -> Result<()> {
+pub(super) async fn project<B: Perform>(b: &B, c: ProjectCmd, out: Out) -> Result<()> {
     match c {
         ProjectCmd::List { all, page: p } => out.list(
-            &b.call::<ListProjects>((), ProjectListQuery { include_archived: all, page: page(p) }, ())
-                .await?,
+            &b.call::<ListProjects>(
+                (),
+                ProjectListQuery { include_archived: all, page: page(p), ..Default::default() },
+                (),
+            )
+            .await?,
         ),
         ProjectCmd::Show { project } => out.item(&b.find_project(&project).await?),
         ProjectCmd::Create { name, slug, description, repo_urls, auto_assign } => {

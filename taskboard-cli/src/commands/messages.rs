@@ -2,10 +2,9 @@
 
 use taskboard_core::api::*;
 use taskboard_core::validate::*;
-use taskboard_core::{Error, Result};
+use taskboard_core::{Error, Perform, Result};
 use uuid::Uuid;
 
-use crate::backend::Backend;
 use crate::cli::*;
 use crate::client::{save_download, upload_from_path};
 use crate::output::Out;
@@ -14,7 +13,7 @@ use super::downloaded;
 use super::helpers::*;
 
 /// `(chat_id, task_id)` of a place.
-pub(super) async fn place<B: Backend>(b: &B, p: Place) -> Result<(Option<Uuid>, Option<Uuid>)> {
+pub(super) async fn place<B: Perform>(b: &B, p: Place) -> Result<(Option<Uuid>, Option<Uuid>)> {
     if let Some(project) = p.project {
         let project = b.find_project(&project).await?;
         let chat = project
@@ -25,7 +24,7 @@ pub(super) async fn place<B: Backend>(b: &B, p: Place) -> Result<(Option<Uuid>, 
     Ok((p.chat, task_id(b, p.task.as_deref()).await?))
 }
 
-pub(super) async fn message<B: Backend>(b: &B, c: MessageCmd, out: Out) -> Result<()> {
+pub(super) async fn message<B: Perform>(b: &B, c: MessageCmd, out: Out) -> Result<()> {
     match c {
         MessageCmd::Post { place: p, content, reply_to, attach, mentions, thinking, voice_url } => {
             let (chat_id, task_id) = place(b, p).await?;
@@ -70,7 +69,7 @@ pub(super) async fn message<B: Backend>(b: &B, c: MessageCmd, out: Out) -> Resul
     Ok(())
 }
 
-pub(super) async fn file<B: Backend>(b: &B, c: FileCmd, out: Out) -> Result<()> {
+pub(super) async fn file<B: Perform>(b: &B, c: FileCmd, out: Out) -> Result<()> {
     match c {
         FileCmd::Upload { project, path, name, description } => {
             let p = b.find_project(&project).await?;

@@ -1,4 +1,4 @@
-//! Every command, written once against [`Backend`]. The CLI holds no rule
+//! Every command, written once against [`Perform`]. The CLI holds no rule
 //! of the board: it turns arguments into requests, resolves the references
 //! a person types (slugs, keys, names) and prints the answers.
 
@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use taskboard_core::api::*;
 use taskboard_core::validate::*;
-use taskboard_core::{Board, BoardOptions, Error, ErrorKind};
+use taskboard_core::{Board, BoardCaller, BoardOptions, Error, ErrorKind, Perform};
 
-use crate::backend::{Backend, LocalBackend, Place, open_board};
+use crate::backend::{Place, open_board, open_local};
 use crate::cli::*;
 use crate::client::{Client, save_download};
 use crate::exit::Failure;
@@ -187,10 +187,9 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
         }
         command => match choose_mode(&g)? {
             Mode::Local(place) => {
-                let mut backend = LocalBackend::open(&place, g.acting_as.as_deref()).await?;
+                let mut backend = open_local(&place, g.acting_as.as_deref()).await?;
                 backend.caller.actor = backend.caller.actor.map(|a| a.presenting(g.lease_id));
                 if let Command::Mcp { profile } = command {
-                    let backend = crate::mcp::Local(std::sync::Arc::new(backend));
                     return crate::mcp::serve_stdio(backend, profile).await;
                 }
                 if let Command::Events { since, .. } = command {
@@ -200,7 +199,7 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
             }
             Mode::Remote(client) => {
                 if let Command::Mcp { profile } = command {
-                    return crate::mcp::serve_stdio(crate::backend::RemoteBackend { client }, profile).await;
+                    return crate::mcp::serve_stdio(client, profile).await;
                 }
                 if let Command::Events { since, sse: true } = command {
                     let mut events = client.sse_events(since).await?;
@@ -213,7 +212,7 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
                     while out.json_line(&events.next().await?) {}
                     return Ok(());
                 }
-                execute(&crate::backend::RemoteBackend { client }, command, out).await
+                execute(&client, command, out).await
             }
         },
     }
@@ -248,7 +247,7 @@ async fn init(
 
 /// Locally nobody else can write while this process holds the board, so
 /// the stream is the retained events after `since`, then the end.
-async fn local_events(b: &LocalBackend, since: Option<u64>, out: Out) -> std::result::Result<(), Failure> {
+async fn local_events(b: &BoardCaller, since: Option<u64>, out: Out) -> std::result::Result<(), Failure> {
     let since = since.unwrap_or_else(|| {
         b.board.latest_seq().saturating_sub(taskboard_core::events::RETAINED_EVENTS as u64)
     });
@@ -270,7 +269,7 @@ async fn local_events(b: &LocalBackend, since: Option<u64>, out: Out) -> std::re
     Ok(())
 }
 
-async fn execute<B: Backend>(b: &B, command: Command, out: Out) -> std::result::Result<(), Failure> {
+async fn execute<B: Perform>(b: &B, command: Command, out: Out) -> std::result::Result<(), Failure> {
     match command {
         Command::Whoami => out.item(&b.call::<GetMe>((), (), ()).await?),
         Command::Health => {

@@ -1,14 +1,13 @@
 //! `taskboard run …`.
 
-use taskboard_core::Result;
 use taskboard_core::api::*;
 use taskboard_core::runs::{Run, TranscriptEntry};
+use taskboard_core::{Perform, Result};
 
-use crate::backend::Backend;
 use crate::cli::RunCmd;
 use crate::output::{Out, Row, short_id, when};
 
-pub(super) async fn run<B: Backend>(b: &B, c: RunCmd, out: Out) -> Result<()> {
+pub(super) async fn run<B: Perform>(b: &B, c: RunCmd, out: Out) -> Result<()> {
     match c {
         RunCmd::List { task, agent, state, limit, cursor } => {
             let task_id = match task {
@@ -58,7 +57,7 @@ pub(super) async fn run<B: Backend>(b: &B, c: RunCmd, out: Out) -> Result<()> {
 /// Prints the transcript after `after`; with `follow`, waits on the event
 /// stream (long-polled `GET /events`) for the run's next output or change
 /// and prints again, until the run has ended and everything is printed.
-async fn logs<B: Backend>(b: &B, run: uuid::Uuid, mut after: u64, follow: bool, out: Out) -> Result<()> {
+async fn logs<B: Perform>(b: &B, run: uuid::Uuid, mut after: u64, follow: bool, out: Out) -> Result<()> {
     // Where the stream stands before the first read, so nothing written
     // after it is missed.
     let mut since =

@@ -1,10 +1,9 @@
 //! `taskboard task …`, `step …` and `label …`.
 
-use taskboard_core::Result;
 use taskboard_core::api::*;
 use taskboard_core::validate::*;
+use taskboard_core::{Perform, Result};
 
-use crate::backend::Backend;
 use crate::cli::*;
 use crate::output::LATEST_COMMENTS;
 use crate::output::Out;
@@ -15,7 +14,7 @@ pub(super) fn label_names(labels: Vec<String>) -> Result<Vec<LabelName>> {
     labels.into_iter().map(|l| valid("labels", LabelName::new(l))).collect()
 }
 
-pub(super) async fn task<B: Backend>(b: &B, c: TaskCmd, out: Out) -> Result<()> {
+pub(super) async fn task<B: Perform>(b: &B, c: TaskCmd, out: Out) -> Result<()> {
     match c {
         TaskCmd::List { project, status, assignee, reviewer, label, q, kind, priority, parent, page: p } => {
             let project_id = match project {
@@ -223,7 +222,7 @@ pub(super) async fn task<B: Backend>(b: &B, c: TaskCmd, out: Out) -> Result<()> 
     Ok(())
 }
 
-pub(super) async fn step<B: Backend>(b: &B, c: StepCmd, out: Out) -> Result<()> {
+pub(super) async fn step<B: Perform>(b: &B, c: StepCmd, out: Out) -> Result<()> {
     match c {
         StepCmd::List { task } => {
             let id = b.find_task(&task).await?.id;
@@ -266,7 +265,7 @@ pub(super) async fn step<B: Backend>(b: &B, c: StepCmd, out: Out) -> Result<()> 
     Ok(())
 }
 
-pub(super) async fn label<B: Backend>(b: &B, c: LabelCmd, out: Out) -> Result<()> {
+pub(super) async fn label<B: Perform>(b: &B, c: LabelCmd, out: Out) -> Result<()> {
     match c {
         LabelCmd::List { page: p } => out.list(&b.call::<ListLabels>((), page(p), ()).await?),
         LabelCmd::Create { name, color } => {

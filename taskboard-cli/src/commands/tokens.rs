@@ -4,14 +4,13 @@ use jiff::{SignedDuration, Timestamp};
 use taskboard_core::api::*;
 use taskboard_core::model::Member;
 use taskboard_core::tokens::{AccessToken, CreatedAccessToken, NewAccessToken};
-use taskboard_core::{Error, Result};
+use taskboard_core::{Error, Perform, Result};
 
-use crate::backend::Backend;
 use crate::cli::TokenCmd;
 use crate::output::{Out, Row, short_id, when};
 
 /// The member named, or the caller.
-async fn member_or_me<B: Backend>(b: &B, member: Option<String>) -> Result<Member> {
+async fn member_or_me<B: Perform>(b: &B, member: Option<String>) -> Result<Member> {
     match member {
         Some(m) => b.find_member(&m).await,
         None => b.call::<GetMe>((), (), ()).await,
@@ -42,7 +41,7 @@ pub(super) fn expiry(text: &str, now: Timestamp) -> Result<Timestamp> {
     now.checked_add(span).map_err(|_| bad())
 }
 
-pub(super) async fn token<B: Backend>(b: &B, c: TokenCmd, out: Out) -> Result<()> {
+pub(super) async fn token<B: Perform>(b: &B, c: TokenCmd, out: Out) -> Result<()> {
     match c {
         TokenCmd::Create { name, scopes, projects, expires, member } => {
             let m = member_or_me(b, member).await?;
@@ -77,7 +76,7 @@ pub(super) async fn token<B: Backend>(b: &B, c: TokenCmd, out: Out) -> Result<()
 }
 
 /// Ends every login of the caller (`logout --everywhere`).
-pub(super) async fn logout_everywhere<B: Backend>(b: &B) -> Result<Member> {
+pub(super) async fn logout_everywhere<B: Perform>(b: &B) -> Result<Member> {
     let me = b.call::<GetMe>((), (), ()).await?;
     b.call::<LogoutEverywhere>(me.id, (), ()).await?;
     Ok(me)

@@ -1,16 +1,15 @@
 //! `taskboard webhook …`.
 
-use taskboard_core::Result;
 use taskboard_core::api::*;
 use taskboard_core::webhooks::{CreatedWebhook, Delivery, DeliveryState, Webhook};
+use taskboard_core::{Perform, Result};
 
-use crate::backend::Backend;
 use crate::cli::WebhookCmd;
 use crate::output::{Out, Row, short_id, when};
 
 use super::helpers::patch;
 
-pub(super) async fn webhook<B: Backend>(b: &B, c: WebhookCmd, out: Out) -> Result<()> {
+pub(super) async fn webhook<B: Perform>(b: &B, c: WebhookCmd, out: Out) -> Result<()> {
     match c {
         WebhookCmd::Create { url, events, project, description } => {
             let project_id = match project {

@@ -32,7 +32,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::codec::{FramedRead, FramedWrite, LinesCodec};
 
 use super::process::{self, Spawn};
-use super::supervise::{self, End};
+use super::reports::{self, End};
 use super::workspace::Workspace;
 use super::{AgentCtx, Live};
 use report::Report;
@@ -82,10 +82,10 @@ pub(super) async fn run(
         process::kill_group(pgid);
         return Err(e);
     }
-    let output = supervise::Output::start(a, run.id, out_rx);
+    let output = reports::Output::start(a, run.id, out_rx);
     let (in_tx, in_rx) = mpsc::channel(64);
     let (cx, driver) = connect(stdin, stdout, in_tx);
-    let end = match supervise::mark_running(a, run, ws).await {
+    let end = match reports::mark_running(a, run, ws).await {
         Ok(false) => Ok(End::Cancelled),
         Err(e) => Err(e),
         Ok(true) => match cx.await {
@@ -205,7 +205,7 @@ async fn drive(
     let mut exited: Option<Option<i32>> = None;
     let deadline = tokio::time::sleep(Duration::from_secs(a.entry.timeout_seconds));
     tokio::pin!(deadline);
-    let every = supervise::beat_every(a);
+    let every = reports::beat_every(a);
     let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     let mut flush = tokio::time::interval(FLUSH_EVERY);
     let gone = tokio::time::sleep(Duration::MAX);
@@ -220,7 +220,7 @@ async fn drive(
             }
             _ = &mut deadline => break End::TimedOut,
             _ = beat.tick(), if leased.is_some() => {
-                if let Some(end) = supervise::heartbeat(a, leased.unwrap_or_default()).await {
+                if let Some(end) = reports::heartbeat(a, leased.unwrap_or_default()).await {
                     break end;
                 }
             }

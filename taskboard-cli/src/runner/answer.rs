@@ -14,14 +14,14 @@ use taskboard_core::api::{
 };
 use taskboard_core::model::{AuthorType, Listen, Message};
 use taskboard_core::runs::{Run, RunState};
-use taskboard_core::{Error, ErrorKind, Result};
+use taskboard_core::{Error, ErrorKind, Perform, Result};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::config::AgentMode;
 use super::message_prompt::{self, Ask};
 use super::process::{self, Spawn};
-use super::supervise::{self, End};
+use super::reports::{self, End};
 use super::{AgentCtx, Live};
 
 /// Messages looked through, newest first, to find the one answered.
@@ -154,9 +154,9 @@ async fn answer(
     let mut child = process::spawn(spawn, tx)?;
     let pgid = child.id().unwrap_or(0);
     process::write_pid_file(&a.shared.state, run.id, pgid)?;
-    let output = supervise::Output::start(a, run.id, pump_rx);
+    let output = reports::Output::start(a, run.id, pump_rx);
     let ws = super::workspace::Workspace { dir: dir.to_path_buf(), branch: None };
-    let end = match supervise::mark_running(a, run, &ws).await {
+    let end = match reports::mark_running(a, run, &ws).await {
         Ok(false) => End::Cancelled,
         Err(e) => {
             process::kill_group(pgid);
@@ -217,7 +217,7 @@ async fn answer(
         stop_reason: stop_reason.map(|r| r.chars().take(2000).collect()),
         ..Default::default()
     };
-    supervise::end_run(a, run.id, done).await
+    reports::end_run(a, run.id, done).await
 }
 
 /// An ACP agent answers: prompted with the message and the conversation
@@ -250,7 +250,7 @@ async fn answer_acp(
         stop_reason: stop_reason.map(|r| r.chars().take(2000).collect()),
         ..Default::default()
     };
-    supervise::end_run(a, run.id, done).await
+    reports::end_run(a, run.id, done).await
 }
 
 /// Waits for the agent's end: no lease to renew, only the timeout and a

@@ -17,7 +17,7 @@ use taskboard_core::api::{
 };
 use taskboard_core::model::{Member, MemberType};
 use taskboard_core::runs::{Run, RunState};
-use taskboard_core::{Error, Result};
+use taskboard_core::{Error, Perform, Result};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
@@ -32,6 +32,7 @@ pub mod local;
 mod message_prompt;
 mod process;
 mod prompt;
+mod reports;
 mod supervise;
 mod workspace;
 

@@ -1,17 +1,15 @@
-//! One run, from start to end: the workspace, the agent's process, its
-//! output to the transcript, heartbeats of the task's lease, the timeout,
-//! cancellation, and the report of the run's end.
+//! One run, from start to end: the workspace, the agent's process (a
+//! command here, an ACP agent in acp.rs, an answer in answer.rs), the
+//! timeout, cancellation, and the report of the run's end; what the run
+//! tells the board on the way is in reports.rs.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use taskboard_core::api::{
-    AppendTranscript, GetProject, GetTask, HeartbeatTask, ListMessages, MessageFilter, NewEntries, NewEntry,
-    Optional, RunPatch, UpdateRun,
-};
+use taskboard_core::api::{GetProject, GetTask, ListMessages, MessageFilter, RunPatch, UpdateRun};
 use taskboard_core::model::Task;
 use taskboard_core::runs::{Run, RunState};
-use taskboard_core::{Error, ErrorKind, Result};
+use taskboard_core::{Error, ErrorKind, Perform, Result};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -19,44 +17,12 @@ use super::acp;
 use super::config::{AgentMode, PromptVia};
 use super::process::{self, Spawn};
 use super::prompt::{self, Brief};
+use super::reports::{End, Output, beat_every, end_run, heartbeat, mark_running};
 use super::workspace::{self, Workspace};
-use super::{AgentCtx, Live, Origin, Shared};
-use crate::client::{Client, Reconnect};
-
-/// Entries and bytes of one transcript append at most, and how long
-/// output waits to be sent with what follows.
-const BATCH_ENTRIES: usize = 500;
-const BATCH_BYTES: usize = 512 * 1024;
-const BATCH_WAIT: Duration = Duration::from_millis(200);
-
-/// How long one call that must reach the server waits for its answer
-/// before it is tried again: a connection the server dropped without a
-/// word must not hold the run up.
-const ATTEMPT: Duration = Duration::from_secs(30);
+use super::{AgentCtx, Live, Origin};
 
 /// Most dependencies named in the task's Markdown.
 const DEPENDENCIES: usize = 20;
-
-/// How the agent stopped.
-pub(super) enum End {
-    /// It exited, with its exit code (None: killed by a signal).
-    Exited(Option<i32>),
-    /// An ACP agent ended its turn: the run ends in `state`.
-    Turn {
-        state: RunState,
-        reason: Option<String>,
-    },
-    /// The agent could not be driven (it broke the protocol, or left
-    /// before ending its turn): the run fails, saying why.
-    Failed(String),
-    TimedOut,
-    /// The run ended on the board (cancelled, or its task moved away).
-    Cancelled,
-    /// The task's lease is gone (expired: the run is `lost`).
-    LeaseLost(String),
-    /// The runner is stopping.
-    Stopped,
-}
 
 /// Runs `run` to its end. Errors end the run `failed`, saying why.
 pub(super) async fn supervise(a: Arc<AgentCtx>, run: Run, origin: Origin, live: Live) {
@@ -155,22 +121,6 @@ fn agent_env(a: &AgentCtx, run: &Run, task: &Task, ws: &Workspace) -> Vec<(Strin
     env
 }
 
-/// Reports the run `running`, in this runner's name, with its branch.
-/// False when it ended on the board meanwhile.
-pub(super) async fn mark_running(a: &AgentCtx, run: &Run, ws: &Workspace) -> Result<bool> {
-    let running = RunPatch {
-        state: Some(RunState::Running),
-        runner: Some(a.shared.name.clone()),
-        branch: ws.branch.clone(),
-        ..Default::default()
-    };
-    match until_answered(&a.shared, || a.client.call::<UpdateRun>(run.id, (), running.clone())).await {
-        Err(e) if e.kind() == ErrorKind::Conflict => Ok(false),
-        Err(e) => Err(e),
-        Ok(_) => Ok(true),
-    }
-}
-
 /// Runs a command agent to its end.
 async fn run_command(
     a: &AgentCtx,
@@ -249,73 +199,6 @@ async fn report(a: &AgentCtx, run: &Run, task: &Task, ws: &Workspace, end: End) 
     end_run(a, run.id, done).await
 }
 
-/// Reports a run's end. A server out of reach for a while (restarting,
-/// or the network down) is waited for, up to one lease; a run that
-/// ended on the board meanwhile has nothing more to hear.
-pub(super) async fn end_run(a: &AgentCtx, run: uuid::Uuid, done: RunPatch) -> Result<()> {
-    let answer = until_answered(&a.shared, || a.client.call::<UpdateRun>(run, (), done.clone())).await;
-    match answer {
-        Err(e) if e.kind() == ErrorKind::Conflict => Ok(()),
-        Err(e) => Err(e),
-        Ok(_) => Ok(()),
-    }
-}
-
-/// Whether waiting and trying again may help: the server could not be
-/// reached, failed, or cannot serve now.
-fn passing(e: &Error) -> bool {
-    matches!(e.kind(), ErrorKind::Internal | ErrorKind::Unavailable)
-}
-
-/// Calls until the server answers, or one lease has passed, or the
-/// runner stops: what the runner must tell the board survives a server
-/// restart.
-pub(super) async fn until_answered<T, F>(shared: &Shared, mut call: impl FnMut() -> F) -> Result<T>
-where
-    F: std::future::Future<Output = Result<T>>,
-{
-    let until = tokio::time::Instant::now() + Duration::from_secs(u64::from(shared.lease_seconds));
-    let mut reconnect = Reconnect::default();
-    loop {
-        let answer = tokio::time::timeout(ATTEMPT, call()).await.unwrap_or_else(|_| {
-            Err(Error::new(
-                ErrorKind::Internal,
-                format!("no answer from the server in {} s", ATTEMPT.as_secs()),
-            ))
-        });
-        match answer {
-            Err(e) if passing(&e) && tokio::time::Instant::now() < until => {
-                eprintln!("runner {}: {}; trying again", shared.name, e.detail());
-                let detail = e.detail().to_string();
-                tokio::select! {
-                    _ = shared.stop.cancelled() => return Err(Error::new(ErrorKind::Internal, detail)),
-                    waited = reconnect.wait(e) => waited?,
-                }
-            }
-            answer => return answer,
-        }
-    }
-}
-
-/// Renews the task's lease; an end when it is gone. A network failure
-/// is not, nor a server slower than a beat: the next beat tries again.
-pub(super) async fn heartbeat(a: &AgentCtx, task: uuid::Uuid) -> Option<End> {
-    let beat = a.client.call::<HeartbeatTask>(task, (), Optional(None));
-    match tokio::time::timeout(beat_every(a), beat).await {
-        Ok(Err(e))
-            if matches!(e.kind(), ErrorKind::Forbidden | ErrorKind::Conflict | ErrorKind::NotFound) =>
-        {
-            Some(End::LeaseLost(e.detail().to_string()))
-        }
-        _ => None,
-    }
-}
-
-/// How often the lease is renewed: a third of it.
-pub(super) fn beat_every(a: &AgentCtx) -> Duration {
-    Duration::from_secs(u64::from(a.shared.lease_seconds / 3).max(1))
-}
-
 /// Waits for the agent's end, renewing the task's lease meanwhile.
 async fn watch(
     a: &AgentCtx,
@@ -341,76 +224,4 @@ async fn watch(
             }
         }
     }
-}
-
-/// The agent's output on its way to the run's transcript.
-pub(super) struct Output {
-    pump: tokio::task::JoinHandle<()>,
-    /// Notified when the output has ended (every sender dropped).
-    ended: Arc<tokio::sync::Notify>,
-}
-
-impl Output {
-    /// Sends what arrives on `rx` to the transcript of `run`, in batches.
-    pub fn start(a: &AgentCtx, run: uuid::Uuid, rx: mpsc::Receiver<NewEntry>) -> Output {
-        let ended = Arc::new(tokio::sync::Notify::new());
-        let pump = tokio::spawn(pump(a.client.clone(), a.shared.clone(), run, rx, ended.clone()));
-        Output { pump, ended }
-    }
-
-    /// Waits until the agent's output is in the transcript. The pipes
-    /// close once the agent's group is gone; output a process that left
-    /// the group keeps open is not waited for long. Sending what was read
-    /// is waited for (up to a lease, while the server is out of reach).
-    pub async fn finish(self) {
-        if tokio::time::timeout(Duration::from_secs(5), self.ended.notified()).await.is_ok() {
-            let _ = self.pump.await;
-        }
-    }
-}
-
-/// Sends the agent's output to the run's transcript in batches, until
-/// the output ends; a batch the server could not take is sent again once
-/// it can (the agent meanwhile waits on its full pipe). Once the run is
-/// final on the board the rest is read and dropped, so the agent never
-/// waits on a full pipe.
-async fn pump(
-    c: Client,
-    shared: Arc<Shared>,
-    run: uuid::Uuid,
-    mut rx: mpsc::Receiver<NewEntry>,
-    ended: Arc<tokio::sync::Notify>,
-) {
-    let mut open = true;
-    let mut over = false;
-    while !over {
-        let Some(first) = rx.recv().await else { break };
-        let mut bytes = first.text.len();
-        let mut batch = vec![first];
-        let until = tokio::time::Instant::now() + BATCH_WAIT;
-        while batch.len() < BATCH_ENTRIES && bytes < BATCH_BYTES {
-            match tokio::time::timeout_at(until, rx.recv()).await {
-                Ok(Some(e)) => {
-                    bytes += e.text.len();
-                    batch.push(e);
-                }
-                Ok(None) => {
-                    over = true;
-                    ended.notify_one();
-                    break;
-                }
-                Err(_) => break,
-            }
-        }
-        if !open {
-            continue;
-        }
-        let append = || c.call::<AppendTranscript>(run, (), NewEntries { entries: batch.clone() });
-        if let Err(e) = until_answered(&shared, append).await
-            && matches!(e.kind(), ErrorKind::Conflict | ErrorKind::Forbidden | ErrorKind::NotFound)
-        {
-            open = false;
-        }
-    }
-    ended.notify_one();
 }

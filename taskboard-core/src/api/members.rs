@@ -104,7 +104,8 @@ impl Endpoint for ListMembers {
         auth: true,
         status: 200,
         summary: "List members",
-        description: "Active members in creation order; `include_inactive=true` adds deleted ones.",
+        description: "Active members in creation order; `include_inactive=true` adds deleted ones. \
+            `slug` keeps only the member with that slug (a list of none or one).",
         errors: &[],
     };
     type Path = ();
@@ -113,12 +114,18 @@ impl Endpoint for ListMembers {
     type Response = super::paged::Paged<Member>;
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<super::paged::Paged<Member>> {
-        board.list_members(caller.actor()?, call.query.include_inactive, call.query.page).await
+        let actor = caller.actor()?;
+        let MemberListQuery { include_inactive, slug, page } = call.query;
+        match slug {
+            Some(slug) => board.members_by_slug(&slug, include_inactive, page).await,
+            None => board.list_members(actor, include_inactive, page).await,
+        }
     }
 
-    /// The whole list (no `limit`, no `cursor`) is streamed as it is read.
+    /// The whole list (no `limit`, no `cursor`, no `slug`) is streamed as
+    /// it is read.
     async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
-        if call.query.page.is_whole() {
+        if call.query.page.is_whole() && call.query.slug.is_none() {
             return Ok(Encoded::Stream(board.stream_members(
                 caller.actor()?,
                 call.query.include_inactive,

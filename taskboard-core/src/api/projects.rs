@@ -23,7 +23,8 @@ impl Endpoint for ListProjects {
         auth: true,
         status: 200,
         summary: "List projects",
-        description: "Active projects in creation order; `include_archived=true` adds archived ones.",
+        description: "Active projects in creation order; `include_archived=true` adds archived ones. \
+            `slug` keeps only the project with that slug (a list of none or one).",
         errors: &[],
     };
     type Path = ();
@@ -36,12 +37,18 @@ impl Endpoint for ListProjects {
         caller: &Caller,
         call: Call<Self>,
     ) -> Result<super::paged::Paged<Project>> {
-        board.list_projects(caller.actor()?, call.query.include_archived, call.query.page).await
+        let actor = caller.actor()?;
+        let ProjectListQuery { include_archived, slug, page } = call.query;
+        match slug {
+            Some(slug) => board.projects_by_slug(&slug, include_archived, page).await,
+            None => board.list_projects(actor, include_archived, page).await,
+        }
     }
 
-    /// The whole list (no `limit`, no `cursor`) is streamed as it is read.
+    /// The whole list (no `limit`, no `cursor`, no `slug`) is streamed as
+    /// it is read.
     async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
-        if call.query.page.is_whole() {
+        if call.query.page.is_whole() && call.query.slug.is_none() {
             return Ok(Encoded::Stream(board.stream_projects(
                 caller.actor()?,
                 call.query.include_archived,

@@ -179,23 +179,23 @@ impl Board {
         self.stream_index(members_list(include_inactive), page)
     }
 
-    pub async fn get_member(&self, _actor: &Actor, id: Uuid) -> Result<Member> {
-        self.read(move |r| Ok(r.member_required(id)?.to_wire())).await
+    /// `GET /members?slug=`: the member with this slug, found by the
+    /// slug's index, as a list of none or one (an inactive one only on
+    /// request), paged as the whole list is.
+    pub async fn members_by_slug(
+        &self,
+        slug: &Slug,
+        include_inactive: bool,
+        page: Page,
+    ) -> Result<Paged<Member>> {
+        let slug = slug.to_string();
+        let found = self.read(move |r| r.member_by_slug(&slug)).await?;
+        let items = found.filter(|m| include_inactive || m.is_active).map(|m| m.to_wire());
+        page.window(CursorKind::Members, items.into_iter().collect(), |m| m.id.as_bytes().to_vec())
     }
 
-    /// A member by id or slug: the references the CLI accepts.
-    pub async fn find_member(&self, _actor: &Actor, reference: &str) -> Result<Member> {
-        let reference = reference.to_string();
-        self.read(move |r| {
-            let found = match reference.parse::<Uuid>() {
-                Ok(id) => r.member(id)?,
-                Err(_) => r.member_by_slug(&reference)?,
-            };
-            found
-                .map(|m| m.to_wire())
-                .ok_or_else(|| Error::not_found(format!("member {reference} not found")))
-        })
-        .await
+    pub async fn get_member(&self, _actor: &Actor, id: Uuid) -> Result<Member> {
+        self.read(move |r| Ok(r.member_required(id)?.to_wire())).await
     }
 
     /// `GET /members/me`.

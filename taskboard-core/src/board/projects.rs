@@ -12,6 +12,7 @@ use crate::records::{ChatRecord, MessageRecord, ProjectRecord, RecordWrites, Rec
 use crate::storage::Direction;
 use crate::storage::codec::{Key, decode, uuid_at};
 use crate::storage::tables::*;
+use crate::validate::Slug;
 use crate::wire::{CursorKind, JsonStream, NewProject, Page, Paged, ProjectPatch};
 
 fn slug_free(r: &(impl Records + ?Sized), slug: &str, except: Option<Uuid>) -> Result<()> {
@@ -40,23 +41,24 @@ impl Board {
         self.stream_index(projects_list(include_archived), page)
     }
 
-    pub async fn get_project(&self, _actor: &Actor, id: Uuid) -> Result<Project> {
-        self.read(move |r| Ok(r.project_required(id)?.to_wire())).await
+    /// `GET /projects?slug=`: the project with this slug, found by the
+    /// slug's index, as a list of none or one (an archived one only on
+    /// request), paged as the whole list is.
+    pub async fn projects_by_slug(
+        &self,
+        slug: &Slug,
+        include_archived: bool,
+        page: Page,
+    ) -> Result<Paged<Project>> {
+        let slug = slug.to_string();
+        let found = self.read(move |r| r.project_by_slug(&slug)).await?;
+        let items =
+            found.filter(|p| include_archived || p.status == ProjectStatus::Active).map(|p| p.to_wire());
+        page.window(CursorKind::Projects, items.into_iter().collect(), |p| p.id.as_bytes().to_vec())
     }
 
-    /// A project by id or slug.
-    pub async fn find_project(&self, _actor: &Actor, reference: &str) -> Result<Project> {
-        let reference = reference.to_string();
-        self.read(move |r| {
-            let found = match reference.parse::<Uuid>() {
-                Ok(id) => r.project(id)?,
-                Err(_) => r.project_by_slug(&reference)?,
-            };
-            found
-                .map(|p| p.to_wire())
-                .ok_or_else(|| Error::not_found(format!("project {reference} not found")))
-        })
-        .await
+    pub async fn get_project(&self, _actor: &Actor, id: Uuid) -> Result<Project> {
+        self.read(move |r| Ok(r.project_required(id)?.to_wire())).await
     }
 
     /// `POST /projects`: creates the project with its main chat; the

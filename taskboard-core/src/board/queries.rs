@@ -6,7 +6,7 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use super::{Actor, Board, RenderedTask};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::*;
 use crate::records::*;
 use crate::storage::codec::{Key, uuid_suffix, uuid_value};
@@ -278,19 +278,5 @@ impl Board {
         let task = RenderedTask::new(self.read(move |r| r.render_task(&r.task_required(id)?)).await?);
         self.cache_tasks(generation, [task.clone()]);
         Ok(task)
-    }
-
-    /// A task by id or key (`WEB-12`).
-    pub async fn find_task(&self, _actor: &Actor, reference: &str) -> Result<Task> {
-        let reference = reference.to_string();
-        self.read(move |r| {
-            let found = match reference.parse::<Uuid>() {
-                Ok(id) => r.task(id)?,
-                Err(_) => r.task_by_key(&reference)?,
-            };
-            let t = found.ok_or_else(|| Error::not_found(format!("task {reference} not found")))?;
-            r.render_task(&t)
-        })
-        .await
     }
 }

@@ -515,6 +515,10 @@ pub struct FilePatch {
 pub struct MemberListQuery {
     #[serde(default)]
     pub include_inactive: bool,
+    /// Only the member with this slug (none or one, found by the slug's
+    /// index).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slug: Option<Slug>,
     #[serde(flatten)]
     pub page: Page,
 }
@@ -525,6 +529,10 @@ pub struct ProjectListQuery {
     /// Include archived projects.
     #[serde(default)]
     pub include_archived: bool,
+    /// Only the project with this slug (none or one, found by the slug's
+    /// index).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slug: Option<Slug>,
     #[serde(flatten)]
     pub page: Page,
 }

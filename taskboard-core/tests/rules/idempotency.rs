@@ -7,6 +7,8 @@ use taskboard_core::api::{self, Call, Caller, CreateTask, ProjectIdQuery};
 use taskboard_core::board::{Clock, IdempotencyKey, Idempotent};
 use taskboard_core::{Actor, BoardOptions, ErrorKind};
 
+use taskboard_core::Perform;
+
 use crate::support::*;
 
 fn key(k: &str, body: &[u8]) -> IdempotencyKey {
@@ -19,7 +21,7 @@ async fn create(
     k: &str,
     title: &str,
 ) -> taskboard_core::Result<Idempotent<api::Encoded>> {
-    let p = fx.board.find_project(&fx.owner, "web").await?;
+    let p = fx.performer().find_project("web").await?;
     let call = Call::<CreateTask>::new((), ProjectIdQuery { project_id: p.id }, new_task(title));
     api::call_idempotent::<CreateTask>(&fx.board, caller, key(k, title.as_bytes()), call).await
 }
@@ -191,7 +193,7 @@ async fn after_a_crash_every_acknowledged_key_replays_and_no_write_happens_twice
     for key in &sent {
         create(&fx, &caller, key, key).await.unwrap();
     }
-    let p = fx.board.find_project(&fx.owner, "web").await.unwrap();
+    let p = fx.performer().find_project("web").await.unwrap();
     let filter = taskboard_core::api::TaskFilter { project_id: Some(p.id), ..Default::default() };
     let tasks = fx.board.list_tasks(&fx.owner, filter).await.unwrap();
     let mut titles: Vec<String> = tasks.into_iter().map(|t| t.title).collect();

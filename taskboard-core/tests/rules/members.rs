@@ -9,7 +9,7 @@ use taskboard_core::storage::redb::RedbStore;
 use taskboard_core::storage::tables;
 use taskboard_core::storage::{Direction, KeyRange, Scan, Storage};
 use taskboard_core::validate::{LongText, Password};
-use taskboard_core::{Board, BoardOptions, ErrorKind};
+use taskboard_core::{Board, BoardOptions, ErrorKind, Perform};
 
 use crate::support::*;
 
@@ -86,7 +86,7 @@ async fn login_by_name_needs_exactly_one_active_human_with_that_name() {
     assert_eq!(kind(fx.board.login("twin", "twin-password", None).await), ErrorKind::Unauthorized);
     fx.board.login("twin-a", "twin-password", None).await.unwrap();
     // Once one of them is gone the name is unambiguous again.
-    let b = fx.board.find_member(&fx.owner, "twin-b").await.unwrap();
+    let b = fx.performer().find_member("twin-b").await.unwrap();
     fx.board.delete_member(&fx.owner, b.id).await.unwrap();
     let a = fx.board.login("TWIN", "twin-password", None).await.unwrap();
     assert_eq!(a.slug, "twin-a");
@@ -475,7 +475,7 @@ async fn a_taken_slug_is_conflict_on_update() {
     let rename = MemberPatch { slug: Patch::Value(slug("anna")), ..Default::default() };
     fx.board.update_member(&fx.owner, ana.id(), rename).await.unwrap();
     fx.human("ana", Role::Member).await;
-    assert_eq!(fx.board.find_member(&fx.owner, "anna").await.unwrap().id, ana.id());
+    assert_eq!(fx.performer().find_member("anna").await.unwrap().id, ana.id());
 }
 
 #[tokio::test]
@@ -532,9 +532,9 @@ async fn me_is_the_caller_and_members_are_found_by_id_or_slug() {
     let fx = board().await;
     let ana = fx.human("ana", Role::Member).await;
     assert_eq!(fx.board.me(&ana).await.unwrap().id, ana.id());
-    assert_eq!(fx.board.find_member(&fx.owner, "ana").await.unwrap().id, ana.id());
-    assert_eq!(fx.board.find_member(&fx.owner, &ana.id().to_string()).await.unwrap().slug, "ana");
-    assert_eq!(kind(fx.board.find_member(&fx.owner, "nobody").await), ErrorKind::NotFound);
+    assert_eq!(fx.performer().find_member("ana").await.unwrap().id, ana.id());
+    assert_eq!(fx.performer().find_member(&ana.id().to_string()).await.unwrap().slug, "ana");
+    assert_eq!(kind(fx.performer().find_member("nobody").await), ErrorKind::NotFound);
     assert_eq!(kind(fx.board.get_member(&fx.owner, uuid::Uuid::now_v7()).await), ErrorKind::NotFound);
 }
 

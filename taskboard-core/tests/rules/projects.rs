@@ -7,6 +7,8 @@ use taskboard_core::events::EventKind;
 use taskboard_core::model::*;
 use uuid::Uuid;
 
+use taskboard_core::Perform;
+
 use crate::support::*;
 
 #[tokio::test]
@@ -61,7 +63,7 @@ async fn a_taken_project_slug_is_conflict() {
     let patch = ProjectPatch { slug: Patch::Value(slug("www")), ..Default::default() };
     fx.board.update_project(&fx.owner, web.id, patch).await.unwrap();
     fx.project("web").await;
-    assert_eq!(fx.board.find_project(&fx.owner, "www").await.unwrap().id, web.id);
+    assert_eq!(fx.performer().find_project("www").await.unwrap().id, web.id);
 }
 
 #[tokio::test]

@@ -76,6 +76,13 @@ async fn bootstrap(board: &Board) -> Actor {
 }
 
 impl Fx {
+    /// The board performing endpoints as the owner, with the resolvers of
+    /// keys and slugs every client uses.
+    pub fn performer(&self) -> taskboard_core::BoardCaller {
+        let caller = taskboard_core::api::Caller::member(self.owner.clone());
+        taskboard_core::BoardCaller { board: self.board.clone(), caller }
+    }
+
     pub fn path(&self) -> &Path {
         self.dir.as_ref().expect("a board on disk").path()
     }

@@ -12,6 +12,8 @@ use taskboard_core::validate::{Color, LabelName, Reason};
 use taskboard_core::{Actor, ErrorKind};
 use uuid::Uuid;
 
+use taskboard_core::Perform;
+
 use crate::support::*;
 
 async fn comments(fx: &Fx, task: Uuid) -> Vec<Message> {
@@ -86,8 +88,8 @@ async fn task_key_uses_current_project_slug() {
     assert_eq!(parent.project.slug, "site");
     assert_eq!(parent.subtasks[0].key, "SITE-2");
     assert_eq!(fx.get(child.id).await.parent.unwrap().key, "SITE-1");
-    assert_eq!(fx.board.find_task(&fx.owner, "site-2").await.unwrap().id, child.id);
-    assert_eq!(kind(fx.board.find_task(&fx.owner, "WEB-APP-2").await), ErrorKind::NotFound);
+    assert_eq!(fx.performer().find_task("site-2").await.unwrap().id, child.id);
+    assert_eq!(kind(fx.performer().find_task("WEB-APP-2").await), ErrorKind::NotFound);
 }
 
 #[tokio::test]

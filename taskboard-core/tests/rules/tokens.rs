@@ -99,7 +99,7 @@ async fn a_token_is_held_to_its_scopes_and_projects_on_every_path() {
     let in_web = TaskFilter { project_id: Some(web.id), ..Default::default() };
     assert_eq!(api::call::<ListTasks>(&fx.board, &caller, (), in_web, ()).await.unwrap().len(), 1);
     // What is about the board, not a project, stays open.
-    let everyone = MemberListQuery { include_inactive: false, page: Default::default() };
+    let everyone = MemberListQuery { include_inactive: false, ..Default::default() };
     api::call::<ListMembers>(&fx.board, &caller, (), everyone, ()).await.unwrap();
     api::call::<GetMember>(&fx.board, &caller, fx.owner.id(), (), ()).await.unwrap();
     // A token made with this one stays within it.

@@ -3,6 +3,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
+use taskboard_core::Perform;
 use taskboard_core::api::{ClaimRequest, NewLink, Page, ProjectPatch, ReadyQuery, TaskPatch};
 use taskboard_core::board::Clock;
 use taskboard_core::events::EventKind;
@@ -56,7 +57,7 @@ async fn ready_work_is_listed_in_ready_order() {
     );
     // Moving a task moves it in the ready order.
     let patch = TaskPatch { position: taskboard_core::api::Patch::Value(0.5), ..Default::default() };
-    let later = fx.board.find_task(&fx.owner, "WEB-5").await.unwrap();
+    let later = fx.performer().find_task("WEB-5").await.unwrap();
     fx.board.update_task(&fx.owner, later.id, patch).await.unwrap();
     assert_eq!(
         ready_keys(&fx, &fx.owner, in_project(&p)).await,

@@ -8,16 +8,19 @@ use std::time::{Duration, Instant};
 
 use futures_util::Stream;
 use hyper::header::HeaderValue;
-use rmcp::model::{ClientJsonRpcMessage, GetExtensions, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, Extensions, GetExtensions, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
 use rmcp::transport::streamable_http_server::session::{ServerSseMessage, SessionId, SessionManager};
-use taskboard_core::{Error, Result};
+use taskboard_core::{Actor, Error, Result};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
-use super::actor_of;
+/// The member of the request whose message carries these extensions.
+pub(super) fn actor_of(extensions: &Extensions) -> Option<Actor> {
+    extensions.get::<hyper::http::request::Parts>().and_then(|parts| parts.extensions.get::<Actor>()).cloned()
+}
 
 /// How long a client refused for the process's bound is asked to wait.
 const FULL_RETRY_AFTER: Duration = Duration::from_secs(60);

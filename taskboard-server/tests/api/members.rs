@@ -79,6 +79,31 @@ async fn members_are_created_listed_read_and_updated() {
 }
 
 #[tokio::test]
+async fn the_slug_filter_finds_one_member_by_its_slug() {
+    let app = spawn().await;
+    let bob = app.create_member("bob", "human", "member").await;
+    app.create_member("bobby", "human", "member").await;
+    let slugs = |list: Vec<Member>| list.into_iter().map(|m| m.slug).collect::<Vec<_>>();
+
+    let found: Vec<Member> = app.get("/api/v1/members?slug=bob", app.owner()).await.expect(200);
+    assert_eq!(found.first().map(|m| m.id), Some(bob.id));
+    assert_eq!(slugs(found), ["bob"]);
+    let none: Vec<Member> = app.get("/api/v1/members?slug=bo", app.owner()).await.expect(200);
+    assert!(none.is_empty(), "a slug is matched whole: {none:?}");
+    let paged: Vec<Member> = app.get("/api/v1/members?slug=bobby&limit=1", app.owner()).await.expect(200);
+    assert_eq!(slugs(paged), ["bobby"]);
+    app.get("/api/v1/members?slug=Bob%20B", app.owner()).await.error(422, "validation_error", "slug");
+
+    // A deleted member is found only with include_inactive, as in the list.
+    app.delete(&format!("/api/v1/members/{}", bob.id), app.owner()).await.expect::<Value>(200);
+    let gone: Vec<Member> = app.get("/api/v1/members?slug=bob", app.owner()).await.expect(200);
+    assert!(gone.is_empty(), "{gone:?}");
+    let inactive: Vec<Member> =
+        app.get("/api/v1/members?slug=bob&include_inactive=true", app.owner()).await.expect(200);
+    assert_eq!(inactive.iter().map(|m| (m.id, m.is_active)).collect::<Vec<_>>(), [(bob.id, false)]);
+}
+
+#[tokio::test]
 async fn roles_are_enforced_with_403() {
     let app = spawn().await;
     let (member_id, member) = app.create_agent("plain", "member").await;

@@ -60,6 +60,29 @@ async fn projects_are_created_listed_updated_and_archived() {
 }
 
 #[tokio::test]
+async fn the_slug_filter_finds_one_project_by_its_slug() {
+    let app = spawn().await;
+    let web = app.create_project(app.owner(), "web").await;
+    app.create_project(app.owner(), "web-app").await;
+
+    let found: Vec<Project> = app.get("/api/v1/projects?slug=web", app.owner()).await.expect(200);
+    assert_eq!(found.iter().map(|p| (p.id, p.slug.as_str())).collect::<Vec<_>>(), [(web.id, "web")]);
+    let none: Vec<Project> = app.get("/api/v1/projects?slug=we", app.owner()).await.expect(200);
+    assert!(none.is_empty(), "a slug is matched whole: {none:?}");
+    app.get("/api/v1/projects?slug=WEB", app.owner()).await.error(422, "validation_error", "slug");
+
+    // An archived project is found only with include_archived, as in the list.
+    app.patch(&format!("/api/v1/projects/{}", web.id), app.owner(), json!({"status": "archived"}))
+        .await
+        .expect::<Project>(200);
+    let archived: Vec<Project> = app.get("/api/v1/projects?slug=web", app.owner()).await.expect(200);
+    assert!(archived.is_empty(), "{archived:?}");
+    let all: Vec<Project> =
+        app.get("/api/v1/projects?slug=web&include_archived=true", app.owner()).await.expect(200);
+    assert_eq!(all.iter().map(|p| (p.id, p.status)).collect::<Vec<_>>(), [(web.id, ProjectStatus::Archived)]);
+}
+
+#[tokio::test]
 async fn only_owners_delete_projects() {
     let app = spawn().await;
     let (_, admin) = app.create_agent("admin", "admin").await;

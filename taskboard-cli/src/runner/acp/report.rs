@@ -13,7 +13,6 @@ use agent_client_protocol::v1::schema::{
     ToolCallUpdate,
 };
 use serde_json::{Value, json};
-use taskboard_core::ErrorKind;
 use taskboard_core::api::{
     AppendTranscript, CreateStep, DeleteStep, GetRun, GetTask, GetTranscript, NewEntries, NewEntry,
     NewMessage, NewStep, Patch, PostMessage, RunPatch, StepPatch, TranscriptQuery, UpdateRun, UpdateStep,
@@ -21,6 +20,7 @@ use taskboard_core::api::{
 use taskboard_core::model::Message;
 use taskboard_core::runs::{EntryKind, MAX_ENTRY_TEXT, Question, QuestionOption, Usage};
 use taskboard_core::validate::{LongText, Title};
+use taskboard_core::{ErrorKind, Perform};
 use uuid::Uuid;
 
 use super::super::AgentCtx;
