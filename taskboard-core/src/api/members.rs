@@ -2,9 +2,9 @@
 
 use uuid::Uuid;
 
-use super::endpoint::{Call, Caller, Encoded, Endpoint, Info, Method, Reply};
+use super::endpoint::{Call, Caller, Endpoint, Info, ListEndpoint, Method};
 use super::requests::*;
-use crate::board::Board;
+use crate::board::{Board, List};
 use crate::error::Result;
 use crate::model::{CreatedMember, Health, LoginResponse, Member, Ok, StatusResponse, TokenResponse};
 use crate::storage::ReadTxn;
@@ -95,7 +95,7 @@ impl Endpoint for Login {
 #[derive(Debug)]
 pub struct ListMembers;
 
-impl Endpoint for ListMembers {
+impl ListEndpoint for ListMembers {
     const BOARD_WIDE: bool = true;
     const INFO: Info = Info {
         name: "list_members",
@@ -109,23 +109,10 @@ impl Endpoint for ListMembers {
     };
     type Path = ();
     type Query = MemberListQuery;
-    type Body = ();
-    type Response = super::paged::Paged<Member>;
+    type Item = Member;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<super::paged::Paged<Member>> {
-        board.list_members(caller.actor()?, call.query.include_inactive, call.query.page).await
-    }
-
-    /// The whole list (no `limit`, no `cursor`) is streamed as it is read.
-    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
-        if call.query.page.is_whole() {
-            return Ok(Encoded::Stream(board.stream_members(
-                caller.actor()?,
-                call.query.include_inactive,
-                call.query.page,
-            )?));
-        }
-        Self::handle(board, caller, call).await?.encode()
+    fn list(board: &Board, caller: &Caller, _: Self::Path, query: Self::Query) -> Result<List<Member>> {
+        Ok(board.list_members(caller.actor()?, query.include_inactive, query.page))
     }
 }
 

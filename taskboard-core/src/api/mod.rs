@@ -67,9 +67,9 @@ mod work;
 pub use admin::*;
 pub use conditions::{etag, etag_listed, etag_of_wire, if_match};
 pub use endpoint::{
-    BodyKind, Call, Caller, Download, Encoded, Endpoint, Info, LateFields, Method, Optional, PathParams,
-    QueryParams, RawBody, Redirect, Reply, ReplyKind, RequestBody, Upgrade, Upload, Visitor, Wire, call,
-    call_idempotent, call_idempotent_with, decode_body,
+    BodyKind, Call, Caller, Download, Encoded, Endpoint, Info, LateFields, ListEndpoint, Method, Optional,
+    PathParams, QueryParams, RawBody, Redirect, Reply, ReplyKind, RequestBody, Upgrade, Upload, Visitor,
+    Wire, call, call_idempotent, call_idempotent_with, decode_body,
 };
 pub use events::*;
 pub use imports::*;

@@ -2,10 +2,9 @@
 
 use uuid::Uuid;
 
-use super::endpoint::{Call, Caller, Download, Encoded, Endpoint, Info, Method, Reply, Upload};
-use super::paged::Paged;
+use super::endpoint::{Call, Caller, Download, Endpoint, Info, ListEndpoint, Method, Upload};
 use super::requests::*;
-use crate::board::Board;
+use crate::board::{Board, List};
 use crate::error::Result;
 use crate::model::{Ok, Project, ProjectFile, ProjectMember};
 use crate::storage::ReadTxn;
@@ -14,7 +13,7 @@ use crate::storage::ReadTxn;
 #[derive(Debug)]
 pub struct ListProjects;
 
-impl Endpoint for ListProjects {
+impl ListEndpoint for ListProjects {
     const BOARD_WIDE: bool = true;
     const INFO: Info = Info {
         name: "list_projects",
@@ -28,27 +27,10 @@ impl Endpoint for ListProjects {
     };
     type Path = ();
     type Query = ProjectListQuery;
-    type Body = ();
-    type Response = super::paged::Paged<Project>;
+    type Item = Project;
 
-    async fn handle(
-        board: &Board,
-        caller: &Caller,
-        call: Call<Self>,
-    ) -> Result<super::paged::Paged<Project>> {
-        board.list_projects(caller.actor()?, call.query.include_archived, call.query.page).await
-    }
-
-    /// The whole list (no `limit`, no `cursor`) is streamed as it is read.
-    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
-        if call.query.page.is_whole() {
-            return Ok(Encoded::Stream(board.stream_projects(
-                caller.actor()?,
-                call.query.include_archived,
-                call.query.page,
-            )?));
-        }
-        Self::handle(board, caller, call).await?.encode()
+    fn list(board: &Board, caller: &Caller, _: Self::Path, query: Self::Query) -> Result<List<Project>> {
+        Ok(board.list_projects(caller.actor()?, query.include_archived, query.page))
     }
 }
 
@@ -172,7 +154,7 @@ impl Endpoint for DeleteProject {
 #[derive(Debug)]
 pub struct ListProjectMembers;
 
-impl Endpoint for ListProjectMembers {
+impl ListEndpoint for ListProjectMembers {
     const INFO: Info = Info {
         name: "list_project_members",
         method: Method::Get,
@@ -185,21 +167,15 @@ impl Endpoint for ListProjectMembers {
     };
     type Path = Uuid;
     type Query = Page;
-    type Body = ();
-    type Response = Paged<ProjectMember>;
+    type Item = ProjectMember;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Paged<ProjectMember>> {
-        board.project_members(caller.actor()?, call.path, call.query).await
-    }
-
-    /// The whole list (no `limit`, no `cursor`) is streamed as it is read.
-    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
-        if call.query.is_whole() {
-            return Ok(Encoded::Stream(
-                board.stream_project_members(caller.actor()?, call.path, call.query).await?,
-            ));
-        }
-        Self::handle(board, caller, call).await?.encode()
+    fn list(
+        board: &Board,
+        caller: &Caller,
+        id: Self::Path,
+        query: Self::Query,
+    ) -> Result<List<ProjectMember>> {
+        Ok(board.project_members(caller.actor()?, id, query))
     }
 }
 
@@ -260,7 +236,7 @@ impl Endpoint for RemoveProjectMember {
 #[derive(Debug)]
 pub struct ListFiles;
 
-impl Endpoint for ListFiles {
+impl ListEndpoint for ListFiles {
     const INFO: Info = Info {
         name: "list_files",
         method: Method::Get,
@@ -273,25 +249,10 @@ impl Endpoint for ListFiles {
     };
     type Path = Uuid;
     type Query = FileListQuery;
-    type Body = ();
-    type Response = super::paged::Paged<ProjectFile>;
+    type Item = ProjectFile;
 
-    async fn handle(
-        board: &Board,
-        caller: &Caller,
-        call: Call<Self>,
-    ) -> Result<super::paged::Paged<ProjectFile>> {
-        board.list_files(caller.actor()?, call.path, call.query.search, call.query.page).await
-    }
-
-    /// The whole list (no `limit`, no `cursor`) is streamed as it is read.
-    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
-        if call.query.page.is_whole() {
-            return Ok(Encoded::Stream(
-                board.stream_files(caller.actor()?, call.path, call.query.search, call.query.page).await?,
-            ));
-        }
-        Self::handle(board, caller, call).await?.encode()
+    fn list(board: &Board, caller: &Caller, id: Self::Path, query: Self::Query) -> Result<List<ProjectFile>> {
+        Ok(board.list_files(caller.actor()?, id, query.search, query.page))
     }
 }
 

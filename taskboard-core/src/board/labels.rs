@@ -3,9 +3,9 @@
 use serde_json::json;
 use uuid::Uuid;
 
-use super::pages::{IndexList, ItemFn};
+use super::pages::{IndexList, ItemFn, List};
 use super::{Actor, Board, Tx};
-use crate::api::{CursorKind, JsonStream, LabelPatch, NewLabel, Page, Paged};
+use crate::api::{CursorKind, LabelPatch, NewLabel, Page};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::model::*;
@@ -78,13 +78,8 @@ impl Board {
     }
 
     /// `GET /labels`, by name.
-    pub async fn list_labels(&self, _actor: &Actor, page: Page) -> Result<Paged<Label>> {
-        self.index_list(labels_list(), page).await
-    }
-
-    /// The whole of `GET /labels`, streamed as it is read.
-    pub fn stream_labels(&self, _actor: &Actor, page: Page) -> Result<JsonStream> {
-        self.stream_index(labels_list(), page)
+    pub fn list_labels(&self, _actor: &Actor, page: Page) -> List<Label> {
+        self.index_list(labels_list(), page, |_| Ok(()))
     }
 
     /// `POST /labels`: names are unique regardless of case (409).

@@ -4,9 +4,9 @@
 use serde_json::json;
 use uuid::Uuid;
 
-use super::pages::{IndexList, ItemFn};
+use super::pages::{IndexList, ItemFn, List};
 use super::{Actor, Board, Tx};
-use crate::api::{CursorKind, JsonStream, MemberPatch, NewMember, Page, Paged};
+use crate::api::{CursorKind, MemberPatch, NewMember, Page};
 use crate::credentials;
 use crate::error::{Error, Result};
 use crate::events::{Audience, EventKind};
@@ -171,18 +171,8 @@ impl Board {
     }
 
     /// `GET /members`: by creation time; inactive ones only on request.
-    pub async fn list_members(
-        &self,
-        _actor: &Actor,
-        include_inactive: bool,
-        page: Page,
-    ) -> Result<Paged<Member>> {
-        self.index_list(members_list(include_inactive), page).await
-    }
-
-    /// The whole of `GET /members`, streamed as it is read.
-    pub fn stream_members(&self, _actor: &Actor, include_inactive: bool, page: Page) -> Result<JsonStream> {
-        self.stream_index(members_list(include_inactive), page)
+    pub fn list_members(&self, _actor: &Actor, include_inactive: bool, page: Page) -> List<Member> {
+        self.index_list(members_list(include_inactive), page, |_| Ok(()))
     }
 
     pub async fn get_member(&self, _actor: &Actor, id: Uuid) -> Result<Member> {

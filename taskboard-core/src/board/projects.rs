@@ -3,9 +3,9 @@
 use serde_json::json;
 use uuid::Uuid;
 
-use super::pages::{IndexList, ItemFn};
+use super::pages::{IndexList, ItemFn, List};
 use super::{Actor, Board, Tx};
-use crate::api::{CursorKind, JsonStream, NewProject, Page, Paged, ProjectPatch};
+use crate::api::{CursorKind, NewProject, Page, ProjectPatch};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::model::*;
@@ -26,18 +26,8 @@ fn slug_free(r: &(impl Records + ?Sized), slug: &str, except: Option<Uuid>) -> R
 impl Board {
     /// `GET /projects`: active projects by creation time; archived ones
     /// too with `include_archived` (docs/rules.md, lists).
-    pub async fn list_projects(
-        &self,
-        _actor: &Actor,
-        include_archived: bool,
-        page: Page,
-    ) -> Result<Paged<Project>> {
-        self.index_list(projects_list(include_archived), page).await
-    }
-
-    /// The whole of `GET /projects`, streamed as it is read.
-    pub fn stream_projects(&self, _actor: &Actor, include_archived: bool, page: Page) -> Result<JsonStream> {
-        self.stream_index(projects_list(include_archived), page)
+    pub fn list_projects(&self, _actor: &Actor, include_archived: bool, page: Page) -> List<Project> {
+        self.index_list(projects_list(include_archived), page, |_| Ok(()))
     }
 
     pub async fn get_project(&self, _actor: &Actor, id: Uuid) -> Result<Project> {
@@ -161,20 +151,8 @@ impl Board {
     }
 
     /// `GET /projects/{id}/members`, with project roles.
-    pub async fn project_members(
-        &self,
-        _actor: &Actor,
-        id: Uuid,
-        page: Page,
-    ) -> Result<Paged<ProjectMember>> {
-        self.read(move |r| r.project_required(id)).await?;
-        self.index_list(project_members_list(id), page).await
-    }
-
-    /// The whole of `GET /projects/{id}/members`, streamed as it is read.
-    pub async fn stream_project_members(&self, _actor: &Actor, id: Uuid, page: Page) -> Result<JsonStream> {
-        self.read(move |r| r.project_required(id)).await?;
-        self.stream_index(project_members_list(id), page)
+    pub fn project_members(&self, _actor: &Actor, id: Uuid, page: Page) -> List<ProjectMember> {
+        self.index_list(project_members_list(id), page, move |r| r.project_required(id).map(drop))
     }
 
     /// `POST /projects/{id}/members` (admin or owner; docs/rules.md, projects).
