@@ -13,7 +13,7 @@ use bytes::Bytes;
 use schemars::{Schema, SchemaGenerator};
 use uuid::Uuid;
 
-use crate::board::{Actor, Board};
+use crate::board::{Actor, Board, List};
 use crate::error::{Error, Result};
 use crate::storage::ReadTxn;
 
@@ -171,6 +171,43 @@ pub trait Endpoint: Send + Sync + 'static {
     fn answer_from_write(value: &dyn std::any::Any) -> Option<Self::Response> {
         let _ = value;
         None
+    }
+}
+
+/// A list endpoint: its declaration and the list a call reads, from
+/// which its [`Endpoint`] follows. The typed answer is the page asked for
+/// ([`Paged`]); the server sends [`List::encode`]: a page, or a whole list
+/// that turns out small, in one go, a longer whole list streamed.
+///
+/// [`Paged`]: super::Paged
+pub trait ListEndpoint: Send + Sync + 'static {
+    const INFO: Info;
+    /// See [`Endpoint::BOARD_WIDE`].
+    const BOARD_WIDE: bool = false;
+    type Path: PathParams;
+    /// A query holding a [`Page`](super::Page), with the list's filters.
+    type Query: QueryParams;
+    type Item: Wire;
+
+    /// The list a call reads.
+    fn list(board: &Board, caller: &Caller, path: Self::Path, query: Self::Query)
+    -> Result<List<Self::Item>>;
+}
+
+impl<L: ListEndpoint> Endpoint for L {
+    const INFO: Info = L::INFO;
+    const BOARD_WIDE: bool = L::BOARD_WIDE;
+    type Path = L::Path;
+    type Query = L::Query;
+    type Body = ();
+    type Response = super::Paged<L::Item>;
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<super::Paged<L::Item>> {
+        L::list(board, caller, call.path, call.query)?.await
+    }
+
+    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
+        L::list(board, caller, call.path, call.query)?.encode().await
     }
 }
 

@@ -2,8 +2,8 @@
 
 use uuid::Uuid;
 
-use super::endpoint::{Call, Caller, Encoded, Endpoint, Info, Method, Reply};
-use crate::board::Board;
+use super::endpoint::{Call, Caller, Endpoint, Info, ListEndpoint, Method};
+use crate::board::{Board, List};
 use crate::error::Result;
 use crate::model::{CreatedMember, Health, LoginResponse, Member, Ok, StatusResponse, TokenResponse};
 use crate::storage::ReadTxn;
@@ -95,7 +95,7 @@ impl Endpoint for Login {
 #[derive(Debug)]
 pub struct ListMembers;
 
-impl Endpoint for ListMembers {
+impl ListEndpoint for ListMembers {
     const BOARD_WIDE: bool = true;
     const INFO: Info = Info {
         name: "list_members",
@@ -110,29 +110,14 @@ impl Endpoint for ListMembers {
     };
     type Path = ();
     type Query = MemberListQuery;
-    type Body = ();
-    type Response = super::paged::Paged<Member>;
+    type Item = Member;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<super::paged::Paged<Member>> {
-        let actor = caller.actor()?;
-        let MemberListQuery { include_inactive, slug, page } = call.query;
-        match slug {
-            Some(slug) => board.members_by_slug(&slug, include_inactive, page).await,
-            None => board.list_members(actor, include_inactive, page).await,
-        }
-    }
-
-    /// The whole list (no `limit`, no `cursor`, no `slug`) is streamed as
-    /// it is read.
-    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
-        if call.query.page.is_whole() && call.query.slug.is_none() {
-            return Ok(Encoded::Stream(board.stream_members(
-                caller.actor()?,
-                call.query.include_inactive,
-                call.query.page,
-            )?));
-        }
-        Self::handle(board, caller, call).await?.encode()
+    fn list(board: &Board, caller: &Caller, _: Self::Path, query: Self::Query) -> Result<List<Member>> {
+        let MemberListQuery { include_inactive, slug, page } = query;
+        Ok(match slug {
+            Some(slug) => board.members_by_slug(&slug, include_inactive, page),
+            None => board.list_members(caller.actor()?, include_inactive, page),
+        })
     }
 }
 

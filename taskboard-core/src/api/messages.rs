@@ -2,8 +2,8 @@
 
 use uuid::Uuid;
 
-use super::endpoint::{Call, Caller, Download, Encoded, Endpoint, Info, Method, Reply, Upload};
-use crate::board::Board;
+use super::endpoint::{Call, Caller, Download, Endpoint, Info, ListEndpoint, Method, Upload};
+use crate::board::{Board, List};
 use crate::error::Result;
 use crate::model::{Label, Message, Ok, UploadedFile};
 use crate::storage::ReadTxn;
@@ -70,7 +70,7 @@ impl Endpoint for PostMessage {
 #[derive(Debug)]
 pub struct ListReplies;
 
-impl Endpoint for ListReplies {
+impl ListEndpoint for ListReplies {
     const INFO: Info = Info {
         name: "list_replies",
         method: Method::Get,
@@ -83,19 +83,10 @@ impl Endpoint for ListReplies {
     };
     type Path = Uuid;
     type Query = Page;
-    type Body = ();
-    type Response = Paged<Message>;
+    type Item = Message;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Paged<Message>> {
-        board.replies(caller.actor()?, call.path, call.query).await
-    }
-
-    /// The whole list (no `limit`, no `cursor`) is streamed as it is read.
-    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
-        if call.query.is_whole() {
-            return Ok(Encoded::Stream(board.stream_replies(caller.actor()?, call.path, call.query).await?));
-        }
-        Self::handle(board, caller, call).await?.encode()
+    fn list(board: &Board, caller: &Caller, id: Self::Path, query: Self::Query) -> Result<List<Message>> {
+        Ok(board.replies(caller.actor()?, id, query))
     }
 }
 
@@ -158,7 +149,7 @@ impl Endpoint for DownloadAttachment {
 #[derive(Debug)]
 pub struct ListLabels;
 
-impl Endpoint for ListLabels {
+impl ListEndpoint for ListLabels {
     const BOARD_WIDE: bool = true;
     const INFO: Info = Info {
         name: "list_labels",
@@ -172,19 +163,10 @@ impl Endpoint for ListLabels {
     };
     type Path = ();
     type Query = Page;
-    type Body = ();
-    type Response = super::paged::Paged<Label>;
+    type Item = Label;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<super::paged::Paged<Label>> {
-        board.list_labels(caller.actor()?, call.query).await
-    }
-
-    /// The whole list (no `limit`, no `cursor`) is streamed as it is read.
-    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
-        if call.query.is_whole() {
-            return Ok(Encoded::Stream(board.stream_labels(caller.actor()?, call.query)?));
-        }
-        Self::handle(board, caller, call).await?.encode()
+    fn list(board: &Board, caller: &Caller, _: Self::Path, query: Self::Query) -> Result<List<Label>> {
+        Ok(board.list_labels(caller.actor()?, query))
     }
 }
 

@@ -64,8 +64,8 @@ pub use admin::*;
 pub use calls::{Conditions, call, call_idempotent, perform};
 pub use conditions::if_match;
 pub use endpoint::{
-    BodyKind, Call, Caller, Endpoint, Info, Method, Optional, PathParams, QueryParams, RawBody, RequestBody,
-    Visitor, decode_body,
+    BodyKind, Call, Caller, Endpoint, Info, ListEndpoint, Method, Optional, PathParams, QueryParams, RawBody,
+    RequestBody, Visitor, decode_body,
 };
 pub use events::*;
 pub use imports::*;

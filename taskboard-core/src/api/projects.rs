@@ -2,19 +2,18 @@
 
 use uuid::Uuid;
 
-use super::endpoint::{Call, Caller, Download, Encoded, Endpoint, Info, Method, Reply, Upload};
-use crate::board::Board;
+use super::endpoint::{Call, Caller, Download, Endpoint, Info, ListEndpoint, Method, Upload};
+use crate::board::{Board, List};
 use crate::error::Result;
 use crate::model::{Ok, Project, ProjectFile, ProjectMember};
 use crate::storage::ReadTxn;
-use crate::wire::Paged;
 use crate::wire::*;
 
 /// `GET /projects`.
 #[derive(Debug)]
 pub struct ListProjects;
 
-impl Endpoint for ListProjects {
+impl ListEndpoint for ListProjects {
     const BOARD_WIDE: bool = true;
     const INFO: Info = Info {
         name: "list_projects",
@@ -29,33 +28,14 @@ impl Endpoint for ListProjects {
     };
     type Path = ();
     type Query = ProjectListQuery;
-    type Body = ();
-    type Response = super::paged::Paged<Project>;
+    type Item = Project;
 
-    async fn handle(
-        board: &Board,
-        caller: &Caller,
-        call: Call<Self>,
-    ) -> Result<super::paged::Paged<Project>> {
-        let actor = caller.actor()?;
-        let ProjectListQuery { include_archived, slug, page } = call.query;
-        match slug {
-            Some(slug) => board.projects_by_slug(&slug, include_archived, page).await,
-            None => board.list_projects(actor, include_archived, page).await,
-        }
-    }
-
-    /// The whole list (no `limit`, no `cursor`, no `slug`) is streamed as
-    /// it is read.
-    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
-        if call.query.page.is_whole() && call.query.slug.is_none() {
-            return Ok(Encoded::Stream(board.stream_projects(
-                caller.actor()?,
-                call.query.include_archived,
-                call.query.page,
-            )?));
-        }
-        Self::handle(board, caller, call).await?.encode()
+    fn list(board: &Board, caller: &Caller, _: Self::Path, query: Self::Query) -> Result<List<Project>> {
+        let ProjectListQuery { include_archived, slug, page } = query;
+        Ok(match slug {
+            Some(slug) => board.projects_by_slug(&slug, include_archived, page),
+            None => board.list_projects(caller.actor()?, include_archived, page),
+        })
     }
 }
 
@@ -179,7 +159,7 @@ impl Endpoint for DeleteProject {
 #[derive(Debug)]
 pub struct ListProjectMembers;
 
-impl Endpoint for ListProjectMembers {
+impl ListEndpoint for ListProjectMembers {
     const INFO: Info = Info {
         name: "list_project_members",
         method: Method::Get,
@@ -192,21 +172,15 @@ impl Endpoint for ListProjectMembers {
     };
     type Path = Uuid;
     type Query = Page;
-    type Body = ();
-    type Response = Paged<ProjectMember>;
+    type Item = ProjectMember;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Paged<ProjectMember>> {
-        board.project_members(caller.actor()?, call.path, call.query).await
-    }
-
-    /// The whole list (no `limit`, no `cursor`) is streamed as it is read.
-    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
-        if call.query.is_whole() {
-            return Ok(Encoded::Stream(
-                board.stream_project_members(caller.actor()?, call.path, call.query).await?,
-            ));
-        }
-        Self::handle(board, caller, call).await?.encode()
+    fn list(
+        board: &Board,
+        caller: &Caller,
+        id: Self::Path,
+        query: Self::Query,
+    ) -> Result<List<ProjectMember>> {
+        Ok(board.project_members(caller.actor()?, id, query))
     }
 }
 
@@ -267,7 +241,7 @@ impl Endpoint for RemoveProjectMember {
 #[derive(Debug)]
 pub struct ListFiles;
 
-impl Endpoint for ListFiles {
+impl ListEndpoint for ListFiles {
     const INFO: Info = Info {
         name: "list_files",
         method: Method::Get,
@@ -280,25 +254,10 @@ impl Endpoint for ListFiles {
     };
     type Path = Uuid;
     type Query = FileListQuery;
-    type Body = ();
-    type Response = super::paged::Paged<ProjectFile>;
+    type Item = ProjectFile;
 
-    async fn handle(
-        board: &Board,
-        caller: &Caller,
-        call: Call<Self>,
-    ) -> Result<super::paged::Paged<ProjectFile>> {
-        board.list_files(caller.actor()?, call.path, call.query.search, call.query.page).await
-    }
-
-    /// The whole list (no `limit`, no `cursor`) is streamed as it is read.
-    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
-        if call.query.page.is_whole() {
-            return Ok(Encoded::Stream(
-                board.stream_files(caller.actor()?, call.path, call.query.search, call.query.page).await?,
-            ));
-        }
-        Self::handle(board, caller, call).await?.encode()
+    fn list(board: &Board, caller: &Caller, id: Self::Path, query: Self::Query) -> Result<List<ProjectFile>> {
+        Ok(board.list_files(caller.actor()?, id, query.search, query.page))
     }
 }
 

@@ -3,8 +3,8 @@
 use bytes::Bytes;
 use uuid::Uuid;
 
-use super::endpoint::{Call, Caller, Encoded, Endpoint, Info, Method, Reply};
-use crate::board::Board;
+use super::endpoint::{Call, Caller, Encoded, Endpoint, Info, ListEndpoint, Method};
+use crate::board::{Board, List};
 use crate::error::Result;
 use crate::model::{Ok, Rejected, Task, TaskAction, TaskLink, Watchers};
 use crate::storage::ReadTxn;
@@ -15,7 +15,7 @@ use crate::wire::{CursorKind, Paged};
 #[derive(Debug)]
 pub struct ListTasks;
 
-impl Endpoint for ListTasks {
+impl ListEndpoint for ListTasks {
     const INFO: Info = Info {
         name: "list_tasks",
         method: Method::Get,
@@ -30,19 +30,10 @@ impl Endpoint for ListTasks {
     };
     type Path = ();
     type Query = TaskFilter;
-    type Body = ();
-    type Response = Paged<Task>;
+    type Item = Task;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Paged<Task>> {
-        board.list_tasks(caller.actor()?, call.query).await
-    }
-
-    /// The whole list (no `limit`, no `cursor`) is streamed as it is read.
-    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
-        if call.query.page.is_whole() {
-            return Ok(Encoded::Stream(board.stream_tasks(caller.actor()?, call.query)?));
-        }
-        board.list_tasks(caller.actor()?, call.query).await?.encode()
+    fn list(board: &Board, caller: &Caller, _: Self::Path, query: Self::Query) -> Result<List<Task>> {
+        Ok(board.list_tasks(caller.actor()?, query))
     }
 }
 
@@ -468,7 +459,7 @@ impl Endpoint for RemoveTaskLabel {
 #[derive(Debug)]
 pub struct ListActions;
 
-impl Endpoint for ListActions {
+impl ListEndpoint for ListActions {
     const INFO: Info = Info {
         name: "list_actions",
         method: Method::Get,
@@ -481,20 +472,9 @@ impl Endpoint for ListActions {
     };
     type Path = Uuid;
     type Query = Page;
-    type Body = ();
-    type Response = Paged<TaskAction>;
+    type Item = TaskAction;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Paged<TaskAction>> {
-        board.task_actions(caller.actor()?, call.path, call.query).await
-    }
-
-    /// The whole list (no `limit`, no `cursor`) is streamed as it is read.
-    async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
-        if call.query.is_whole() {
-            return Ok(Encoded::Stream(
-                board.stream_task_actions(caller.actor()?, call.path, call.query).await?,
-            ));
-        }
-        Self::handle(board, caller, call).await?.encode()
+    fn list(board: &Board, caller: &Caller, id: Self::Path, query: Self::Query) -> Result<List<TaskAction>> {
+        Ok(board.task_actions(caller.actor()?, id, query))
     }
 }

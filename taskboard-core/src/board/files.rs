@@ -5,7 +5,7 @@ use tokio::io::AsyncRead;
 use uuid::Uuid;
 
 use super::messages::guess_mime;
-use super::pages::{IndexList, ItemFn};
+use super::pages::{IndexList, ItemFn, List};
 use super::{Actor, Board};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
@@ -13,7 +13,7 @@ use crate::model::ProjectFile;
 use crate::records::{ProjectFileRecord, RecordWrites, Records, Render};
 use crate::storage::tables::PROJECT_FILE_NAME;
 use crate::validate::check_file_name;
-use crate::wire::{CursorKind, Download, FilePatch, JsonStream, Page, Paged};
+use crate::wire::{CursorKind, Download, FilePatch, Page};
 
 pub(crate) fn file_in_project(
     r: &(impl Records + ?Sized),
@@ -29,28 +29,14 @@ pub(crate) fn file_in_project(
 impl Board {
     /// `GET /projects/{id}/files`, by file name; `search` is a
     /// case-insensitive substring of the name.
-    pub async fn list_files(
+    pub fn list_files(
         &self,
         _actor: &Actor,
         project: Uuid,
         search: Option<String>,
         page: Page,
-    ) -> Result<Paged<ProjectFile>> {
-        page.check()?;
-        self.read(move |r| r.project_required(project)).await?;
-        self.index_list(files_list(project, search), page).await
-    }
-
-    /// The whole of `GET /projects/{id}/files`, streamed as it is read.
-    pub async fn stream_files(
-        &self,
-        _actor: &Actor,
-        project: Uuid,
-        search: Option<String>,
-        page: Page,
-    ) -> Result<JsonStream> {
-        self.read(move |r| r.project_required(project)).await?;
-        self.stream_index(files_list(project, search), page)
+    ) -> List<ProjectFile> {
+        self.index_list(files_list(project, search), page, move |r| r.project_required(project).map(drop))
     }
 
     /// `POST /projects/{id}/files`: a new name adds a file; an existing

@@ -3,7 +3,7 @@
 use serde_json::json;
 use uuid::Uuid;
 
-use super::pages::{IndexList, ItemFn};
+use super::pages::{IndexList, ItemFn, List};
 use super::{Actor, Board, Tx};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
@@ -13,7 +13,7 @@ use crate::storage::Direction;
 use crate::storage::codec::uuid_value;
 use crate::storage::tables::*;
 use crate::validate::LabelName;
-use crate::wire::{CursorKind, JsonStream, LabelPatch, NewLabel, Page, Paged};
+use crate::wire::{CursorKind, LabelPatch, NewLabel, Page};
 
 /// Label ids for names, creating the labels that do not exist yet with
 /// the default colour (docs/rules.md, tasks).
@@ -78,13 +78,8 @@ impl Board {
     }
 
     /// `GET /labels`, by name.
-    pub async fn list_labels(&self, _actor: &Actor, page: Page) -> Result<Paged<Label>> {
-        self.index_list(labels_list(), page).await
-    }
-
-    /// The whole of `GET /labels`, streamed as it is read.
-    pub fn stream_labels(&self, _actor: &Actor, page: Page) -> Result<JsonStream> {
-        self.stream_index(labels_list(), page)
+    pub fn list_labels(&self, _actor: &Actor, page: Page) -> List<Label> {
+        self.index_list(labels_list(), page, |_| Ok(()))
     }
 
     /// `GET /labels/{id}`.

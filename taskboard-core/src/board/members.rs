@@ -4,7 +4,7 @@
 use serde_json::json;
 use uuid::Uuid;
 
-use super::pages::{IndexList, ItemFn};
+use super::pages::{IndexList, Item, ItemFn, List};
 use super::rights::{check_account_rights, load_actor_member};
 use super::{Actor, Board, Tx};
 use crate::credentials;
@@ -15,7 +15,7 @@ use crate::records::{MemberRecord, RecordWrites, Records, Secret};
 use crate::storage::tables::{MEMBER_SECRET, MEMBERS, TOKEN_MEMBER};
 use crate::storage::{Direction, KeyRange, Scan};
 use crate::validate::{Password, Slug};
-use crate::wire::{CursorKind, JsonStream, MemberPatch, NewMember, Page, Paged};
+use crate::wire::{CursorKind, MemberPatch, NewMember, Page};
 
 /// What bootstrapping an empty board did.
 #[derive(Debug, Clone)]
@@ -165,33 +165,28 @@ impl Board {
     }
 
     /// `GET /members`: by creation time; inactive ones only on request.
-    pub async fn list_members(
-        &self,
-        _actor: &Actor,
-        include_inactive: bool,
-        page: Page,
-    ) -> Result<Paged<Member>> {
-        self.index_list(members_list(include_inactive), page).await
-    }
-
-    /// The whole of `GET /members`, streamed as it is read.
-    pub fn stream_members(&self, _actor: &Actor, include_inactive: bool, page: Page) -> Result<JsonStream> {
-        self.stream_index(members_list(include_inactive), page)
+    pub fn list_members(&self, _actor: &Actor, include_inactive: bool, page: Page) -> List<Member> {
+        self.index_list(members_list(include_inactive), page, |_| Ok(()))
     }
 
     /// `GET /members?slug=`: the member with this slug, found by the
     /// slug's index, as a list of none or one (an inactive one only on
     /// request), paged as the whole list is.
-    pub async fn members_by_slug(
-        &self,
-        slug: &Slug,
-        include_inactive: bool,
-        page: Page,
-    ) -> Result<Paged<Member>> {
+    pub fn members_by_slug(&self, slug: &Slug, include_inactive: bool, page: Page) -> List<Member> {
         let slug = slug.to_string();
-        let found = self.read(move |r| r.member_by_slug(&slug)).await?;
-        let items = found.filter(|m| include_inactive || m.is_active).map(|m| m.to_wire());
-        page.window(CursorKind::Members, items.into_iter().collect(), |m| m.id.as_bytes().to_vec())
+        List::new(self, CursorKind::Members, page, move |r, start, out| {
+            let found = r.member_by_slug(&slug)?.filter(|m| include_inactive || m.is_active);
+            match found {
+                Some(m)
+                    if start.skip == 0
+                        && start.after.as_deref().is_none_or(|a| a < m.id.as_bytes().as_slice()) =>
+                {
+                    let key = m.id.as_bytes().to_vec();
+                    out.push(Item::Value(m.to_wire()), &|| key.clone()).map(|_| ())
+                }
+                _ => Ok(()),
+            }
+        })
     }
 
     pub async fn get_member(&self, _actor: &Actor, id: Uuid) -> Result<Member> {

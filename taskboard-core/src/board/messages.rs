@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use tokio::io::AsyncRead;
 use uuid::Uuid;
 
-use super::pages::{IndexList, ItemFn};
+use super::pages::{IndexList, ItemFn, List};
 use super::{Actor, Board, Tx};
 use crate::error::{Error, Result};
 use crate::events::Audience;
@@ -18,9 +18,7 @@ use crate::storage::tables::*;
 use crate::storage::{Direction, KeyRange, Scan};
 use crate::validate::check_content;
 use crate::wire::Download;
-use crate::wire::{
-    CursorKind, JsonStream, MessageFilter, NewMessage, Page, Paged, decode_cursor, encode_cursor,
-};
+use crate::wire::{CursorKind, MessageFilter, NewMessage, Page, Paged, decode_cursor, encode_cursor};
 
 /// Largest page of `GET /messages`.
 pub const MAX_MESSAGE_PAGE: u32 = crate::wire::MessageFilter::MAX_LIMIT;
@@ -131,20 +129,11 @@ impl Board {
 
     /// `GET /messages/{id}/replies`, by creation time (404 for an unknown
     /// message).
-    pub async fn replies(&self, _actor: &Actor, id: Uuid, page: Page) -> Result<Paged<Message>> {
-        self.message_required(id).await?;
-        self.index_list(replies_list(id), page).await
-    }
-
-    /// The whole of `GET /messages/{id}/replies`, streamed as it is read.
-    pub async fn stream_replies(&self, _actor: &Actor, id: Uuid, page: Page) -> Result<JsonStream> {
-        self.message_required(id).await?;
-        self.stream_index(replies_list(id), page)
-    }
-
-    async fn message_required(&self, id: Uuid) -> Result<()> {
-        let found = self.read(move |r| r.message(id)).await?;
-        found.map(|_| ()).ok_or_else(|| Error::not_found(format!("message {id} not found")))
+    pub fn replies(&self, _actor: &Actor, id: Uuid, page: Page) -> List<Message> {
+        self.index_list(replies_list(id), page, move |r| match r.message(id)? {
+            Some(_) => Ok(()),
+            None => Err(Error::not_found(format!("message {id} not found"))),
+        })
     }
 
     /// `POST /messages` (docs/rules.md, messages and files): the author comes from the

@@ -78,7 +78,7 @@ pub use idempotency::{AnswerOf, IDEMPOTENCY_TTL, IdempotencyKey, Idempotent, Sto
 pub use members::Bootstrap;
 pub use oidc::{LOGIN_CODE_LIFETIME, OidcLink};
 pub use options::{BoardOptions, DEFAULT_MAX_UPLOAD_BYTES};
-pub use pages::{STREAM_CHUNK, STREAM_DEPTH};
+pub use pages::{List, ONE_GO, STREAM_CHUNK, STREAM_DEPTH};
 pub use presence::{PRESENCE_RENEWAL, PRESENCE_TTL};
 pub use request::Request;
 pub use run_output::OUTPUT_INTERVAL_MS;

@@ -3,7 +3,7 @@
 use serde_json::json;
 use uuid::Uuid;
 
-use super::pages::{IndexList, ItemFn};
+use super::pages::{IndexList, Item, ItemFn, List};
 use super::{Actor, Board, Tx};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
@@ -13,7 +13,7 @@ use crate::storage::Direction;
 use crate::storage::codec::{Key, decode, uuid_at};
 use crate::storage::tables::*;
 use crate::validate::Slug;
-use crate::wire::{CursorKind, JsonStream, NewProject, Page, Paged, ProjectPatch};
+use crate::wire::{CursorKind, NewProject, Page, ProjectPatch};
 
 fn slug_free(r: &(impl Records + ?Sized), slug: &str, except: Option<Uuid>) -> Result<()> {
     match r.project_by_slug(slug)? {
@@ -27,34 +27,29 @@ fn slug_free(r: &(impl Records + ?Sized), slug: &str, except: Option<Uuid>) -> R
 impl Board {
     /// `GET /projects`: active projects by creation time; archived ones
     /// too with `include_archived` (docs/rules.md, lists).
-    pub async fn list_projects(
-        &self,
-        _actor: &Actor,
-        include_archived: bool,
-        page: Page,
-    ) -> Result<Paged<Project>> {
-        self.index_list(projects_list(include_archived), page).await
-    }
-
-    /// The whole of `GET /projects`, streamed as it is read.
-    pub fn stream_projects(&self, _actor: &Actor, include_archived: bool, page: Page) -> Result<JsonStream> {
-        self.stream_index(projects_list(include_archived), page)
+    pub fn list_projects(&self, _actor: &Actor, include_archived: bool, page: Page) -> List<Project> {
+        self.index_list(projects_list(include_archived), page, |_| Ok(()))
     }
 
     /// `GET /projects?slug=`: the project with this slug, found by the
     /// slug's index, as a list of none or one (an archived one only on
     /// request), paged as the whole list is.
-    pub async fn projects_by_slug(
-        &self,
-        slug: &Slug,
-        include_archived: bool,
-        page: Page,
-    ) -> Result<Paged<Project>> {
+    pub fn projects_by_slug(&self, slug: &Slug, include_archived: bool, page: Page) -> List<Project> {
         let slug = slug.to_string();
-        let found = self.read(move |r| r.project_by_slug(&slug)).await?;
-        let items =
-            found.filter(|p| include_archived || p.status == ProjectStatus::Active).map(|p| p.to_wire());
-        page.window(CursorKind::Projects, items.into_iter().collect(), |p| p.id.as_bytes().to_vec())
+        List::new(self, CursorKind::Projects, page, move |r, start, out| {
+            let found =
+                r.project_by_slug(&slug)?.filter(|p| include_archived || p.status == ProjectStatus::Active);
+            match found {
+                Some(p)
+                    if start.skip == 0
+                        && start.after.as_deref().is_none_or(|a| a < p.id.as_bytes().as_slice()) =>
+                {
+                    let key = p.id.as_bytes().to_vec();
+                    out.push(Item::Value(p.to_wire()), &|| key.clone()).map(|_| ())
+                }
+                _ => Ok(()),
+            }
+        })
     }
 
     pub async fn get_project(&self, _actor: &Actor, id: Uuid) -> Result<Project> {
@@ -163,20 +158,8 @@ impl Board {
     }
 
     /// `GET /projects/{id}/members`, with project roles.
-    pub async fn project_members(
-        &self,
-        _actor: &Actor,
-        id: Uuid,
-        page: Page,
-    ) -> Result<Paged<ProjectMember>> {
-        self.read(move |r| r.project_required(id)).await?;
-        self.index_list(project_members_list(id), page).await
-    }
-
-    /// The whole of `GET /projects/{id}/members`, streamed as it is read.
-    pub async fn stream_project_members(&self, _actor: &Actor, id: Uuid, page: Page) -> Result<JsonStream> {
-        self.read(move |r| r.project_required(id)).await?;
-        self.stream_index(project_members_list(id), page)
+    pub fn project_members(&self, _actor: &Actor, id: Uuid, page: Page) -> List<ProjectMember> {
+        self.index_list(project_members_list(id), page, move |r| r.project_required(id).map(drop))
     }
 
     /// `POST /projects/{id}/members` (admin or owner; docs/rules.md, projects).

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
+use super::pages::{Item, List};
 use super::{Actor, Board, RenderedTask};
 use crate::error::Result;
 use crate::model::*;
@@ -12,7 +13,7 @@ use crate::records::*;
 use crate::storage::codec::{Key, uuid_suffix, uuid_value};
 use crate::storage::tables::*;
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan, Table};
-use crate::wire::{CursorKind, Paged, TaskFilter, encode_cursor};
+use crate::wire::{CursorKind, Page, TaskFilter};
 
 /// The sort key of a task in every task list: position, number, id. The
 /// ordered indexes end their keys with it, and a task list's cursor holds
@@ -194,67 +195,35 @@ pub(crate) fn visit_tasks(
     }
 }
 
-/// One page of the tasks matching a filter, with the cursor of the next
-/// page when the page is full.
-pub(crate) fn query_tasks(r: &dyn ReadTxn, f: &TaskFilter) -> Result<Paged<TaskRecord>> {
-    let after = f.page.after(CursorKind::Tasks)?;
-    let limit = f.page.limit.map_or(usize::MAX, |l| l as usize);
-    let mut items = Vec::new();
-    visit_tasks(r, f, after.as_deref(), f.page.offset.unwrap_or(0) as usize, &mut |t| {
-        items.push(t);
-        Ok(if items.len() >= limit { Scan::Stop } else { Scan::Continue })
-    })?;
-    let next = match items.last() {
-        Some(last) if items.len() == limit => Some(encode_cursor(CursorKind::Tasks, &sort_key(last))),
-        _ => None,
-    };
-    Ok(Paged { items, next })
-}
-
 impl Board {
-    /// `GET /tasks` (docs/rules.md, lists). Tasks rendered before and unchanged
-    /// since come from the cache of rendered tasks.
-    pub async fn list_tasks(&self, _actor: &Actor, filter: TaskFilter) -> Result<Paged<Task>> {
-        filter.page.check()?;
+    /// `GET /tasks` (docs/rules.md, lists). Tasks rendered before and
+    /// unchanged since come from the cache of rendered tasks, their JSON
+    /// with them; those rendered here join it (a page's worth at most).
+    pub fn list_tasks(&self, _actor: &Actor, filter: TaskFilter) -> List<Task> {
+        // Read before the snapshot is: a change committed in between
+        // clears the cache and this generation with it, so tasks rendered
+        // from the older snapshot are not kept.
         let generation = self.task_cache_generation();
         let board = self.clone();
-        let (tasks, rendered, next) = self
-            .read(move |r| {
-                let Paged { items: records, next } = query_tasks(r, &filter)?;
-                let mut tasks = Vec::with_capacity(records.len());
-                let mut rendered = Vec::new();
-                for t in &records {
-                    match board.cached_task(t.id) {
-                        Some(task) => tasks.push(task),
-                        None => {
-                            let task = RenderedTask::new(r.render_task(t)?);
+        let page = filter.page.clone();
+        List::new(self, CursorKind::Tasks, page, move |r, start, out| {
+            let mut rendered = Vec::new();
+            visit_tasks(r, &filter, start.after.as_deref(), start.skip, &mut |t| {
+                let task = match board.cached_task(t.id) {
+                    Some(task) => task,
+                    None => {
+                        let task = RenderedTask::new(r.render_task(&t)?);
+                        if rendered.len() < Page::MAX_LIMIT as usize {
                             rendered.push(task.clone());
-                            tasks.push(task);
                         }
+                        task
                     }
-                }
-                Ok((tasks, rendered, next))
-            })
-            .await?;
-        self.cache_tasks(generation, rendered);
-        Ok(Paged { items: tasks.iter().map(|t| t.task.clone()).collect(), next })
-    }
-
-    /// `GET /tasks` without `limit` or `cursor`, sent as it is read
-    /// from one snapshot (see [`Board::stream_with`]), so the list is
-    /// consistent and a slow client holds back the scan.
-    pub fn stream_tasks(&self, _actor: &Actor, filter: TaskFilter) -> Result<crate::wire::JsonStream> {
-        filter.page.check()?;
-        let board = self.clone();
-        self.stream_with(move |r, out| {
-            let skip = filter.page.offset.unwrap_or(0) as usize;
-            visit_tasks(r, &filter, None, skip, &mut |t| {
-                let more = match board.cached_task(t.id) {
-                    Some(task) => out.push_json(task.json().as_bytes()),
-                    None => out.push(&r.render_task(&t)?)?,
                 };
-                Ok(if more { Scan::Continue } else { Scan::Stop })
-            })
+                let item = Item::Rendered { json: &|| task.json(), value: &|| task.task.clone() };
+                out.push(item, &|| sort_key(&t))
+            })?;
+            board.cache_tasks(generation, rendered);
+            Ok(())
         })
     }
 

@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::fencing::{Allowed, Touch};
 use super::labels::{label_ids, label_names};
-use super::pages::{IndexList, ItemFn};
+use super::pages::{IndexList, ItemFn, List};
 use super::{Actor, Board, Tx};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
@@ -17,7 +17,7 @@ use crate::records::*;
 use crate::storage::Direction;
 use crate::storage::codec::{Key, decode};
 use crate::storage::tables::*;
-use crate::wire::{CursorKind, JsonStream, NewTask, Page, Paged, TaskPatch};
+use crate::wire::{CursorKind, NewTask, Page, TaskPatch};
 
 /// Collects `{field: {from, to}}` for the audit log.
 #[derive(Default)]
@@ -438,15 +438,8 @@ impl Board {
     }
 
     /// `GET /tasks/{id}/actions`: the audit log, oldest first.
-    pub async fn task_actions(&self, _actor: &Actor, id: Uuid, page: Page) -> Result<Paged<TaskAction>> {
-        self.read(move |r| r.task_required(id)).await?;
-        self.index_list(actions_list(id), page).await
-    }
-
-    /// The whole of `GET /tasks/{id}/actions`, streamed as it is read.
-    pub async fn stream_task_actions(&self, _actor: &Actor, id: Uuid, page: Page) -> Result<JsonStream> {
-        self.read(move |r| r.task_required(id)).await?;
-        self.stream_index(actions_list(id), page)
+    pub fn task_actions(&self, _actor: &Actor, id: Uuid, page: Page) -> List<TaskAction> {
+        self.index_list(actions_list(id), page, move |r| r.task_required(id).map(drop))
     }
 
     // ---- steps ------------------------------------------------------------

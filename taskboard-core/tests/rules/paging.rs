@@ -4,8 +4,8 @@
 //! storage trait is counted in `reads.rs`.
 
 use taskboard_core::ErrorKind;
-use taskboard_core::api::{CursorKind, NewTask, Page, TaskFilter, encode_cursor};
-use taskboard_core::board::{STREAM_CHUNK, STREAM_DEPTH};
+use taskboard_core::api::{CursorKind, Encoded, NewTask, Page, TaskFilter, encode_cursor};
+use taskboard_core::board::{ONE_GO, STREAM_CHUNK, STREAM_DEPTH};
 use taskboard_core::model::*;
 
 use crate::support::*;
@@ -129,6 +129,39 @@ async fn the_indexes_follow_a_task_s_changes() {
     assert_eq!(find("receipt", None).await, 0);
 }
 
+/// A whole list that turns out small is rendered in one go, as a page
+/// with no next one, the same list as the typed answer; so is a page.
+#[tokio::test]
+async fn a_small_whole_list_and_a_page_are_answered_in_one_go() {
+    let fx = board().await;
+    let p = fx.project("web").await;
+    seed(&fx, &p, 60, fx.owner.id()).await;
+    let ids = |tasks: &[Task]| tasks.iter().map(|t| t.id).collect::<Vec<_>>();
+    let whole = TaskFilter { project_id: Some(p.id), ..Default::default() };
+    let typed = fx.board.list_tasks(&fx.owner, whole.clone()).await.unwrap();
+    assert_eq!(typed.len(), 60);
+    let Encoded::Page { json, next: None } = fx.board.list_tasks(&fx.owner, whole).encode().await.unwrap()
+    else {
+        panic!("a small whole list is one page with no next one");
+    };
+    assert!(json.len() < ONE_GO);
+    assert_eq!(ids(&serde_json::from_slice::<Vec<Task>>(&json).unwrap()), ids(&typed));
+
+    let page = TaskFilter {
+        project_id: Some(p.id),
+        page: Page { limit: Some(25), ..Page::default() },
+        ..Default::default()
+    };
+    let typed = fx.board.list_tasks(&fx.owner, page.clone()).await.unwrap();
+    let Encoded::Page { json, next: Some(next) } =
+        fx.board.list_tasks(&fx.owner, page).encode().await.unwrap()
+    else {
+        panic!("a full page is one page with the cursor of the next");
+    };
+    assert_eq!(Some(next), typed.next);
+    assert_eq!(ids(&serde_json::from_slice::<Vec<Task>>(&json).unwrap()), ids(&typed[..25]));
+}
+
 /// A whole list is streamed: what waits for the reader is the channel's
 /// few chunks, however long the list.
 #[tokio::test]
@@ -137,7 +170,8 @@ async fn a_whole_list_is_streamed_in_bounded_chunks() {
     let p = fx.project("web").await;
     seed(&fx, &p, 3000, fx.owner.id()).await;
     let gauge = fx.board.stream_gauge();
-    let mut stream = fx.board.stream_tasks(&fx.owner, TaskFilter::default()).unwrap();
+    let encoded = fx.board.list_tasks(&fx.owner, TaskFilter::default()).encode().await.unwrap();
+    let Encoded::Stream(mut stream) = encoded else { panic!("a long whole list is streamed") };
     let mut body = Vec::new();
     while let Some(chunk) = stream.next().await {
         body.extend_from_slice(&chunk.unwrap());
