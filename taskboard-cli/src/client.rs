@@ -149,11 +149,6 @@ impl Client {
         Ok(Client { http, unfollowed, base, token, idempotency_key: None, lease: None })
     }
 
-    /// The same server with other credentials.
-    pub fn with_token(&self, token: Option<String>) -> Client {
-        Client { token, ..self.clone() }
-    }
-
     /// The same server, sending `key` as the `Idempotency-Key` of
     /// mutating calls.
     pub fn with_idempotency_key(&self, key: Option<String>) -> Client {

@@ -198,7 +198,7 @@ enum ConfigCmd {
 /// arenas that one small allocation touches becomes resident whole, so a
 /// server held about 110 MB after a mixed workload instead of about 90
 /// (`bench/scale.sh`, at 10,000 and 1,000,000 tasks alike) for no
-/// measured gain in speed (docs/decisions.md, S.14).
+/// measured gain in speed (docs/storage.md, S.14).
 fn without_transparent_huge_pages() {
     #[cfg(target_os = "linux")]
     if let Err(e) = rustix::thread::disable_transparent_huge_pages(true) {

@@ -212,8 +212,8 @@ mod tests {
     }
 
     /// A declaration left out of `visit_all` would have no route, no client
-    /// call and no documentation: every `impl Endpoint` of this directory
-    /// is visited.
+    /// call and no documentation: every `impl Endpoint` and `impl
+    /// ListEndpoint` of this directory is visited.
     #[test]
     fn every_declared_endpoint_is_visited() {
         struct Names(HashSet<String>);
@@ -230,7 +230,9 @@ mod tests {
         for entry in std::fs::read_dir(dir).unwrap() {
             let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
             for line in text.lines() {
-                if let Some(rest) = line.strip_prefix("impl Endpoint for ") {
+                let rest =
+                    line.strip_prefix("impl Endpoint for ").or(line.strip_prefix("impl ListEndpoint for "));
+                if let Some(rest) = rest {
                     declared.insert(rest.trim_end_matches(" {").trim().to_string());
                 }
             }
