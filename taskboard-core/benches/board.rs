@@ -145,7 +145,7 @@ async fn seed(tasks: usize, messages: usize) -> Fixture {
     let project = projects.swap_remove(0);
     let filter =
         TaskFilter { project_id: Some(project.id), status: Some(TaskStatus::Todo), ..Default::default() };
-    let listed = board.list_tasks(&owner, filter).await.unwrap();
+    let listed = board.list_tasks(filter).await.unwrap();
     assert_eq!(listed.len(), LISTED);
     let task = listed[0].id;
     eprintln!("seeded {tasks} tasks and {messages} messages in {:.1?}", started.elapsed());
@@ -202,7 +202,7 @@ fn reads(c: &mut Criterion) {
         };
         group.bench_function(BenchmarkId::new("board", size), |b| {
             b.to_async(&rt).iter(|| async {
-                let tasks = fx.board.list_tasks(&fx.owner, filter.clone()).await.unwrap();
+                let tasks = fx.board.list_tasks(filter.clone()).await.unwrap();
                 assert_eq!(tasks.len(), LISTED);
             })
         });
@@ -215,7 +215,7 @@ fn reads(c: &mut Criterion) {
         let filter = MessageFilter { chat_id: Some(fx.chat), limit: Some(50), ..Default::default() };
         group.bench_function(BenchmarkId::new("chat", size), |b| {
             b.to_async(&rt).iter(|| async {
-                let messages = fx.board.list_messages(&fx.owner, filter.clone()).await.unwrap();
+                let messages = fx.board.list_messages(filter.clone()).await.unwrap();
                 assert_eq!(messages.len(), 50);
             })
         });

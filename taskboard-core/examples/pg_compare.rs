@@ -125,11 +125,11 @@ async fn measure(boards: Vec<Board>, creations: usize, reads: usize, concurrency
     let reads_per_s = reads as f64 / took.as_secs_f64();
     let mut searches = Vec::with_capacity(SEARCHES);
     for n in 0..SEARCHES {
-        let (board, owner) = on(n);
+        let (board, _owner) = on(n);
         let q = format!("task {}", (n * 7919) % creations);
         let filter = TaskFilter { q: Some(q.clone()), project_id: Some(project.id), ..Default::default() };
         let started = Instant::now();
-        let found = board.list_tasks(&owner, filter).await.unwrap();
+        let found = board.list_tasks(filter).await.unwrap();
         searches.push(started.elapsed().as_secs_f64() * 1000.0);
         assert!(found.iter().any(|t| t.title == q), "{q} is found");
     }

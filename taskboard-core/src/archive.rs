@@ -596,10 +596,9 @@ mod tests {
         assert_eq!(read_tree(&first), read_tree(&second));
 
         // The indexes were rebuilt: keys, labels and files resolve.
-        let owner2 = board2.actor(boot.owner.id).await.unwrap();
         let keyed = crate::api::TaskFilter { q: Some("WEB-1".into()), ..Default::default() };
-        assert_eq!(board2.list_tasks(&owner2, keyed).await.unwrap()[0].labels, vec!["bug"]);
-        let files = board2.list_files(&owner2, p.id, None, Default::default()).await.unwrap();
+        assert_eq!(board2.list_tasks(keyed).await.unwrap()[0].labels, vec!["bug"]);
+        let files = board2.list_files(p.id, None, Default::default()).await.unwrap();
         assert_eq!(files[0].filename, "spec.md");
         assert!(board2.login("owner", "wrong", None).await.is_err());
     }

@@ -30,11 +30,11 @@ impl ListEndpoint for ListProjects {
     type Query = ProjectListQuery;
     type Item = Project;
 
-    fn list(board: &Board, caller: &Caller, _: Self::Path, query: Self::Query) -> Result<List<Project>> {
+    fn list(board: &Board, _: &Caller, _: Self::Path, query: Self::Query) -> Result<List<Project>> {
         let ProjectListQuery { include_archived, slug, page } = query;
         Ok(match slug {
             Some(slug) => board.projects_by_slug(&slug, include_archived, page),
-            None => board.list_projects(caller.actor()?, include_archived, page),
+            None => board.list_projects(include_archived, page),
         })
     }
 }
@@ -85,8 +85,8 @@ impl Endpoint for GetProject {
     type Body = ();
     type Response = Project;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Project> {
-        board.get_project(caller.actor()?, call.path).await
+    async fn handle(board: &Board, _: &Caller, call: Call<Self>) -> Result<Project> {
+        board.get_project(call.path).await
     }
 }
 
@@ -174,13 +174,8 @@ impl ListEndpoint for ListProjectMembers {
     type Query = Page;
     type Item = ProjectMember;
 
-    fn list(
-        board: &Board,
-        caller: &Caller,
-        id: Self::Path,
-        query: Self::Query,
-    ) -> Result<List<ProjectMember>> {
-        Ok(board.project_members(caller.actor()?, id, query))
+    fn list(board: &Board, _: &Caller, id: Self::Path, query: Self::Query) -> Result<List<ProjectMember>> {
+        Ok(board.project_members(id, query))
     }
 }
 
@@ -256,8 +251,8 @@ impl ListEndpoint for ListFiles {
     type Query = FileListQuery;
     type Item = ProjectFile;
 
-    fn list(board: &Board, caller: &Caller, id: Self::Path, query: Self::Query) -> Result<List<ProjectFile>> {
-        Ok(board.list_files(caller.actor()?, id, query.search, query.page))
+    fn list(board: &Board, _: &Caller, id: Self::Path, query: Self::Query) -> Result<List<ProjectFile>> {
+        Ok(board.list_files(id, query.search, query.page))
     }
 }
 
@@ -326,8 +321,8 @@ impl Endpoint for GetFile {
     type Body = ();
     type Response = ProjectFile;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<ProjectFile> {
-        board.get_file(caller.actor()?, call.path.0, call.path.1).await
+    async fn handle(board: &Board, _: &Caller, call: Call<Self>) -> Result<ProjectFile> {
+        board.get_file(call.path.0, call.path.1).await
     }
 }
 
@@ -418,7 +413,7 @@ impl Endpoint for DownloadFile {
     type Body = ();
     type Response = Download;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Download> {
-        board.open_file(caller.actor()?, call.path.0, call.path.1).await
+    async fn handle(board: &Board, _: &Caller, call: Call<Self>) -> Result<Download> {
+        board.open_file(call.path.0, call.path.1).await
     }
 }

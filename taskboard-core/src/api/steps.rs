@@ -30,8 +30,8 @@ impl Endpoint for ListSteps {
     type Body = ();
     type Response = Paged<Step>;
 
-    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Paged<Step>> {
-        let steps = board.list_steps(caller.actor()?, call.path).await?;
+    async fn handle(board: &Board, _: &Caller, call: Call<Self>) -> Result<Paged<Step>> {
+        let steps = board.list_steps(call.path).await?;
         call.query.window(CursorKind::Steps, steps, |s| {
             // Positions as bytes that sort like the numbers, then the id.
             [((s.position as u64) ^ (1 << 63)).to_be_bytes().as_slice(), s.id.as_bytes()].concat()

@@ -29,13 +29,7 @@ pub(crate) fn file_in_project(
 impl Board {
     /// `GET /projects/{id}/files`, by file name; `search` is a
     /// case-insensitive substring of the name.
-    pub fn list_files(
-        &self,
-        _actor: &Actor,
-        project: Uuid,
-        search: Option<String>,
-        page: Page,
-    ) -> List<ProjectFile> {
+    pub fn list_files(&self, project: Uuid, search: Option<String>, page: Page) -> List<ProjectFile> {
         self.index_list(files_list(project, search), page, move |r| r.project_required(project).map(drop))
     }
 
@@ -132,12 +126,12 @@ impl Board {
         result
     }
 
-    pub async fn get_file(&self, _actor: &Actor, project: Uuid, id: Uuid) -> Result<ProjectFile> {
+    pub async fn get_file(&self, project: Uuid, id: Uuid) -> Result<ProjectFile> {
         self.read(move |r| r.render_project_file(&file_in_project(r, project, id)?)).await
     }
 
     /// `GET /projects/{id}/files/{file_id}/download`.
-    pub async fn open_file(&self, _actor: &Actor, project: Uuid, id: Uuid) -> Result<Download> {
+    pub async fn open_file(&self, project: Uuid, id: Uuid) -> Result<Download> {
         let f = self.read(move |r| file_in_project(r, project, id)).await?;
         let file = self.blobs().open_blob(&f.storage_name).await?;
         Ok(Download { filename: f.filename, mime_type: f.mime_type, size: f.size, content: Box::pin(file) })

@@ -78,7 +78,7 @@ impl Board {
     }
 
     /// `GET /labels`, by name.
-    pub fn list_labels(&self, _actor: &Actor, page: Page) -> List<Label> {
+    pub fn list_labels(&self, page: Page) -> List<Label> {
         self.index_list(labels_list(), page, |_| Ok(()))
     }
 

@@ -71,7 +71,7 @@ impl Board {
     }
 
     /// `GET /tasks/{id}/links`: links from and to the task.
-    pub async fn list_links(&self, _actor: &Actor, id: Uuid) -> Result<Vec<TaskLink>> {
+    pub async fn list_links(&self, id: Uuid) -> Result<Vec<TaskLink>> {
         self.read(move |r| {
             r.task_required(id)?;
             let mut links = r.links_from(id)?;

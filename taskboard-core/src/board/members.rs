@@ -165,7 +165,7 @@ impl Board {
     }
 
     /// `GET /members`: by creation time; inactive ones only on request.
-    pub fn list_members(&self, _actor: &Actor, include_inactive: bool, page: Page) -> List<Member> {
+    pub fn list_members(&self, include_inactive: bool, page: Page) -> List<Member> {
         self.index_list(members_list(include_inactive), page, |_| Ok(()))
     }
 
@@ -189,13 +189,13 @@ impl Board {
         })
     }
 
-    pub async fn get_member(&self, _actor: &Actor, id: Uuid) -> Result<Member> {
+    pub async fn get_member(&self, id: Uuid) -> Result<Member> {
         self.read(move |r| Ok(r.member_required(id)?.to_wire())).await
     }
 
     /// `GET /members/me`.
     pub async fn me(&self, actor: &Actor) -> Result<Member> {
-        self.get_member(actor, actor.id()).await
+        self.get_member(actor.id()).await
     }
 
     /// `POST /members` (admin or owner; an owner only by an owner).

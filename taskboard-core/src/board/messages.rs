@@ -75,7 +75,7 @@ impl Board {
     /// a task or a thread, in chronological order; of all messages without
     /// a filter (docs/rules.md, messages and files). The next page holds
     /// older messages; it is read from where this one stopped.
-    pub async fn list_messages(&self, _actor: &Actor, filter: MessageFilter) -> Result<Paged<Message>> {
+    pub async fn list_messages(&self, filter: MessageFilter) -> Result<Paged<Message>> {
         let limit = filter.limit.unwrap_or(50);
         if !(1..=MAX_MESSAGE_PAGE).contains(&limit) {
             return Err(Error::invalid("limit", format!("must be 1-{MAX_MESSAGE_PAGE}, got {limit}")));
@@ -129,7 +129,7 @@ impl Board {
 
     /// `GET /messages/{id}/replies`, by creation time (404 for an unknown
     /// message).
-    pub fn replies(&self, _actor: &Actor, id: Uuid, page: Page) -> List<Message> {
+    pub fn replies(&self, id: Uuid, page: Page) -> List<Message> {
         self.index_list(replies_list(id), page, move |r| match r.message(id)? {
             Some(_) => Ok(()),
             None => Err(Error::not_found(format!("message {id} not found"))),
@@ -271,7 +271,7 @@ impl Board {
     }
 
     /// `GET /attachments/{id}/download`.
-    pub async fn open_attachment(&self, _actor: &Actor, id: Uuid) -> Result<Download> {
+    pub async fn open_attachment(&self, id: Uuid) -> Result<Download> {
         let u = self
             .read(move |r| {
                 r.upload(id)?.ok_or_else(|| Error::not_found(format!("attachment {id} not found")))

@@ -27,7 +27,7 @@ fn slug_free(r: &(impl Records + ?Sized), slug: &str, except: Option<Uuid>) -> R
 impl Board {
     /// `GET /projects`: active projects by creation time; archived ones
     /// too with `include_archived` (docs/rules.md, lists).
-    pub fn list_projects(&self, _actor: &Actor, include_archived: bool, page: Page) -> List<Project> {
+    pub fn list_projects(&self, include_archived: bool, page: Page) -> List<Project> {
         self.index_list(projects_list(include_archived), page, |_| Ok(()))
     }
 
@@ -52,7 +52,7 @@ impl Board {
         })
     }
 
-    pub async fn get_project(&self, _actor: &Actor, id: Uuid) -> Result<Project> {
+    pub async fn get_project(&self, id: Uuid) -> Result<Project> {
         self.read(move |r| Ok(r.project_required(id)?.to_wire())).await
     }
 
@@ -158,7 +158,7 @@ impl Board {
     }
 
     /// `GET /projects/{id}/members`, with project roles.
-    pub fn project_members(&self, _actor: &Actor, id: Uuid, page: Page) -> List<ProjectMember> {
+    pub fn project_members(&self, id: Uuid, page: Page) -> List<ProjectMember> {
         self.index_list(project_members_list(id), page, move |r| r.project_required(id).map(drop))
     }
 

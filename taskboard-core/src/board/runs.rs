@@ -53,7 +53,7 @@ impl Board {
 
     /// `GET /runs`: newest first, from the index of the task or agent
     /// asked for, or of the whole board.
-    pub async fn list_runs(&self, _actor: &Actor, q: RunListQuery) -> Result<Paged<Run>> {
+    pub async fn list_runs(&self, q: RunListQuery) -> Result<Paged<Run>> {
         let limit = q.limit.unwrap_or(50);
         if !(1..=1000).contains(&limit) {
             return Err(Error::invalid("limit", format!("must be 1-1000, got {limit}")));
@@ -95,17 +95,12 @@ impl Board {
     }
 
     /// `GET /runs/{id}`.
-    pub async fn get_run(&self, _actor: &Actor, id: Uuid) -> Result<Run> {
+    pub async fn get_run(&self, id: Uuid) -> Result<Run> {
         self.read(move |r| render(r, &run_required(r, id)?)).await
     }
 
     /// `GET /runs/{id}/transcript`: entries after `after`, in order.
-    pub async fn transcript(
-        &self,
-        _actor: &Actor,
-        id: Uuid,
-        q: TranscriptQuery,
-    ) -> Result<Vec<TranscriptEntry>> {
+    pub async fn transcript(&self, id: Uuid, q: TranscriptQuery) -> Result<Vec<TranscriptEntry>> {
         let limit = q.limit.unwrap_or(200);
         if !(1..=1000).contains(&limit) {
             return Err(Error::invalid("limit", format!("must be 1-1000, got {limit}")));

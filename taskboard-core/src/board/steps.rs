@@ -16,7 +16,7 @@ use crate::wire::StepPatch;
 
 impl Board {
     /// `GET /tasks/{id}/steps`, by position.
-    pub async fn list_steps(&self, _actor: &Actor, task: Uuid) -> Result<Vec<Step>> {
+    pub async fn list_steps(&self, task: Uuid) -> Result<Vec<Step>> {
         self.read(move |r| {
             r.task_required(task)?;
             Ok(r.steps(task)?.iter().map(StepRecord::to_wire).collect())

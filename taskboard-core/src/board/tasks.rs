@@ -438,7 +438,7 @@ impl Board {
     }
 
     /// `GET /tasks/{id}/actions`: the audit log, oldest first.
-    pub fn task_actions(&self, _actor: &Actor, id: Uuid, page: Page) -> List<TaskAction> {
+    pub fn task_actions(&self, id: Uuid, page: Page) -> List<TaskAction> {
         self.index_list(actions_list(id), page, move |r| r.task_required(id).map(drop))
     }
 

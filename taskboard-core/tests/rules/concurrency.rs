@@ -40,11 +40,7 @@ async fn of_eight_concurrent_takes_exactly_one_succeeds() {
     let (winner, _) = winners[0];
     let t = fx.get(t.id).await;
     assert_eq!(t.assignee.unwrap().id, *winner);
-    assert_eq!(
-        fx.board.task_actions(&fx.owner, t.id, Page::default()).await.unwrap().len(),
-        2,
-        "created, one take"
-    );
+    assert_eq!(fx.board.task_actions(t.id, Page::default()).await.unwrap().len(), 2, "created, one take");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -63,18 +59,11 @@ async fn fifty_concurrent_creations_are_numbered_1_to_50_without_gap_or_duplicat
     let mut numbers = creations.join_all().await;
     numbers.sort();
     assert_eq!(numbers, (1..=50).collect::<Vec<u64>>());
-    assert_eq!(fx.board.get_project(&fx.owner, p.id).await.unwrap().task_counter, 50);
-    let listed =
-        fx.board.list_tasks(&fx.owner, TaskFilter { project_id: Some(p.id), ..Default::default() }).await;
+    assert_eq!(fx.board.get_project(p.id).await.unwrap().task_counter, 50);
+    let listed = fx.board.list_tasks(TaskFilter { project_id: Some(p.id), ..Default::default() }).await;
     assert_eq!(listed.unwrap().len(), 50);
-    let keys: BTreeSet<String> = fx
-        .board
-        .list_tasks(&fx.owner, TaskFilter::default())
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.key)
-        .collect();
+    let keys: BTreeSet<String> =
+        fx.board.list_tasks(TaskFilter::default()).await.unwrap().into_iter().map(|t| t.key).collect();
     assert_eq!(keys.len(), 50);
 }
 
@@ -139,12 +128,11 @@ async fn a_crash_keeps_every_acknowledged_write() {
     }
     // Whatever reached the disk is numbered without gap or duplicate, and
     // the counter agrees.
-    let all =
-        board.list_tasks(&owner, TaskFilter { project_id: Some(p.id), ..Default::default() }).await.unwrap();
+    let all = board.list_tasks(TaskFilter { project_id: Some(p.id), ..Default::default() }).await.unwrap();
     let mut numbers: Vec<u64> = all.iter().map(|t| t.number).collect();
     numbers.sort();
     assert_eq!(numbers, (1..=all.len() as u64).collect::<Vec<_>>());
-    let project = board.get_project(&owner, p.id).await.unwrap();
+    let project = board.get_project(p.id).await.unwrap();
     assert_eq!(project.task_counter, all.len() as u64);
     // Events: every stored one is contiguous, and new ones continue.
     let latest = board.latest_seq();

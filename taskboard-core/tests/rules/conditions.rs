@@ -135,7 +135,7 @@ async fn wrapped_answers_are_stored_with_their_change() {
     let (replayed, again) = idempotent::<SetMyStatus>(&fx, &as_bot, &k, Call::new((), query(), ())).await;
     assert!(replayed);
     assert_eq!(first, again);
-    assert_eq!(fx.board.get_member(&fx.owner, bot.id()).await.unwrap().status, MemberStatus::Busy);
+    assert_eq!(fx.board.get_member(bot.id()).await.unwrap().status, MemberStatus::Busy);
 }
 
 #[tokio::test]
@@ -155,14 +155,14 @@ async fn a_step_moved_to_a_position_renumbers_the_checklist() {
     let order = |steps: Vec<Step>| -> Vec<(String, i64)> {
         steps.into_iter().map(|s| (s.title, s.position)).collect()
     };
-    let listed = fx.board.list_steps(&fx.owner, t.id).await.unwrap();
+    let listed = fx.board.list_steps(t.id).await.unwrap();
     assert_eq!(order(listed), [("c".into(), 1), ("a".into(), 2), ("b".into(), 3)]);
     assert_eq!(kinds(&drain(&mut sub)), ["step.updated"; 3], "every step whose place changed");
     // Where it already is: nothing changes, nothing is emitted.
     fx.board.update_step(&fx.owner, t.id, ids[2], to(1)).await.unwrap();
     assert!(drain(&mut sub).is_empty());
     fx.board.update_step(&fx.owner, t.id, ids[2], to(40)).await.unwrap();
-    let listed = fx.board.list_steps(&fx.owner, t.id).await.unwrap();
+    let listed = fx.board.list_steps(t.id).await.unwrap();
     assert_eq!(order(listed), [("a".into(), 1), ("b".into(), 2), ("c".into(), 3)]);
     assert_eq!(kind(fx.board.update_step(&fx.owner, t.id, ids[0], to(0)).await), ErrorKind::Validation);
     assert_eq!(fx.get(t.id).await.steps.iter().map(|s| s.title.as_str()).collect::<String>(), "abc");

@@ -75,7 +75,7 @@ async fn the_lists_of_a_task_a_thread_and_a_project_walk_by_cursor() {
         post(&fx, NewMessage { chat_id: p.chat_id, parent_id: Some(root), ..message(&format!("reply {i}")) })
             .await;
     }
-    for m in fx.board.list_members(&fx.owner, false, Page::default()).await.unwrap() {
+    for m in fx.board.list_members(false, Page::default()).await.unwrap() {
         let _ = fx.board.add_project_member(&fx.owner, p.id, m.id).await;
     }
 

@@ -59,7 +59,7 @@ async fn an_upload_over_the_limit_is_413_and_leaves_no_file() {
         "the same limit for project files"
     );
     assert!(files_under(fx.board.blob_dir()).is_empty());
-    assert!(fx.board.list_files(&fx.owner, p.id, None, Page::default()).await.unwrap().is_empty());
+    assert!(fx.board.list_files(p.id, None, Page::default()).await.unwrap().is_empty());
     // Exactly the limit is accepted.
     let up = fx.board.upload(&fx.owner, "max.bin", None, &vec![1u8; 1000][..]).await.unwrap();
     assert_eq!(up.size, 1000);
@@ -94,15 +94,15 @@ async fn attachments_download_with_their_name_type_and_disposition() {
     let fx = board().await;
     let png = fx.board.upload(&fx.owner, "cat.png", None, &b"meow"[..]).await.unwrap();
     let svg = fx.board.upload(&fx.owner, "logo.svg", None, &b"<svg/>"[..]).await.unwrap();
-    let d = fx.board.open_attachment(&fx.owner, png.file_id).await.unwrap();
+    let d = fx.board.open_attachment(png.file_id).await.unwrap();
     assert_eq!(
         (d.filename.as_str(), d.mime_type.as_str(), d.disposition()),
         ("cat.png", "image/png", "inline")
     );
     assert_eq!(content(d).await, "meow");
-    let d = fx.board.open_attachment(&fx.owner, svg.file_id).await.unwrap();
+    let d = fx.board.open_attachment(svg.file_id).await.unwrap();
     assert_eq!(d.disposition(), "attachment", "SVG is never inline");
-    assert_eq!(kind(fx.board.open_attachment(&fx.owner, Uuid::now_v7()).await), ErrorKind::NotFound);
+    assert_eq!(kind(fx.board.open_attachment(Uuid::now_v7()).await), ErrorKind::NotFound);
 }
 
 #[tokio::test]
@@ -118,8 +118,8 @@ async fn unbound_uploads_are_reclaimed_after_the_ttl() {
     assert_eq!(fx.board.reclaim_unbound_uploads(now).await.unwrap(), 0, "younger than the TTL");
     let later = now + Duration::from_secs(120);
     assert_eq!(fx.board.reclaim_unbound_uploads(later).await.unwrap(), 1);
-    assert_eq!(kind(fx.board.open_attachment(&fx.owner, stale.file_id).await), ErrorKind::NotFound);
-    assert_eq!(content(fx.board.open_attachment(&fx.owner, bound.file_id).await.unwrap()).await, "bound");
+    assert_eq!(kind(fx.board.open_attachment(stale.file_id).await), ErrorKind::NotFound);
+    assert_eq!(content(fx.board.open_attachment(bound.file_id).await.unwrap()).await, "bound");
     assert_eq!(files_under(fx.board.blob_dir()).len(), 1, "the stale blob is gone");
     let late = NewMessage { chat_id: p.chat_id, attachments: vec![stale], ..Default::default() };
     assert_eq!(kind(fx.board.post_message(&fx.owner, late).await), ErrorKind::Validation);
@@ -178,7 +178,7 @@ async fn blank_and_invisible_project_file_names_are_400_naming_the_character() {
         let why = if bad.trim().is_empty() { "blank".to_string() } else { "U+".to_string() };
         assert!(e.detail().contains(&why), "{bad:?}: {}", e.detail());
     }
-    assert!(fx.board.list_files(&fx.owner, p.id, None, Page::default()).await.unwrap().is_empty());
+    assert!(fx.board.list_files(p.id, None, Page::default()).await.unwrap().is_empty());
     assert!(files_under(fx.board.blob_dir()).is_empty(), "refused before any byte is stored");
     // Right-to-left scripts, accents, emoji with variation selectors and
     // inner spaces are names like any other.
@@ -225,12 +225,12 @@ async fn uploading_an_existing_name_replaces_the_content_and_keeps_the_id() {
     assert!(second.updated_at >= first.updated_at);
     assert_eq!(second.description.as_deref(), Some("v1 notes"), "kept when none is given");
     assert_eq!(second.uploaded_by.id, ana.id());
-    assert_eq!(content(fx.board.open_file(&fx.owner, p.id, first.id).await.unwrap()).await, "second");
+    assert_eq!(content(fx.board.open_file(p.id, first.id).await.unwrap()).await, "second");
     assert_eq!(files_under(fx.board.blob_dir()).len(), 1, "the old content is gone");
     let third =
         fx.board.upload_file(&fx.owner, p.id, "notes.txt", Some("v3".into()), None, &b"3"[..]).await.unwrap();
     assert_eq!(third.description.as_deref(), Some("v3"));
-    assert_eq!(fx.board.list_files(&fx.owner, p.id, None, Page::default()).await.unwrap().len(), 1);
+    assert_eq!(fx.board.list_files(p.id, None, Page::default()).await.unwrap().len(), 1);
 }
 
 #[tokio::test]
@@ -243,10 +243,11 @@ async fn project_files_are_listed_by_name_and_searched_without_case() {
     }
     fx.board.upload_file(&fx.owner, other.id, "alpha.txt", None, None, &b"x"[..]).await.unwrap();
     let names = |search: Option<&str>| {
-        let (board, owner, id, search) = (fx.board.clone(), fx.owner.clone(), p.id, search.map(String::from));
+        let (board, _owner, id, search) =
+            (fx.board.clone(), fx.owner.clone(), p.id, search.map(String::from));
         async move {
             board
-                .list_files(&owner, id, search, Page::default())
+                .list_files(id, search, Page::default())
                 .await
                 .unwrap()
                 .into_iter()
@@ -258,10 +259,7 @@ async fn project_files_are_listed_by_name_and_searched_without_case() {
     assert_eq!(names(Some(".txt")).await, ["alpha.TXT", "beta.txt"]);
     assert_eq!(names(Some("SPEC")).await, ["Design-Spec.pdf"]);
     assert!(names(Some("nothing")).await.is_empty());
-    assert_eq!(
-        kind(fx.board.list_files(&fx.owner, Uuid::now_v7(), None, Page::default()).await),
-        ErrorKind::NotFound
-    );
+    assert_eq!(kind(fx.board.list_files(Uuid::now_v7(), None, Page::default()).await), ErrorKind::NotFound);
 }
 
 #[tokio::test]
@@ -270,9 +268,9 @@ async fn project_files_are_read_described_and_deleted_within_their_project() {
     let p = fx.project("web").await;
     let other = fx.project("other").await;
     let f = fx.board.upload_file(&fx.owner, p.id, "a.txt", None, None, &b"a"[..]).await.unwrap();
-    assert_eq!(fx.board.get_file(&fx.owner, p.id, f.id).await.unwrap(), f);
-    assert_eq!(kind(fx.board.get_file(&fx.owner, other.id, f.id).await), ErrorKind::NotFound);
-    assert_eq!(kind(fx.board.open_file(&fx.owner, other.id, f.id).await), ErrorKind::NotFound);
+    assert_eq!(fx.board.get_file(p.id, f.id).await.unwrap(), f);
+    assert_eq!(kind(fx.board.get_file(other.id, f.id).await), ErrorKind::NotFound);
+    assert_eq!(kind(fx.board.open_file(other.id, f.id).await), ErrorKind::NotFound);
     let described = fx
         .board
         .update_file(&fx.owner, p.id, f.id, FilePatch { description: Patch::Value(long_text("about a")) })
@@ -284,7 +282,7 @@ async fn project_files_are_read_described_and_deleted_within_their_project() {
     assert_eq!(cleared.description, None);
     assert_eq!(kind(fx.board.delete_file(&fx.owner, other.id, f.id).await), ErrorKind::NotFound);
     fx.board.delete_file(&fx.owner, p.id, f.id).await.unwrap();
-    assert_eq!(kind(fx.board.get_file(&fx.owner, p.id, f.id).await), ErrorKind::NotFound);
+    assert_eq!(kind(fx.board.get_file(p.id, f.id).await), ErrorKind::NotFound);
     assert!(files_under(fx.board.blob_dir()).is_empty());
     assert_eq!(
         kind(fx.board.upload_file(&fx.owner, Uuid::now_v7(), "a.txt", None, None, &b"a"[..]).await),

@@ -47,10 +47,8 @@ async fn a_repeat_replays_the_stored_answer_and_changes_nothing() {
     let (replayed, again) = json(create(&fx, &caller, "k", "once").await.unwrap());
     assert!(replayed);
     assert_eq!(first, again);
-    let tasks = fx.board.list_tasks(
-        &fx.owner,
-        taskboard_core::api::TaskFilter { project_id: Some(p.id), ..Default::default() },
-    );
+    let tasks =
+        fx.board.list_tasks(taskboard_core::api::TaskFilter { project_id: Some(p.id), ..Default::default() });
     assert_eq!(tasks.await.unwrap().len(), 1);
     assert_eq!(kind(create(&fx, &caller, "k", "other").await.map(|_| ())), ErrorKind::Validation);
     assert_eq!(kind(IdempotencyKey::new("", "POST", "/", b"")), ErrorKind::Validation);
@@ -195,7 +193,7 @@ async fn after_a_crash_every_acknowledged_key_replays_and_no_write_happens_twice
     }
     let p = fx.performer().find_project("web").await.unwrap();
     let filter = taskboard_core::api::TaskFilter { project_id: Some(p.id), ..Default::default() };
-    let tasks = fx.board.list_tasks(&fx.owner, filter).await.unwrap();
+    let tasks = fx.board.list_tasks(filter).await.unwrap();
     let mut titles: Vec<String> = tasks.into_iter().map(|t| t.title).collect();
     titles.sort();
     let mut expected = sent.clone();

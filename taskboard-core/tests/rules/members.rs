@@ -37,8 +37,8 @@ async fn bootstrap_creates_one_owner_on_an_empty_board_with_a_generated_password
     assert!(!board.is_empty().await.unwrap());
     // A board that has members is not bootstrapped again.
     assert!(board.bootstrap_owner(slug("other"), None).await.unwrap().is_none());
-    let owner = board.actor(boot.owner.id).await.unwrap();
-    let all = board.list_members(&owner, true, Page::default()).await.unwrap();
+    let _owner = board.actor(boot.owner.id).await.unwrap();
+    let all = board.list_members(true, Page::default()).await.unwrap();
     assert_eq!(all.len(), 1);
 }
 
@@ -222,15 +222,15 @@ async fn a_deleted_members_slug_stays_taken() {
     let fx = board().await;
     let ana = fx.human("ana", Role::Member).await;
     fx.board.delete_member(&fx.owner, ana.id()).await.unwrap();
-    let m = fx.board.get_member(&fx.owner, ana.id()).await.unwrap();
+    let m = fx.board.get_member(ana.id()).await.unwrap();
     assert!(!m.is_active);
     assert_eq!(
         kind(fx.board.create_member(&fx.owner, new_member("ana", MemberType::Human, Role::Member)).await),
         ErrorKind::Conflict
     );
-    let active = fx.board.list_members(&fx.owner, false, Page::default()).await.unwrap();
+    let active = fx.board.list_members(false, Page::default()).await.unwrap();
     assert!(active.iter().all(|m| m.slug != "ana"));
-    let all = fx.board.list_members(&fx.owner, true, Page::default()).await.unwrap();
+    let all = fx.board.list_members(true, Page::default()).await.unwrap();
     assert!(all.iter().any(|m| m.slug == "ana" && !m.is_active));
 }
 
@@ -518,13 +518,13 @@ async fn members_are_listed_by_creation_time_and_paged() {
     for s in ["c", "a", "b"] {
         fx.human(s, Role::Member).await;
     }
-    let all = fx.board.list_members(&fx.owner, false, Page::default()).await.unwrap();
+    let all = fx.board.list_members(false, Page::default()).await.unwrap();
     assert_eq!(all.iter().map(|m| m.slug.as_str()).collect::<Vec<_>>(), ["owner", "c", "a", "b"]);
     let page = Page { limit: Some(2), offset: Some(1), ..Page::default() };
-    let some = fx.board.list_members(&fx.owner, false, page).await.unwrap();
+    let some = fx.board.list_members(false, page).await.unwrap();
     assert_eq!(some.iter().map(|m| m.slug.as_str()).collect::<Vec<_>>(), ["c", "a"]);
     let bad = Page { limit: Some(0), ..Page::default() };
-    assert_eq!(kind(fx.board.list_members(&fx.owner, false, bad).await), ErrorKind::Validation);
+    assert_eq!(kind(fx.board.list_members(false, bad).await), ErrorKind::Validation);
 }
 
 #[tokio::test]
@@ -535,7 +535,7 @@ async fn me_is_the_caller_and_members_are_found_by_id_or_slug() {
     assert_eq!(fx.performer().find_member("ana").await.unwrap().id, ana.id());
     assert_eq!(fx.performer().find_member(&ana.id().to_string()).await.unwrap().slug, "ana");
     assert_eq!(kind(fx.performer().find_member("nobody").await), ErrorKind::NotFound);
-    assert_eq!(kind(fx.board.get_member(&fx.owner, uuid::Uuid::now_v7()).await), ErrorKind::NotFound);
+    assert_eq!(kind(fx.board.get_member(uuid::Uuid::now_v7()).await), ErrorKind::NotFound);
 }
 
 // ---- status and presence (REST status; 3.7) --------------------------------
@@ -549,7 +549,7 @@ async fn set_status_sends_agent_status() {
     let events = drain(&mut sub);
     assert_eq!(kinds(&events), ["agent.status"]);
     assert_eq!(events[0].data(), serde_json::json!({"member_id": bot.id(), "status": "busy"}));
-    assert_eq!(fx.board.get_member(&fx.owner, bot.id()).await.unwrap().status, MemberStatus::Busy);
+    assert_eq!(fx.board.get_member(bot.id()).await.unwrap().status, MemberStatus::Busy);
 }
 
 #[tokio::test]
@@ -557,13 +557,13 @@ async fn the_first_connection_sets_online_and_the_last_sets_offline_unless_busy(
     let fx = board().await;
     let bot = fx.agent("bot").await;
     let status = |fx: &Fx| {
-        let (board, owner, id) = (fx.board.clone(), fx.owner.clone(), bot.id());
-        async move { board.get_member(&owner, id).await.unwrap().status }
+        let (board, _owner, id) = (fx.board.clone(), fx.owner.clone(), bot.id());
+        async move { board.get_member(id).await.unwrap().status }
     };
-    let before = fx.board.get_member(&fx.owner, bot.id()).await.unwrap().last_seen_at;
+    let before = fx.board.get_member(bot.id()).await.unwrap().last_seen_at;
     fx.board.connected(&bot).await.unwrap();
     assert_eq!(status(&fx).await, MemberStatus::Online);
-    assert!(fx.board.get_member(&fx.owner, bot.id()).await.unwrap().last_seen_at >= before);
+    assert!(fx.board.get_member(bot.id()).await.unwrap().last_seen_at >= before);
     fx.board.connected(&bot).await.unwrap();
     fx.board.disconnected(&bot).await.unwrap();
     assert_eq!(status(&fx).await, MemberStatus::Online, "one connection is still open");

@@ -55,8 +55,7 @@ async fn a_chat_message_run_goes_to_the_chats_audience_and_one_is_open_at_a_time
     let again = fx.board.start_message_run(&fx.owner, m.id, ask(&bot)).await.unwrap();
     assert_ne!(again.id, run.id);
     let q = RunListQuery { message_id: Some(m.id), agent_id: Some(bot.id()), ..Default::default() };
-    let listed: Vec<Uuid> =
-        fx.board.list_runs(&fx.owner, q).await.unwrap().into_items().iter().map(|r| r.id).collect();
+    let listed: Vec<Uuid> = fx.board.list_runs(q).await.unwrap().into_items().iter().map(|r| r.id).collect();
     assert_eq!(listed, vec![again.id, run.id]);
 }
 
@@ -112,5 +111,5 @@ async fn a_comment_run_names_its_task_but_holds_no_lease_and_never_moves_it() {
     assert_eq!(kind(fx.board.start_message_run(&fx.owner, plain.id, ask(&bot)).await), ErrorKind::Forbidden);
     // The task's runs are its own work, not the answers to its comments.
     let q = RunListQuery { task_id: Some(t.id), ..Default::default() };
-    assert!(fx.board.list_runs(&fx.owner, q).await.unwrap().into_items().is_empty());
+    assert!(fx.board.list_runs(q).await.unwrap().into_items().is_empty());
 }

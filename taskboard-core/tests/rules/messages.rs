@@ -47,7 +47,7 @@ async fn unknown_chat_task_or_parent_is_not_found() {
         kind(msg(NewMessage { parent_id: Some(nobody), ..in_chat(&p, "x") }).await),
         ErrorKind::NotFound
     );
-    assert_eq!(kind(b.replies(o, nobody, Page::default()).await), ErrorKind::NotFound);
+    assert_eq!(kind(b.replies(nobody, Page::default()).await), ErrorKind::NotFound);
 }
 
 #[tokio::test]
@@ -131,10 +131,8 @@ async fn the_list_holds_the_last_n_in_chronological_order_with_offset() {
     }
     let page = |limit, offset| {
         let f = MessageFilter { chat_id: p.chat_id, limit, offset, ..Default::default() };
-        let (board, owner) = (fx.board.clone(), fx.owner.clone());
-        async move {
-            board.list_messages(&owner, f).await.unwrap().into_iter().map(|m| m.content).collect::<Vec<_>>()
-        }
+        let (board, _owner) = (fx.board.clone(), fx.owner.clone());
+        async move { board.list_messages(f).await.unwrap().into_iter().map(|m| m.content).collect::<Vec<_>>() }
     };
     assert_eq!(page(Some(3), None).await, ["m9", "m10", "m11"]);
     assert_eq!(page(Some(3), Some(2)).await, ["m7", "m8", "m9"], "offset skips the newest");
@@ -143,7 +141,7 @@ async fn the_list_holds_the_last_n_in_chronological_order_with_offset() {
     assert!(page(Some(5), Some(12)).await.is_empty());
     for bad in [0, 201] {
         let f = MessageFilter { chat_id: p.chat_id, limit: Some(bad), ..Default::default() };
-        assert_eq!(kind(fx.board.list_messages(&fx.owner, f).await), ErrorKind::Validation);
+        assert_eq!(kind(fx.board.list_messages(f).await), ErrorKind::Validation);
     }
 }
 
@@ -155,11 +153,11 @@ async fn the_default_page_is_fifty_and_the_maximum_two_hundred() {
         fx.board.post_message(&fx.owner, in_chat(&p, &format!("m{i}"))).await.unwrap();
     }
     let f = MessageFilter { chat_id: p.chat_id, ..Default::default() };
-    let page = fx.board.list_messages(&fx.owner, f).await.unwrap();
+    let page = fx.board.list_messages(f).await.unwrap();
     assert_eq!(page.len(), 50);
     assert_eq!(page.last().unwrap().content, "m209");
     let f = MessageFilter { chat_id: p.chat_id, limit: Some(200), ..Default::default() };
-    let page = fx.board.list_messages(&fx.owner, f).await.unwrap();
+    let page = fx.board.list_messages(f).await.unwrap();
     assert_eq!(page.len(), 200);
     assert_eq!(page[0].content, "m10");
 }
@@ -174,10 +172,8 @@ async fn lists_by_chat_task_and_thread_and_of_everything_without_filters() {
     fx.board.post_message(&fx.owner, reply).await.unwrap();
     fx.board.post_message(&fx.owner, on_task(&t, "comment")).await.unwrap();
     let list = |f: MessageFilter| {
-        let (board, owner) = (fx.board.clone(), fx.owner.clone());
-        async move {
-            board.list_messages(&owner, f).await.unwrap().into_iter().map(|m| m.content).collect::<Vec<_>>()
-        }
+        let (board, _owner) = (fx.board.clone(), fx.owner.clone());
+        async move { board.list_messages(f).await.unwrap().into_iter().map(|m| m.content).collect::<Vec<_>>() }
     };
     let chat = list(MessageFilter { chat_id: p.chat_id, ..Default::default() }).await;
     assert_eq!(chat[1..], ["root", "reply"]);
@@ -200,13 +196,13 @@ async fn replies_are_sorted_by_creation_time() {
         let m = NewMessage { parent_id: Some(root.id), ..in_chat(&p, &format!("r{i}")) };
         fx.board.post_message(&fx.owner, m).await.unwrap();
     }
-    let replies = fx.board.replies(&fx.owner, root.id, Page::default()).await.unwrap();
+    let replies = fx.board.replies(root.id, Page::default()).await.unwrap();
     assert_eq!(
         replies.iter().map(|m| m.content.as_str()).collect::<Vec<_>>(),
         ["r0", "r1", "r2", "r3", "r4"]
     );
     assert!(replies.windows(2).all(|w| w[0].created_at <= w[1].created_at));
-    assert!(fx.board.replies(&fx.owner, replies[0].id, Page::default()).await.unwrap().is_empty());
+    assert!(fx.board.replies(replies[0].id, Page::default()).await.unwrap().is_empty());
 }
 
 #[tokio::test]

@@ -61,20 +61,14 @@ async fn pages_by_cursor_walk_the_whole_list_in_order() {
         TaskFilter { q: Some("ask".into()), priority: Some(Priority::Medium), ..Default::default() },
     ];
     for filter in filters {
-        let whole: Vec<String> = fx
-            .board
-            .list_tasks(&fx.owner, filter.clone())
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|t| t.key)
-            .collect();
+        let whole: Vec<String> =
+            fx.board.list_tasks(filter.clone()).await.unwrap().into_iter().map(|t| t.key).collect();
         assert!(!whole.is_empty(), "{filter:?}");
         let mut walked = Vec::new();
         let mut cursor = None;
         loop {
             let f = TaskFilter { page: Page { cursor: cursor.clone(), ..page(7) }, ..filter.clone() };
-            let got = fx.board.list_tasks(&fx.owner, f).await.unwrap();
+            let got = fx.board.list_tasks(f).await.unwrap();
             walked.extend(got.iter().map(|t| t.key.clone()));
             match got.next {
                 Some(next) => cursor = Some(next),
@@ -84,8 +78,7 @@ async fn pages_by_cursor_walk_the_whole_list_in_order() {
         assert_eq!(walked, whole, "{filter:?}");
         // Offset still counts from the start (or from the cursor).
         let f = TaskFilter { page: Page { offset: Some(3), ..page(4) }, ..filter.clone() };
-        let got: Vec<String> =
-            fx.board.list_tasks(&fx.owner, f).await.unwrap().into_iter().map(|t| t.key).collect();
+        let got: Vec<String> = fx.board.list_tasks(f).await.unwrap().into_iter().map(|t| t.key).collect();
         assert_eq!(got, whole.iter().skip(3).take(4).cloned().collect::<Vec<_>>(), "{filter:?}");
     }
 }
@@ -96,7 +89,7 @@ async fn a_cursor_that_is_not_one_is_refused() {
     for cursor in ["", "%%%", "bm90IGEgY3Vyc29y", &encode_cursor(CursorKind::Messages, &[0; 32])] {
         let f =
             TaskFilter { page: Page { cursor: Some(cursor.to_string()), ..page(5) }, ..Default::default() };
-        let err = fx.board.list_tasks(&fx.owner, f).await.unwrap_err();
+        let err = fx.board.list_tasks(f).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Validation, "{cursor}");
         assert!(err.detail().contains("cursor"), "{}", err.detail());
     }
@@ -118,8 +111,8 @@ async fn the_indexes_follow_a_task_s_changes() {
     let find = |q: &str, status: Option<TaskStatus>| {
         let f = TaskFilter { q: Some(q.into()), status, project_id: Some(p.id), ..Default::default() };
         let board = fx.board.clone();
-        let owner = fx.owner.clone();
-        async move { board.list_tasks(&owner, f).await.unwrap().len() }
+        let _owner = fx.owner.clone();
+        async move { board.list_tasks(f).await.unwrap().len() }
     };
     assert_eq!(find("invoice", None).await, 0);
     assert_eq!(find("receipt", None).await, 1);
@@ -138,10 +131,9 @@ async fn a_small_whole_list_and_a_page_are_answered_in_one_go() {
     seed(&fx, &p, 60, fx.owner.id()).await;
     let ids = |tasks: &[Task]| tasks.iter().map(|t| t.id).collect::<Vec<_>>();
     let whole = TaskFilter { project_id: Some(p.id), ..Default::default() };
-    let typed = fx.board.list_tasks(&fx.owner, whole.clone()).await.unwrap();
+    let typed = fx.board.list_tasks(whole.clone()).await.unwrap();
     assert_eq!(typed.len(), 60);
-    let Encoded::Page { json, next: None } = fx.board.list_tasks(&fx.owner, whole).encode().await.unwrap()
-    else {
+    let Encoded::Page { json, next: None } = fx.board.list_tasks(whole).encode().await.unwrap() else {
         panic!("a small whole list is one page with no next one");
     };
     assert!(json.len() < ONE_GO);
@@ -152,10 +144,8 @@ async fn a_small_whole_list_and_a_page_are_answered_in_one_go() {
         page: Page { limit: Some(25), ..Page::default() },
         ..Default::default()
     };
-    let typed = fx.board.list_tasks(&fx.owner, page.clone()).await.unwrap();
-    let Encoded::Page { json, next: Some(next) } =
-        fx.board.list_tasks(&fx.owner, page).encode().await.unwrap()
-    else {
+    let typed = fx.board.list_tasks(page.clone()).await.unwrap();
+    let Encoded::Page { json, next: Some(next) } = fx.board.list_tasks(page).encode().await.unwrap() else {
         panic!("a full page is one page with the cursor of the next");
     };
     assert_eq!(Some(next), typed.next);
@@ -170,7 +160,7 @@ async fn a_whole_list_is_streamed_in_bounded_chunks() {
     let p = fx.project("web").await;
     seed(&fx, &p, 3000, fx.owner.id()).await;
     let gauge = fx.board.stream_gauge();
-    let encoded = fx.board.list_tasks(&fx.owner, TaskFilter::default()).encode().await.unwrap();
+    let encoded = fx.board.list_tasks(TaskFilter::default()).encode().await.unwrap();
     let Encoded::Stream(mut stream) = encoded else { panic!("a long whole list is streamed") };
     let mut body = Vec::new();
     while let Some(chunk) = stream.next().await {
@@ -192,17 +182,17 @@ async fn title_search_holds_across_the_fold_of_recent_titles() {
     let fx = board().await;
     let p = fx.project("web").await;
     let expect = |fx: &Fx, queries: &'static [&'static str]| {
-        let (board, owner, project) = (fx.board.clone(), fx.owner.clone(), p.id);
+        let (board, _owner, project) = (fx.board.clone(), fx.owner.clone(), p.id);
         async move {
             let all = board
-                .list_tasks(&owner, TaskFilter { project_id: Some(project), ..Default::default() })
+                .list_tasks(TaskFilter { project_id: Some(project), ..Default::default() })
                 .await
                 .unwrap();
             for q in queries {
                 let f =
                     TaskFilter { q: Some(q.to_string()), project_id: Some(project), ..Default::default() };
                 let mut found: Vec<String> =
-                    board.list_tasks(&owner, f).await.unwrap().into_iter().map(|t| t.title).collect();
+                    board.list_tasks(f).await.unwrap().into_iter().map(|t| t.title).collect();
                 let mut want: Vec<String> = all
                     .iter()
                     .filter(|t| t.title.to_lowercase().contains(&q.to_lowercase()))

@@ -42,7 +42,7 @@ async fn the_creator_becomes_project_owner_and_later_members_are_members() {
     let bot = fx.agent("bot").await;
     let p = fx.project_by(&ana, "web").await;
     fx.board.add_project_member(&fx.owner, p.id, bot.id()).await.unwrap();
-    let members = fx.board.project_members(&fx.owner, p.id, Page::default()).await.unwrap();
+    let members = fx.board.project_members(p.id, Page::default()).await.unwrap();
     let roles: Vec<(&str, ProjectRole, MemberType)> =
         members.iter().map(|m| (m.slug.as_str(), m.role, m.kind)).collect();
     assert_eq!(
@@ -74,14 +74,14 @@ async fn the_list_holds_active_projects_and_archived_ones_on_request() {
     let c = fx.project("c").await;
     let archive = ProjectPatch { status: Patch::Value(ProjectStatus::Archived), ..Default::default() };
     fx.board.update_project(&fx.owner, b.id, archive).await.unwrap();
-    let active = fx.board.list_projects(&fx.owner, false, Page::default()).await.unwrap();
+    let active = fx.board.list_projects(false, Page::default()).await.unwrap();
     assert_eq!(active.iter().map(|p| p.id).collect::<Vec<_>>(), [a.id, c.id]);
-    let all = fx.board.list_projects(&fx.owner, true, Page::default()).await.unwrap();
+    let all = fx.board.list_projects(true, Page::default()).await.unwrap();
     assert_eq!(all.iter().map(|p| p.id).collect::<Vec<_>>(), [a.id, b.id, c.id], "by creation time");
-    assert_eq!(fx.board.get_project(&fx.owner, b.id).await.unwrap().status, ProjectStatus::Archived);
+    assert_eq!(fx.board.get_project(b.id).await.unwrap().status, ProjectStatus::Archived);
     let page = fx
         .board
-        .list_projects(&fx.owner, true, Page { limit: Some(1), offset: Some(2), ..Page::default() })
+        .list_projects(true, Page { limit: Some(1), offset: Some(2), ..Page::default() })
         .await
         .unwrap();
     assert_eq!(page.iter().map(|p| p.id).collect::<Vec<_>>(), [c.id]);
@@ -105,7 +105,7 @@ async fn a_project_patch_changes_only_what_it_names() {
     let q = fx.board.update_project(&fx.owner, p.id, patch).await.unwrap();
     assert_eq!(q.description, None, "null clears a nullable field");
     assert_eq!(q.name, p.name, "and leaves a non-nullable one");
-    assert_eq!(kind(fx.board.get_project(&fx.owner, Uuid::now_v7()).await), ErrorKind::NotFound);
+    assert_eq!(kind(fx.board.get_project(Uuid::now_v7()).await), ErrorKind::NotFound);
 }
 
 #[tokio::test]
@@ -180,20 +180,19 @@ async fn deleting_a_project_deletes_everything_in_it_blobs_included() {
 
     let b = &fx.board;
     let o = &fx.owner;
-    assert_eq!(kind(b.get_project(o, doomed.id).await), ErrorKind::NotFound);
+    assert_eq!(kind(b.get_project(doomed.id).await), ErrorKind::NotFound);
     for t in [t1.id, t2.id] {
         assert_eq!(kind(b.get_task(o, t).await), ErrorKind::NotFound);
-        assert_eq!(kind(b.list_steps(o, t).await), ErrorKind::NotFound);
+        assert_eq!(kind(b.list_steps(t).await), ErrorKind::NotFound);
     }
     assert!(fx.get(outside.id).await.depends_on.is_empty(), "links into the project are gone");
-    assert!(b.list_links(o, outside.id).await.unwrap().is_empty());
+    assert!(b.list_links(outside.id).await.unwrap().is_empty());
     for m in [comment.id, chat.id] {
-        assert_eq!(kind(b.replies(o, m, Page::default()).await), ErrorKind::NotFound);
+        assert_eq!(kind(b.replies(m, Page::default()).await), ErrorKind::NotFound);
     }
     let in_chat = MessageFilter { chat_id: doomed.chat_id, ..Default::default() };
-    assert!(b.list_messages(o, in_chat).await.unwrap().is_empty());
-    let everywhere =
-        b.list_messages(o, MessageFilter { limit: Some(200), ..Default::default() }).await.unwrap();
+    assert!(b.list_messages(in_chat).await.unwrap().is_empty());
+    let everywhere = b.list_messages(MessageFilter { limit: Some(200), ..Default::default() }).await.unwrap();
     assert!(everywhere.iter().all(|m| m.chat_id != doomed.chat_id && m.task_id != Some(t1.id)));
     assert_eq!(
         kind(
@@ -207,14 +206,14 @@ async fn deleting_a_project_deletes_everything_in_it_blobs_included() {
         "the chat is gone"
     );
     for up in [&up1, &up2] {
-        assert_eq!(kind(b.open_attachment(o, up.file_id).await), ErrorKind::NotFound);
+        assert_eq!(kind(b.open_attachment(up.file_id).await), ErrorKind::NotFound);
     }
-    assert_eq!(kind(b.get_file(o, doomed.id, file.id).await), ErrorKind::NotFound);
-    assert_eq!(kind(b.project_members(o, doomed.id, Page::default()).await), ErrorKind::NotFound);
+    assert_eq!(kind(b.get_file(doomed.id, file.id).await), ErrorKind::NotFound);
+    assert_eq!(kind(b.project_members(doomed.id, Page::default()).await), ErrorKind::NotFound);
     // Only the other project's blob is left.
     let left = files_under(b.blob_dir());
     assert_eq!(left.len(), 1, "{left:?}");
-    b.open_file(o, kept.id, kept_file.id).await.unwrap();
+    b.open_file(kept.id, kept_file.id).await.unwrap();
     // The slug is free again, and numbering starts over.
     let again = fx.project("doomed").await;
     assert_eq!(fx.task(&again, "fresh").await.key, "DOOMED-1");
@@ -263,7 +262,7 @@ async fn removing_a_member_not_in_the_project_is_not_found() {
     assert_eq!(kind(fx.board.remove_project_member(&fx.owner, p.id, ana.id()).await), ErrorKind::NotFound);
     fx.board.add_project_member(&fx.owner, p.id, ana.id()).await.unwrap();
     fx.board.remove_project_member(&fx.owner, p.id, ana.id()).await.unwrap();
-    let members = fx.board.project_members(&fx.owner, p.id, Page::default()).await.unwrap();
+    let members = fx.board.project_members(p.id, Page::default()).await.unwrap();
     assert_eq!(members.iter().map(|m| m.id).collect::<Vec<_>>(), [fx.owner.id()]);
     assert_eq!(kind(fx.board.remove_project_member(&fx.owner, p.id, ana.id()).await), ErrorKind::NotFound);
 }

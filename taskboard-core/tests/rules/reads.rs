@@ -81,7 +81,7 @@ impl Probe {
     /// Reads made by one list call, and its answer.
     async fn count(&self, filter: TaskFilter) -> (usize, taskboard_core::api::Paged<Task>) {
         self.reads.store(0, Ordering::Relaxed);
-        let page = self.fx.board.list_tasks(&self.fx.owner, filter).await.unwrap();
+        let page = self.fx.board.list_tasks(filter).await.unwrap();
         (self.reads.load(Ordering::Relaxed), page)
     }
 }
@@ -97,7 +97,7 @@ async fn a_page_of_a_large_project_reads_what_the_page_needs() {
     let small = fx.project("small").await;
     fx.task(&small, "elsewhere").await;
     seed(fx, &big, TASKS, agent.id()).await;
-    let hot = fx.board.list_labels(&fx.owner, Page::default()).await.unwrap()[0].name.clone();
+    let hot = fx.board.list_labels(Page::default()).await.unwrap()[0].name.clone();
 
     // What rendering one task reads (its project, members, labels, links
     // and subtasks) times the page, plus the index entries of the page: a

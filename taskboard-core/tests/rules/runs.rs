@@ -39,7 +39,7 @@ async fn start(fx: &Fx, by: &Actor, task: Uuid, agent: &Actor) -> Run {
 
 async fn comments(fx: &Fx, task: Uuid) -> Vec<Message> {
     let f = MessageFilter { task_id: Some(task), ..Default::default() };
-    fx.board.list_messages(&fx.owner, f).await.unwrap().into_items()
+    fx.board.list_messages(f).await.unwrap().into_items()
 }
 
 #[tokio::test]
@@ -115,14 +115,14 @@ async fn only_the_agent_writes_its_run_and_success_moves_the_task_to_review() {
     assert!(running.started_at.is_some());
     assert_eq!(running.runner.as_deref(), Some("host:1"));
     fx.board.append_transcript(&bot, run.id, vec![output("one"), output("two")]).await.unwrap();
-    let all = fx.board.transcript(&fx.owner, run.id, TranscriptQuery::default()).await.unwrap();
+    let all = fx.board.transcript(run.id, TranscriptQuery::default()).await.unwrap();
     let texts: Vec<_> = all.iter().map(|e| (e.n, e.kind, e.text.as_str())).collect();
     assert_eq!(
         texts,
         [(1, EntryKind::State, "running"), (2, EntryKind::Output, "one"), (3, EntryKind::Output, "two")]
     );
     let after = TranscriptQuery { after: Some(2), ..Default::default() };
-    assert_eq!(fx.board.transcript(&fx.owner, run.id, after).await.unwrap().len(), 1);
+    assert_eq!(fx.board.transcript(run.id, after).await.unwrap().len(), 1);
     let done = RunPatch {
         exit_code: Some(0),
         branch: Some("taskboard/WEB-1".into()),
@@ -144,7 +144,7 @@ async fn only_the_agent_writes_its_run_and_success_moves_the_task_to_review() {
         ErrorKind::Conflict
     );
     assert_eq!(kind(fx.board.cancel_run(&fx.owner, run.id).await), ErrorKind::Conflict);
-    assert_eq!(fx.board.get_run(&fx.owner, run.id).await.unwrap().state, RunState::Succeeded);
+    assert_eq!(fx.board.get_run(run.id).await.unwrap().state, RunState::Succeeded);
     // Only lease expiry ends a run lost.
     let u = fx.task(&p, "more").await;
     let r2 = start(&fx, &fx.owner, u.id, &bot).await;
@@ -209,7 +209,7 @@ async fn an_expired_lease_ends_the_run_lost_and_heartbeats_keep_it() {
     assert!(beats[4].frame().len() < 600, "light: {} bytes", beats[4].frame().len());
     clock.advance(Duration::from_secs(61));
     assert_eq!(fx.board.expire_leases().await.unwrap(), 1);
-    let lost = fx.board.get_run(&fx.owner, run.id).await.unwrap();
+    let lost = fx.board.get_run(run.id).await.unwrap();
     assert_eq!(lost.state, RunState::Lost);
     assert_eq!(lost.stop_reason.as_deref(), Some("lease expired"));
     let task = fx.get(t.id).await;
@@ -238,24 +238,24 @@ async fn cancel_moving_reassigning_and_deleting_the_task_end_the_run_cancelled()
     let r = start(&fx, &fx.owner, moved.id, &bot).await;
     let patch = TaskPatch { status: Patch::Value(TaskStatus::Backlog), ..Default::default() };
     fx.board.update_task(&fx.owner, moved.id, patch).await.unwrap();
-    assert_eq!(fx.board.get_run(&fx.owner, r.id).await.unwrap().state, RunState::Cancelled);
+    assert_eq!(fx.board.get_run(r.id).await.unwrap().state, RunState::Cancelled);
 
     let reassigned = fx.task(&p, "reassigned").await;
     let r = start(&fx, &fx.owner, reassigned.id, &bot).await;
     fx.board.assign(&fx.owner, reassigned.id, ann.id()).await.unwrap();
-    assert_eq!(fx.board.get_run(&fx.owner, r.id).await.unwrap().state, RunState::Cancelled);
+    assert_eq!(fx.board.get_run(r.id).await.unwrap().state, RunState::Cancelled);
 
     let deleted = fx.task(&p, "deleted").await;
     let r = start(&fx, &fx.owner, deleted.id, &bot).await;
     fx.board.delete_task(&fx.owner, deleted.id).await.unwrap();
-    let gone = fx.board.get_run(&fx.owner, r.id).await.unwrap();
+    let gone = fx.board.get_run(r.id).await.unwrap();
     assert_eq!(gone.state, RunState::Cancelled);
     assert_eq!(gone.task.map(|t| t.key), Some("WEB-4".to_string()), "the task as it was");
 
     let released = fx.task(&p, "released").await;
     let r = start(&fx, &fx.owner, released.id, &bot).await;
     fx.board.release(&bot, released.id, None).await.unwrap();
-    assert_eq!(fx.board.get_run(&fx.owner, r.id).await.unwrap().state, RunState::Cancelled);
+    assert_eq!(fx.board.get_run(r.id).await.unwrap().state, RunState::Cancelled);
 }
 
 #[tokio::test]
@@ -286,8 +286,7 @@ async fn a_question_waits_for_a_person_to_answer() {
     assert_eq!(kind(fx.board.answer_run(&fx.owner, run.id, both).await), ErrorKind::Validation);
     let answered = fx.board.answer_run(&fx.owner, run.id, pick("allow")).await.unwrap();
     assert_eq!((answered.state, answered.question), (RunState::Running, None));
-    let last =
-        fx.board.transcript(&fx.owner, run.id, TranscriptQuery::default()).await.unwrap().pop().unwrap();
+    let last = fx.board.transcript(run.id, TranscriptQuery::default()).await.unwrap().pop().unwrap();
     assert_eq!((last.kind, last.text.as_str()), (EntryKind::Answer, "Allow"));
     assert_eq!(last.data.unwrap()["option_id"], json!("allow"));
     assert_eq!(
@@ -311,7 +310,7 @@ async fn a_transcript_past_its_cap_keeps_one_entry_counting_what_was_dropped() {
     }
     let all = fx
         .board
-        .transcript(&fx.owner, run.id, TranscriptQuery { limit: Some(1000), ..Default::default() })
+        .transcript(run.id, TranscriptQuery { limit: Some(1000), ..Default::default() })
         .await
         .unwrap();
     assert_eq!(all.len(), 11, "ten entries of 100 bytes and the note");
@@ -374,7 +373,7 @@ async fn runs_are_listed_newest_first_by_task_agent_and_state() {
         }
         ids.push((r.id, t.id));
     }
-    let list = |q: RunListQuery| fx.board.list_runs(&fx.owner, q);
+    let list = |q: RunListQuery| fx.board.list_runs(q);
     let all: Vec<_> =
         list(RunListQuery::default()).await.unwrap().into_items().into_iter().map(|r| r.id).collect();
     let newest_first: Vec<_> = ids.iter().rev().map(|(r, _)| *r).collect();
@@ -410,7 +409,7 @@ async fn the_first_runner_to_name_itself_has_the_run() {
     fx.board.update_run(&bot, run.id, named("host-a:1")).await.unwrap();
     let second = fx.board.update_run(&bot, run.id, named("host-b:2")).await.unwrap_err();
     assert_eq!(second.kind(), ErrorKind::Conflict, "{second:?}");
-    assert_eq!(fx.board.get_run(&bot, run.id).await.unwrap().runner.as_deref(), Some("host-a:1"));
+    assert_eq!(fx.board.get_run(run.id).await.unwrap().runner.as_deref(), Some("host-a:1"));
 
     // An agent's own runner names itself when it starts the run; a
     // person cannot.

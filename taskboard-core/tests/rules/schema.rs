@@ -59,7 +59,7 @@ async fn answers(fx: &Fx, project: uuid::Uuid, assignee: uuid::Uuid) -> Vec<Vec<
     ];
     let mut out = Vec::new();
     for f in filters {
-        let tasks = fx.board.list_tasks(&fx.owner, f).await.unwrap();
+        let tasks = fx.board.list_tasks(f).await.unwrap();
         out.push(tasks.into_iter().map(|t| t.key).collect());
     }
     let ready = fx.board.ready_tasks(&fx.owner, ReadyQuery::default()).await.unwrap();
@@ -140,10 +140,10 @@ async fn recent_titles_of_an_older_build_are_found_and_folded() {
         .unwrap();
     let search = |fx: &Fx, q: &str| {
         let f = TaskFilter { q: Some(q.into()), project_id: Some(p.id), ..Default::default() };
-        let (board, owner) = (fx.board.clone(), fx.owner.clone());
+        let (board, _owner) = (fx.board.clone(), fx.owner.clone());
         async move {
             let mut keys: Vec<String> =
-                board.list_tasks(&owner, f).await.unwrap().into_iter().map(|t| t.key).collect();
+                board.list_tasks(f).await.unwrap().into_iter().map(|t| t.key).collect();
             keys.sort();
             keys
         }

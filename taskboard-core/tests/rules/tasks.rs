@@ -18,16 +18,16 @@ use crate::support::*;
 
 async fn comments(fx: &Fx, task: Uuid) -> Vec<Message> {
     let filter = MessageFilter { task_id: Some(task), limit: Some(200), ..Default::default() };
-    fx.board.list_messages(&fx.owner, filter).await.unwrap().into_items()
+    fx.board.list_messages(filter).await.unwrap().into_items()
 }
 
 async fn chat(fx: &Fx, project: &Project) -> Vec<Message> {
     let filter = MessageFilter { chat_id: project.chat_id, limit: Some(200), ..Default::default() };
-    fx.board.list_messages(&fx.owner, filter).await.unwrap().into_items()
+    fx.board.list_messages(filter).await.unwrap().into_items()
 }
 
 async fn list(fx: &Fx, filter: TaskFilter) -> Vec<String> {
-    fx.board.list_tasks(&fx.owner, filter).await.unwrap().into_iter().map(|t| t.key).collect()
+    fx.board.list_tasks(filter).await.unwrap().into_iter().map(|t| t.key).collect()
 }
 
 fn patch_status(s: TaskStatus) -> TaskPatch {
@@ -59,8 +59,8 @@ async fn task_numbers_come_from_the_project_counter() {
     .map(|t| t.number)
     .collect();
     assert_eq!(numbers, [1, 2, 1, 3]);
-    assert_eq!(fx.board.get_project(&fx.owner, web.id).await.unwrap().task_counter, 3);
-    assert_eq!(fx.board.get_project(&fx.owner, api.id).await.unwrap().task_counter, 1);
+    assert_eq!(fx.board.get_project(web.id).await.unwrap().task_counter, 3);
+    assert_eq!(fx.board.get_project(api.id).await.unwrap().task_counter, 1);
 }
 
 #[tokio::test]
@@ -207,7 +207,7 @@ async fn reject_returns_the_task_to_backlog_unassigned_with_a_system_message() {
     assert_eq!(last.author_type, AuthorType::System);
     assert!(last.content.contains("not my area"), "{}", last.content);
     assert_eq!(last.actor.unwrap().id, bot.id());
-    let actions = fx.board.task_actions(&fx.owner, t.id, Page::default()).await.unwrap();
+    let actions = fx.board.task_actions(t.id, Page::default()).await.unwrap();
     let reject = actions.last().unwrap();
     assert_eq!(reject.action, AuditAction::Reject);
     assert_eq!(reject.changes["reason"].to, serde_json::json!("not my area"));
@@ -398,7 +398,7 @@ async fn labels_by_name_are_created_with_the_default_colour() {
     let p = fx.project("web").await;
     let t = fx.task_with(&p, NewTask { labels: labels(&["bug", "ui", "bug"]), ..new_task("a") }).await;
     assert_eq!(t.labels, ["bug", "ui"]);
-    let all = fx.board.list_labels(&fx.owner, Page::default()).await.unwrap();
+    let all = fx.board.list_labels(Page::default()).await.unwrap();
     assert_eq!(
         all.iter().map(|l| (l.name.as_str(), l.color.as_str())).collect::<Vec<_>>(),
         [("bug", "#6366f1"), ("ui", "#6366f1")]
@@ -406,7 +406,7 @@ async fn labels_by_name_are_created_with_the_default_colour() {
     // An existing label is reused whatever the case of the name.
     let t2 = fx.task_with(&p, NewTask { labels: labels(&["BUG"]), ..new_task("b") }).await;
     assert_eq!(t2.labels, ["bug"]);
-    assert_eq!(fx.board.list_labels(&fx.owner, Page::default()).await.unwrap().len(), 2);
+    assert_eq!(fx.board.list_labels(Page::default()).await.unwrap().len(), 2);
     let patch = TaskPatch { labels: Patch::Value(labels(&["ops"])), ..Default::default() };
     assert_eq!(fx.board.update_task(&fx.owner, t.id, patch).await.unwrap().labels, ["ops"]);
 }
@@ -438,7 +438,7 @@ async fn labels_are_listed_by_name() {
             .unwrap();
     }
     let names: Vec<String> =
-        fx.board.list_labels(&fx.owner, Page::default()).await.unwrap().into_iter().map(|l| l.name).collect();
+        fx.board.list_labels(Page::default()).await.unwrap().into_iter().map(|l| l.name).collect();
     assert_eq!(names, ["Alpha", "mid", "zeta"]);
 }
 
@@ -448,7 +448,7 @@ async fn renaming_a_label_renames_it_on_every_task() {
     let p = fx.project("web").await;
     let a = fx.task_with(&p, NewTask { labels: labels(&["bug"]), ..new_task("a") }).await;
     let b = fx.task_with(&p, NewTask { labels: labels(&["ui", "bug"]), ..new_task("b") }).await;
-    let bug = fx.board.list_labels(&fx.owner, Page::default()).await.unwrap().remove(0);
+    let bug = fx.board.list_labels(Page::default()).await.unwrap().remove(0);
     let rename = LabelPatch { name: Patch::Value(LabelName::new("defect").unwrap()), ..Default::default() };
     fx.board.update_label(&fx.owner, bug.id, rename).await.unwrap();
     assert_eq!(fx.get(a.id).await.labels, ["defect"]);
@@ -464,7 +464,7 @@ async fn deleting_a_label_removes_it_from_every_task() {
     let p = fx.project("web").await;
     let a = fx.task_with(&p, NewTask { labels: labels(&["bug"]), ..new_task("a") }).await;
     let b = fx.task_with(&p, NewTask { labels: labels(&["ui", "bug"]), ..new_task("b") }).await;
-    let bug = fx.board.list_labels(&fx.owner, Page::default()).await.unwrap().remove(0);
+    let bug = fx.board.list_labels(Page::default()).await.unwrap().remove(0);
     fx.board.delete_label(&fx.owner, bug.id).await.unwrap();
     assert!(fx.get(a.id).await.labels.is_empty());
     assert_eq!(fx.get(b.id).await.labels, ["ui"]);
@@ -488,7 +488,7 @@ async fn adding_a_label_to_a_task_is_idempotent() {
     fx.board.add_task_label(&fx.owner, t.id, ui.id).await.unwrap();
     fx.board.add_task_label(&fx.owner, t.id, ui.id).await.unwrap();
     assert_eq!(fx.get(t.id).await.labels, ["ui"]);
-    let actions = fx.board.task_actions(&fx.owner, t.id, Page::default()).await.unwrap();
+    let actions = fx.board.task_actions(t.id, Page::default()).await.unwrap();
     assert_eq!(actions.len(), 2, "created, then one label change: the second add changed nothing");
     fx.board.remove_task_label(&fx.owner, t.id, ui.id).await.unwrap();
     assert!(fx.get(t.id).await.labels.is_empty());
@@ -544,7 +544,7 @@ async fn a_patch_that_changes_nothing_writes_no_audit_entry_and_emits_nothing() 
     let u = fx.board.update_task(&fx.owner, t.id, same).await.unwrap();
     assert_eq!(u.updated_at, t.updated_at);
     assert!(drain(&mut sub).is_empty());
-    assert_eq!(fx.board.task_actions(&fx.owner, t.id, Page::default()).await.unwrap().len(), 1);
+    assert_eq!(fx.board.task_actions(t.id, Page::default()).await.unwrap().len(), 1);
     assert_eq!(
         kind(fx.board.update_task(&fx.owner, Uuid::now_v7(), TaskPatch::default()).await),
         ErrorKind::NotFound
@@ -578,10 +578,10 @@ async fn significant_changes_write_system_messages() {
     let bot = fx.agent("bot").await;
     let t = fx.task(&p, "a").await;
     let count = |fx: &Fx| {
-        let (board, owner, id) = (fx.board.clone(), fx.owner.clone(), t.id);
+        let (board, _owner, id) = (fx.board.clone(), fx.owner.clone(), t.id);
         async move {
             let f = MessageFilter { task_id: Some(id), limit: Some(200), ..Default::default() };
-            board.list_messages(&owner, f).await.unwrap().len()
+            board.list_messages(f).await.unwrap().len()
         }
     };
     assert_eq!(count(&fx).await, 1);
@@ -626,7 +626,7 @@ async fn the_audit_log_records_every_change_oldest_first_with_from_and_to() {
         ..Default::default()
     };
     fx.board.update_task(&fx.owner, t.id, relabel).await.unwrap();
-    let log = fx.board.task_actions(&fx.owner, t.id, Page::default()).await.unwrap();
+    let log = fx.board.task_actions(t.id, Page::default()).await.unwrap();
     assert_eq!(
         log.iter().map(|a| a.action.as_str()).collect::<Vec<_>>(),
         ["created", "updated", "take", "updated"]
@@ -651,10 +651,7 @@ async fn the_audit_log_records_every_change_oldest_first_with_from_and_to() {
     let mut fields: Vec<&str> = wire.as_object().unwrap().keys().map(String::as_str).collect();
     fields.sort();
     assert_eq!(fields, ["action", "actor", "changes", "created_at", "id", "task_id"]);
-    assert_eq!(
-        kind(fx.board.task_actions(&fx.owner, Uuid::now_v7(), Page::default()).await),
-        ErrorKind::NotFound
-    );
+    assert_eq!(kind(fx.board.task_actions(Uuid::now_v7(), Page::default()).await), ErrorKind::NotFound);
 }
 
 #[tokio::test]
@@ -667,7 +664,7 @@ async fn step_changes_are_not_in_the_audit_log() {
         .update_step(&fx.owner, t.id, s.id, StepPatch { done: Patch::Value(true), ..Default::default() })
         .await
         .unwrap();
-    assert_eq!(fx.board.task_actions(&fx.owner, t.id, Page::default()).await.unwrap().len(), 1);
+    assert_eq!(fx.board.task_actions(t.id, Page::default()).await.unwrap().len(), 1);
 }
 
 // ---- steps (REST Steps; 2.1, 5.f) -------------------------------------------
@@ -694,11 +691,11 @@ async fn steps_are_appended_changed_and_deleted() {
         .unwrap();
     assert!(s1.done);
     assert_eq!(s1.title, "first");
-    let steps = fx.board.list_steps(&fx.owner, t.id).await.unwrap();
+    let steps = fx.board.list_steps(t.id).await.unwrap();
     assert_eq!(steps, [s1.clone(), s2.clone()]);
     assert_eq!(fx.get(t.id).await.steps, steps);
     fx.board.delete_step(&fx.owner, t.id, s1.id).await.unwrap();
-    assert_eq!(fx.board.list_steps(&fx.owner, t.id).await.unwrap(), std::slice::from_ref(&s2));
+    assert_eq!(fx.board.list_steps(t.id).await.unwrap(), std::slice::from_ref(&s2));
     let s3 = fx.board.create_step(&fx.owner, t.id, title("third")).await.unwrap();
     assert_eq!(s3.position, 3);
     let events = drain(&mut sub);
@@ -718,7 +715,7 @@ async fn step_operations_on_a_missing_task_or_step_are_not_found() {
     let s = fx.board.create_step(&fx.owner, t.id, title("s")).await.unwrap();
     let nobody = Uuid::now_v7();
     assert_eq!(kind(fx.board.create_step(&fx.owner, nobody, title("s")).await), ErrorKind::NotFound);
-    assert_eq!(kind(fx.board.list_steps(&fx.owner, nobody).await), ErrorKind::NotFound);
+    assert_eq!(kind(fx.board.list_steps(nobody).await), ErrorKind::NotFound);
     assert_eq!(
         kind(fx.board.update_step(&fx.owner, other.id, s.id, StepPatch::default()).await),
         ErrorKind::NotFound
@@ -737,7 +734,7 @@ async fn creating_with_depends_on_creates_depends_on_links() {
     let b = fx.task(&p, "b").await;
     let c = fx.task_with(&p, NewTask { depends_on: vec![a.id, b.id, a.id], ..new_task("c") }).await;
     assert_eq!(c.depends_on, [a.id, b.id]);
-    let links = fx.board.list_links(&fx.owner, c.id).await.unwrap();
+    let links = fx.board.list_links(c.id).await.unwrap();
     assert_eq!(links.len(), 2);
     assert!(links.iter().all(|l| l.link_type == LinkType::DependsOn && l.source_id == c.id));
 }
@@ -767,7 +764,7 @@ async fn a_blocks_link_makes_its_target_depend_on_its_source() {
     let relates = fx.board.create_link(&fx.owner, a.id, link(b.id, LinkType::RelatesTo)).await.unwrap();
     assert_eq!(fx.get(b.id).await.depends_on, [a.id], "relates_to is no dependency");
     // Both directions are listed; a link can be deleted from either end.
-    assert_eq!(fx.board.list_links(&fx.owner, b.id).await.unwrap().len(), 2);
+    assert_eq!(fx.board.list_links(b.id).await.unwrap().len(), 2);
     fx.board.delete_link(&fx.owner, b.id, l.id).await.unwrap();
     assert!(fx.get(b.id).await.depends_on.is_empty());
     assert_eq!(kind(fx.board.delete_link(&fx.owner, b.id, l.id).await), ErrorKind::NotFound);
@@ -819,7 +816,7 @@ async fn a_link_to_an_unknown_task_is_not_found() {
         kind(fx.board.create_link(&fx.owner, nobody, link(a.id, LinkType::Blocks)).await),
         ErrorKind::NotFound
     );
-    assert_eq!(kind(fx.board.list_links(&fx.owner, nobody).await), ErrorKind::NotFound);
+    assert_eq!(kind(fx.board.list_links(nobody).await), ErrorKind::NotFound);
 }
 
 #[tokio::test]
@@ -1020,12 +1017,12 @@ async fn deleting_a_task_deletes_its_steps_links_and_comments() {
     let deleted = events.iter().find(|e| e.kind == EventKind::TaskDeleted).unwrap();
     assert_eq!(deleted.data(), serde_json::json!({"id": doomed.id, "key": "WEB-2", "project_id": p.id}));
     assert_eq!(kind(fx.board.get_task(&fx.owner, doomed.id).await), ErrorKind::NotFound);
-    assert_eq!(kind(fx.board.replies(&fx.owner, comment.id, Page::default()).await), ErrorKind::NotFound);
+    assert_eq!(kind(fx.board.replies(comment.id, Page::default()).await), ErrorKind::NotFound);
     assert!(comments(&fx, doomed.id).await.is_empty());
     assert_eq!(fx.get(child.id).await.parent, None, "subtasks lose their parent");
     assert!(fx.get(dependant.id).await.depends_on.is_empty());
     assert!(fx.get(blocked.id).await.depends_on.is_empty());
-    assert!(fx.board.list_links(&fx.owner, blocked.id).await.unwrap().is_empty());
+    assert!(fx.board.list_links(blocked.id).await.unwrap().is_empty());
     assert!(fx.get(parent.id).await.subtasks.is_empty());
     assert_eq!(
         list(&fx, TaskFilter { project_id: Some(p.id), ..Default::default() }).await,
@@ -1062,14 +1059,14 @@ async fn a_read_task_shows_every_later_change_that_shows_in_it() {
     let all = TaskFilter { project_id: Some(p.id), ..Default::default() };
     // Fill the cache.
     assert_eq!(fx.get(parent.id).await.subtasks[0].title, "child");
-    fx.board.list_tasks(&fx.owner, all.clone()).await.unwrap();
+    fx.board.list_tasks(all.clone()).await.unwrap();
 
     // A subtask's change shows in its parent.
     let rename = TaskPatch { title: Patch::Value(title("renamed child")), ..Default::default() };
     fx.board.update_task(&fx.owner, child.id, rename).await.unwrap();
     assert_eq!(fx.get(parent.id).await.subtasks[0].title, "renamed child");
     // A label rename shows on every task carrying it.
-    let label = fx.board.list_labels(&fx.owner, Page::default()).await.unwrap()[0].clone();
+    let label = fx.board.list_labels(Page::default()).await.unwrap()[0].clone();
     let patch = LabelPatch { name: Patch::Value(LabelName::new("defect").unwrap()), ..Default::default() };
     fx.board.update_label(&fx.owner, label.id, patch).await.unwrap();
     assert_eq!(fx.get(parent.id).await.labels, vec!["defect"]);
@@ -1088,7 +1085,7 @@ async fn a_read_task_shows_every_later_change_that_shows_in_it() {
     let patch = ProjectPatch { slug: Patch::Value(slug("app")), ..Default::default() };
     fx.board.update_project(&fx.owner, p.id, patch).await.unwrap();
     assert_eq!(fx.get(parent.id).await.key, "APP-1");
-    let listed = fx.board.list_tasks(&fx.owner, all).await.unwrap();
+    let listed = fx.board.list_tasks(all).await.unwrap();
     assert_eq!(listed.iter().map(|t| t.key.as_str()).collect::<Vec<_>>(), ["APP-1", "APP-2"]);
     assert_eq!(listed[1].title, "renamed child");
     // Comments do not change a task, and the read still answers.

@@ -240,7 +240,7 @@ async fn a_lease_without_heartbeats_is_released_when_it_expires() {
     assert_eq!(fx.board.expire_leases().await.unwrap(), 0, "released once");
     let t = fx.get(t.id).await;
     assert_eq!((t.status, t.assignee.clone(), t.lease.clone()), (TaskStatus::Todo, None, None));
-    let actions = fx.board.task_actions(&fx.owner, t.id, Page::default()).await.unwrap();
+    let actions = fx.board.task_actions(t.id, Page::default()).await.unwrap();
     let last = actions.last().unwrap();
     assert_eq!(last.action, AuditAction::LeaseExpired);
     assert_eq!(last.actor.id, bot.id(), "the holder is the actor");
@@ -311,7 +311,7 @@ async fn leases_that_expired_while_the_board_was_closed_are_released_on_opening(
     let fx = fx.reopen().await;
     let t = fx.get(t.id).await;
     assert_eq!((t.status, t.lease), (TaskStatus::Todo, None));
-    let actions = fx.board.task_actions(&fx.owner, t.id, Page::default()).await.unwrap();
+    let actions = fx.board.task_actions(t.id, Page::default()).await.unwrap();
     assert_eq!(actions.iter().filter(|a| a.action == AuditAction::LeaseExpired).count(), 1);
 }
 

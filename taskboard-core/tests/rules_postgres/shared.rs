@@ -31,7 +31,7 @@ async fn a_lease_expires_once_when_two_boards_look_at_once() {
     assert_eq!(on_a.unwrap() + on_b.unwrap(), 5, "each lease released once");
     for id in tasks {
         let expired = b
-            .task_actions(&fx.owner, id, Default::default())
+            .task_actions(id, Default::default())
             .await
             .unwrap()
             .into_iter()

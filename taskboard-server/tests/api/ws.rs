@@ -526,7 +526,7 @@ async fn the_first_connection_sets_online_and_the_last_sets_offline() {
             break;
         }
     }
-    let m = board.get_member(&owner, bot).await.unwrap();
+    let m = board.get_member(bot).await.unwrap();
     assert_eq!(m.status, MemberStatus::Offline);
 }
 
