@@ -328,3 +328,23 @@ pub(crate) async fn dispatch(
         Target::Panic => panic!("the test route panics"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use hyper::Method;
+
+    use crate::router::{Routed, Router, Target};
+
+    #[test]
+    fn literal_me_wins_over_a_member_id() {
+        let r = Router::new::<super::Endpoints>(false, false);
+        assert!(matches!(
+            r.route(&Method::GET, "/api/v1/members/me"),
+            Routed::Found(Target::Api(route), _) if route.info.name == "get_me"
+        ));
+        assert!(matches!(r.route(&Method::GET, "/api/v1/members/nope"), Routed::BadParam(_)));
+        assert!(matches!(r.route(&Method::PUT, "/api/v1/tasks"), Routed::MethodNotAllowed(_)));
+        assert!(matches!(r.route(&Method::GET, "/api/v2/tasks"), Routed::NotFound));
+        assert!(matches!(r.route(&Method::GET, "/docs"), Routed::NotFound));
+    }
+}

@@ -173,21 +173,3 @@ impl Router {
 fn parse_id(name: &str, value: &str) -> Result<Uuid> {
     Uuid::try_parse(value).map_err(|_| Error::invalid(name, format!("{value:?} is not a valid uuid")))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn literal_me_wins_over_a_member_id() {
-        let r = Router::new::<crate::dispatch::Endpoints>(false, false);
-        assert!(matches!(
-            r.route(&Method::GET, "/api/v1/members/me"),
-            Routed::Found(Target::Api(route), _) if route.info.name == "get_me"
-        ));
-        assert!(matches!(r.route(&Method::GET, "/api/v1/members/nope"), Routed::BadParam(_)));
-        assert!(matches!(r.route(&Method::PUT, "/api/v1/tasks"), Routed::MethodNotAllowed(_)));
-        assert!(matches!(r.route(&Method::GET, "/api/v2/tasks"), Routed::NotFound));
-        assert!(matches!(r.route(&Method::GET, "/docs"), Routed::NotFound));
-    }
-}
