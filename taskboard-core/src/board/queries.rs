@@ -134,16 +134,33 @@ fn plan<'f>(r: &dyn ReadTxn, f: &'f TaskFilter) -> Result<Option<Plan<'f>>> {
     Ok(Some(Plan { f, label_id, q, key_match, source, exact }))
 }
 
+/// A task a list reaches, in list order: its id and sort key, and its
+/// record when the plan had to read it to check the filters.
+pub(crate) struct Found {
+    pub id: Uuid,
+    pub record: Option<TaskRecord>,
+    key: Vec<u8>,
+}
+
+impl Found {
+    /// The task's sort key (see [`sort_key`]), for a page's cursor.
+    pub fn sort_key(&self) -> &[u8] {
+        &self.key
+    }
+}
+
 /// Visits the tasks matching a filter in list order, starting after the
 /// sort key `after` and skipping the first `skip` matches, until `visit`
 /// stops. Reads only the index entries and records up to where it stops
 /// (sets from a search or an unordered index are read whole, then sorted).
+/// When the index answers every filter, no record is read: the id and
+/// the sort key come from the index entry, and `visit` gets no record.
 pub(crate) fn visit_tasks(
     r: &dyn ReadTxn,
     f: &TaskFilter,
     after: Option<&[u8]>,
     mut skip: usize,
-    visit: &mut dyn FnMut(TaskRecord) -> Result<Scan>,
+    visit: &mut dyn FnMut(Found) -> Result<Scan>,
 ) -> Result<()> {
     let Some(plan) = plan(r, f)? else { return Ok(()) };
     match &plan.source {
@@ -158,6 +175,13 @@ pub(crate) fn visit_tasks(
                     return Ok(Scan::Continue);
                 }
                 let id = if *id_in_value { uuid_value(v)? } else { uuid_suffix(k)? };
+                // The index key after its prefix is the sort key, but for
+                // the indexes that keep the id in the value.
+                let suffix = &k[prefix.len()..];
+                let key = if *id_in_value { [suffix, id.as_bytes()].concat() } else { suffix.to_vec() };
+                if plan.exact {
+                    return visit(Found { id, record: None, key });
+                }
                 let Some(t) = r.task(id)? else { return Ok(Scan::Continue) };
                 if !plan.matches(&t) {
                     return Ok(Scan::Continue);
@@ -166,7 +190,7 @@ pub(crate) fn visit_tasks(
                     skip -= 1;
                     return Ok(Scan::Continue);
                 }
-                visit(t)
+                visit(Found { id, record: Some(t), key })
             })
         }
         Source::Set(ids) => {
@@ -185,8 +209,8 @@ pub(crate) fn visit_tasks(
                 }
             }
             tasks.sort_by(|a, b| a.0.cmp(&b.0));
-            for (_, t) in tasks.into_iter().skip(skip) {
-                if visit(t)? == Scan::Stop {
+            for (key, t) in tasks.into_iter().skip(skip) {
+                if visit(Found { id: t.id, record: Some(t), key })? == Scan::Stop {
                     break;
                 }
             }
@@ -199,6 +223,8 @@ impl Board {
     /// `GET /tasks` (docs/rules.md, lists). Tasks rendered before and
     /// unchanged since come from the cache of rendered tasks, their JSON
     /// with them; those rendered here join it (a page's worth at most).
+    /// When the index answers the filters, a cached task costs no record
+    /// read at all.
     pub fn list_tasks(&self, filter: TaskFilter) -> List<Task> {
         // Read before the snapshot is: a change committed in between
         // clears the cache and this generation with it, so tasks rendered
@@ -208,11 +234,15 @@ impl Board {
         let page = filter.page.clone();
         List::new(self, CursorKind::Tasks, page, move |r, start, out| {
             let mut rendered = Vec::new();
-            visit_tasks(r, &filter, start.after.as_deref(), start.skip, &mut |t| {
-                let task = match board.cached_task(t.id) {
+            visit_tasks(r, &filter, start.after.as_deref(), start.skip, &mut |found| {
+                let task = match board.cached_task(found.id) {
                     Some(task) => task,
                     None => {
-                        let task = RenderedTask::new(r.render_task(&t)?);
+                        let t = match found.record {
+                            Some(ref t) => t,
+                            None => &r.task_required(found.id)?,
+                        };
+                        let task = RenderedTask::new(r.render_task(t)?);
                         if rendered.len() < Page::MAX_LIMIT as usize {
                             rendered.push(task.clone());
                         }
@@ -220,7 +250,7 @@ impl Board {
                     }
                 };
                 let item = Item::Rendered { json: &|| task.json(), value: &|| task.task.clone() };
-                out.push(item, &|| sort_key(&t))
+                out.push(item, &|| found.sort_key().to_vec())
             })?;
             board.cache_tasks(generation, rendered);
             Ok(())

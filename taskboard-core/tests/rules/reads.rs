@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use taskboard_core::api::{Page, TaskFilter};
+use taskboard_core::api::{Page, Patch, TaskFilter, TaskPatch};
 use taskboard_core::model::*;
 use taskboard_core::storage::redb::RedbStore;
 use taskboard_core::storage::{Direction, KeyRange, ReadTxn, Storage, Table, Visitor, WriteOp};
@@ -149,4 +149,53 @@ async fn a_page_of_a_large_project_reads_what_the_page_needs() {
         probe.count(TaskFilter { q: Some("NUMBER 12345".into()), ..Default::default() }).await;
     assert_eq!(found.iter().map(|t| t.title.as_str()).collect::<Vec<_>>(), ["Task number 12345"]);
     assert!(reads <= TASKS / 4, "{reads} reads for a rare title part");
+}
+
+/// A list the index answers whole (here project and status) takes the
+/// tasks it has rendered before from the cache, without reading their
+/// records: a second reading costs the index entries of the page and
+/// little else. A change to a task shows in the next list all the same.
+#[tokio::test]
+async fn a_list_the_index_answers_reads_no_record_of_a_task_it_rendered_before() {
+    const PAGE: u32 = 100;
+    let probe = Probe::new().await;
+    let fx = &probe.fx;
+    let agent = fx.agent("worker").await;
+    let p = fx.project("web").await;
+    seed(fx, &p, 600, agent.id()).await;
+    let filter = TaskFilter {
+        project_id: Some(p.id),
+        status: Some(TaskStatus::Review),
+        page: page(PAGE),
+        ..Default::default()
+    };
+
+    let (cold, first) = probe.count(filter.clone()).await;
+    assert_eq!(first.len(), PAGE as usize);
+    // Rendering reads each task's record and more.
+    assert!(cold > 2 * PAGE as usize, "{cold} reads for a page rendered afresh");
+    let (warm, again) = probe.count(filter.clone()).await;
+    assert_eq!(again.items, first.items);
+    assert_eq!(again.next, first.next);
+    // The project (the list's check), the page's index entries, one more.
+    assert!(warm <= PAGE as usize + 10, "{warm} reads for a page of tasks rendered before");
+
+    // The next page by the cursor taken from the index, then the same
+    // page whole again after one of its tasks changed.
+    let next = TaskFilter { page: Page { cursor: first.next.clone(), ..page(PAGE) }, ..filter.clone() };
+    let (_, second) = probe.count(next).await;
+    assert_eq!(second.len(), PAGE as usize);
+    assert!(second[0].number > first.last().unwrap().number);
+    let changed = &first.items[7];
+    fx.board
+        .update_task(
+            &fx.owner,
+            changed.id,
+            TaskPatch { title: Patch::Value(title("Renamed while cached")), ..Default::default() },
+        )
+        .await
+        .unwrap();
+    let (_, after) = probe.count(filter).await;
+    assert_eq!(after[7].id, changed.id);
+    assert_eq!(after[7].title, "Renamed while cached");
 }
