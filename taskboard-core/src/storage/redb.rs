@@ -377,3 +377,62 @@ pub fn write_snapshot_file(source: &dyn ReadTxn, path: &Path) -> Result<(), Erro
     txn.commit().map_err(storage_err)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    //! The overlay's merge over a real snapshot (the overlay is tested
+    //! here, over the store that uses it, so it names no store itself).
+    use super::*;
+    use crate::storage::tables::LABELS;
+
+    fn collect(r: &dyn ReadTxn, direction: Direction, stop_after: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut out = Vec::new();
+        r.scan(LABELS, KeyRange::prefix(b"k"), direction, &mut |k, v| {
+            out.push((k.to_vec(), v.to_vec()));
+            Ok(if out.len() >= stop_after { Scan::Stop } else { Scan::Continue })
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn scans_merge_buffered_writes_and_deletions_in_both_directions() {
+        let store = RedbStore::in_memory().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        store.submit(crate::storage::WriteOp {
+            run: Box::new(|w| {
+                for k in [&b"k1"[..], b"k3", b"k5"] {
+                    w.put(LABELS, k, b"base")?;
+                }
+                Ok(Box::new(()))
+            }),
+            done: Box::new(move |r| tx.send(r.is_ok()).unwrap()),
+        });
+        assert!(rx.recv().unwrap());
+        let snapshot = store.read().unwrap();
+        let mut o = Overlay::new(&*snapshot);
+        o.put(LABELS, b"k0", b"new").unwrap();
+        o.put(LABELS, b"k3", b"changed").unwrap();
+        assert!(o.delete(LABELS, b"k5").unwrap());
+        assert!(!o.delete(LABELS, b"k9").unwrap());
+        o.put(LABELS, b"k4", b"new").unwrap();
+        let keys = |v: Vec<(Vec<u8>, Vec<u8>)>| {
+            v.into_iter()
+                .map(|(k, v)| (String::from_utf8(k).unwrap(), String::from_utf8(v).unwrap()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            keys(collect(&o, Direction::Forward, usize::MAX)),
+            [("k0", "new"), ("k1", "base"), ("k3", "changed"), ("k4", "new")]
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+        );
+        assert_eq!(
+            keys(collect(&o, Direction::Reverse, 2)),
+            [("k4", "new"), ("k3", "changed")].map(|(a, b)| (a.to_string(), b.to_string()))
+        );
+        assert_eq!(o.get(LABELS, b"k5").unwrap(), None);
+        assert_eq!(o.get(LABELS, b"k1").unwrap(), Some(b"base".to_vec()));
+        // The base is untouched until the writes are applied.
+        assert_eq!(collect(&*snapshot, Direction::Forward, usize::MAX).len(), 3);
+    }
+}

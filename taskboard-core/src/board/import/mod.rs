@@ -8,12 +8,14 @@
 //! record, its steps, and the links between tasks of the same source;
 //! comments are only ever added.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use jiff::Timestamp;
 use serde_json::{Value, json};
 use uuid::Uuid;
+
+mod people;
 
 use super::labels::label_ids;
 use super::tasks::{audit, check_parent};
@@ -24,8 +26,9 @@ use crate::model::*;
 use crate::records::*;
 use crate::storage::codec::{Key, uuid_value};
 use crate::storage::tables::*;
-use crate::validate::{LabelName, Slug};
+use crate::validate::LabelName;
 use crate::wire::{ImportAction, ImportItem, ImportPlan, ImportRecord, ImportRequest, MAX_IMPORT_RECORDS};
+use people::People;
 
 /// Longest source id.
 const MAX_EXTERNAL_ID: usize = 200;
@@ -113,77 +116,6 @@ pub(crate) fn task_by_external_ref(
     }
 }
 
-/// Members of the board by what a source calls people, created when
-/// asked to and missing.
-struct People {
-    create: bool,
-    found: HashMap<String, Option<Uuid>>,
-    created: Vec<String>,
-}
-
-impl People {
-    fn resolve(&mut self, tx: &mut Tx<'_>, who: &str) -> Result<Option<Uuid>> {
-        let who = who.trim().trim_start_matches('@').trim();
-        if who.is_empty() {
-            return Ok(None);
-        }
-        if let Some(found) = self.found.get(who) {
-            return Ok(*found);
-        }
-        let found = match find_member(tx.w, who)? {
-            Some(id) => Some(id),
-            None if self.create => {
-                let m = create_inactive(tx, who)?;
-                self.created.push(m.slug.clone());
-                Some(m.id)
-            }
-            None => None,
-        };
-        self.found.insert(who.to_string(), found);
-        Ok(found)
-    }
-}
-
-/// By slug, by an email's local part as a slug, then by a name only one
-/// member has (any case).
-fn find_member(r: &(impl Records + ?Sized), who: &str) -> Result<Option<Uuid>> {
-    let lower = who.to_lowercase();
-    if let Some(m) = r.member_by_slug(&lower)? {
-        return Ok(Some(m.id));
-    }
-    if let Some((local, _)) = lower.split_once('@')
-        && let Some(m) = r.member_by_slug(local)?
-    {
-        return Ok(Some(m.id));
-    }
-    let named = r.members_by_name(who)?;
-    Ok(if named.len() == 1 { Some(named[0].id) } else { None })
-}
-
-fn create_inactive(tx: &mut Tx<'_>, who: &str) -> Result<MemberRecord> {
-    let slug = super::members::free_slug_of(tx.w, who, "imported")?;
-    let slug = Slug::new(slug).map_err(|e| e.at("assignee"))?;
-    let name: String = who.chars().take(200).collect();
-    let m = MemberRecord {
-        id: Uuid::now_v7(),
-        name,
-        slug: slug.to_string(),
-        kind: MemberType::Human,
-        role: Role::Member,
-        status: MemberStatus::Offline,
-        is_active: false,
-        avatar_url: None,
-        last_seen_at: tx.now,
-        agent_config: AgentConfig::default(),
-        created_at: tx.now,
-        email: None,
-    };
-    tx.w.put_member(None, &m)?;
-    tx.w.put_secret(m.id, &Secret::default())?;
-    tx.emit_all(EventKind::MemberCreated, m.to_wire())?;
-    Ok(m)
-}
-
 /// A time-ordered id at `at`, so imported comments sort among the others
 /// by the time they were written.
 fn id_at(at: Timestamp) -> Uuid {
@@ -203,7 +135,7 @@ fn apply(tx: &mut Tx<'_>, me: Uuid, project_id: Uuid, req: &ImportRequest) -> Re
     let mut project = tx.w.project_required(project_id)?;
     let source = req.source.as_str();
     let mut plan = ImportPlan { dry_run: req.dry_run, ..Default::default() };
-    let mut people = People { create: req.create_members, found: HashMap::new(), created: Vec::new() };
+    let mut people = People::new(req.create_members);
     let mut position = tx.w.max_position(project_id)?.map_or(0.0, f64::floor);
 
     // Pass 1: every record gets its task, so parents and links can name
