@@ -311,6 +311,8 @@ async fn fanout(api: Api, clients: usize, rounds: usize) -> Result<(), Error> {
         }
     }
     let mut latencies = Vec::with_capacity(clients * rounds);
+    // Per update, when its last client had it.
+    let mut last: HashMap<u64, Duration> = HashMap::new();
     let mut missing = 0usize;
     let mut gaps = 0;
     for h in handles {
@@ -319,7 +321,10 @@ async fn fanout(api: Api, clients: usize, rounds: usize) -> Result<(), Error> {
         let mut got = 0;
         for (seq, at) in seen.arrivals {
             if let Some(t0) = sent.get(&seq) {
-                latencies.push(at.duration_since(*t0));
+                let latency = at.duration_since(*t0);
+                latencies.push(latency);
+                let slowest = last.entry(seq).or_default();
+                *slowest = (*slowest).max(latency);
                 got += 1;
             }
         }
@@ -335,6 +340,15 @@ async fn fanout(api: Api, clients: usize, rounds: usize) -> Result<(), Error> {
         ms(percentile(&latencies, 50.0)),
         ms(percentile(&latencies, 99.0)),
         ms(latencies.last().copied().unwrap_or_default()),
+    );
+    let mut last: Vec<Duration> = last.into_values().collect();
+    last.sort();
+    println!(
+        "fanout: from an update to its last client, over {} updates: p50 {}, p99 {}, max {}",
+        last.len(),
+        ms(percentile(&last, 50.0)),
+        ms(percentile(&last, 99.0)),
+        ms(last.last().copied().unwrap_or_default()),
     );
     Ok(())
 }
