@@ -16,5 +16,8 @@ fi
 # a release build: CI checks the package's making, installing and serving
 # that way without a second, optimised build of the workspace.
 profile=${TASKBOARD_DEB_PROFILE:-release}
-cargo build --profile "$profile" -p taskboard-server -p taskboard-cli
+# tests/all.sh has built the dev binaries already (TASKBOARD_PREBUILT).
+if [ "$profile" != dev ] || [ -z "${TASKBOARD_PREBUILT:-}" ]; then
+  cargo build --profile "$profile" -p taskboard-server -p taskboard-cli
+fi
 cargo deb -p taskboard-server --no-build --profile "$profile" "$@" | tail -n 1

@@ -15,9 +15,25 @@ step() {
 
 step bash tests/setup.sh
 step cargo fmt --all -- --check
-step cargo clippy --workspace --all-targets -- -D warnings
+# The lint check comes with the build of the tests: clippy-driver, as the
+# workspace's compiler, compiles the workspace's own crates as rustc does
+# and runs clippy's lints on them, so the code is compiled once instead of
+# checked by `cargo clippy` and then built again; RUSTFLAGS=-Dwarnings (the
+# setting clippy's documentation gives for CI) makes every warning,
+# rustc's or clippy's, an error. Every target is built (and so linted):
+# the library, binaries, tests, examples and the benchmark; all but the
+# benchmark then run, and the doc-tests. Exported, so the cargo commands
+# of the tests and scripts below share the build instead of making
+# another one.
+export RUSTC_WORKSPACE_WRAPPER=clippy-driver RUSTFLAGS=-Dwarnings
+step cargo test --workspace --all-targets --no-run
 # The parsing layer's property tests run here, 1,000 cases each.
-step cargo test --workspace
+step cargo test --workspace --lib --bins --tests --examples
+step cargo test --workspace --doc
+# The scripts below use the binaries just built (target/debug) rather
+# than building them with another selection of packages, whose features
+# would differ and so build the workspace again.
+export TASKBOARD_PREBUILT=1
 # Schemathesis against the debug server: seeded, bounded, about two
 # minutes; fails on any check failure.
 step bash tests/schemathesis/run.sh

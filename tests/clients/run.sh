@@ -11,7 +11,8 @@ work=${CARGO_TARGET_DIR:-target}/clients
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 
-cargo build -q -p taskboard-server
+# tests/all.sh has built the binaries already (TASKBOARD_PREBUILT).
+[ -n "${TASKBOARD_PREBUILT:-}" ] || cargo build -q -p taskboard-server
 server=${CARGO_TARGET_DIR:-target}/debug/taskboard-server
 
 if [ ! -x "$work/venv/bin/openapi-python-client" ]; then

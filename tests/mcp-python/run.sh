@@ -11,7 +11,8 @@ work=$target/mcp-python
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 
-cargo build -q -p taskboard-server -p taskboard-cli
+# tests/all.sh has built the binaries already (TASKBOARD_PREBUILT).
+[ -n "${TASKBOARD_PREBUILT:-}" ] || cargo build -q -p taskboard-server -p taskboard-cli
 server=$target/debug/taskboard-server
 taskboard=$(cd "$target/debug" && pwd)/taskboard
 

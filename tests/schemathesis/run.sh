@@ -35,7 +35,8 @@ if ! "$VENV/bin/schemathesis" --version 2>/dev/null | grep -qF "$VERSION"; then
   "$VENV/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$VERSION"
 fi
 
-cargo build --quiet -p taskboard-server
+# tests/all.sh has built the binaries already (TASKBOARD_PREBUILT).
+[ -n "${TASKBOARD_PREBUILT:-}" ] || cargo build --quiet -p taskboard-server
 server_bin="$TARGET/debug/taskboard-server"
 
 work=$(mktemp -d)
