@@ -112,7 +112,12 @@ impl Hub {
             bytes: 0,
             peak: 0,
             latest,
-            oldest_stored: oldest_stored.unwrap_or(latest + 1),
+            // The store may hold a few more than the retention between
+            // two prunes (`log::PRUNE_STEP`); resumes are served for the
+            // retention alone, as before a restart.
+            oldest_stored: oldest_stored
+                .unwrap_or(latest + 1)
+                .max((latest + 1).saturating_sub(RETAINED_EVENTS as u64)),
             pending: BTreeMap::new(),
         };
         let shared = Shared {

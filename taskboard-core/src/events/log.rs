@@ -6,7 +6,8 @@
 //! read, and a chat of large messages is stored once, not twice. Before a
 //! message is deleted, the retained events that name it take a copy
 //! (`detach_message`), so a replay still shows what was said. Events
-//! older than [`RETAINED_EVENTS`] are pruned as new ones are stored.
+//! older than [`RETAINED_EVENTS`] are pruned as new ones are stored, in steps
+//! of [`PRUNE_STEP`].
 
 use std::io::Write;
 use std::ops::Bound;
@@ -103,12 +104,24 @@ pub(crate) fn import<W: WriteTxn + ?Sized>(w: &mut W, record: &EventRecord) -> R
     Ok(())
 }
 
-/// Deletes every stored event older than the last [`RETAINED_EVENTS`]
-/// up to `newest`. Normally that is one event, the one just pushed out;
-/// a range rather than one key, so nothing older is ever left behind.
+/// Events are pruned once every this many: the log holds between
+/// [`RETAINED_EVENTS`] and `RETAINED_EVENTS + PRUNE_STEP - 1` events.
+/// Pruning on every event read the webhooks' cursors, read and wrote
+/// where pruning had got to and deleted one event, for each event of
+/// every write: a tenth of what the writer did for a task's creation
+/// (docs/storage.md, S.36).
+pub(crate) const PRUNE_STEP: u64 = 64;
+
+/// Every [`PRUNE_STEP`] events, deletes every stored event older than the
+/// last [`RETAINED_EVENTS`] up to `newest`: a range rather than the keys
+/// pushed out since the last prune, so nothing older is ever left behind.
+/// Each seq is appended once, so each multiple of the step is met once.
 /// Events an active webhook has not yet considered are kept, however
 /// old: its deliveries are queued from the log (`board::deliveries`).
 fn prune<W: WriteTxn + ?Sized>(w: &mut W, newest: u64) -> Result<()> {
+    if newest % PRUNE_STEP != 0 {
+        return Ok(());
+    }
     let mut cutoff = (newest + 1).saturating_sub(RETAINED_EVENTS as u64);
     if cutoff <= 1 {
         return Ok(());
