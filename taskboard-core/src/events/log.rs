@@ -119,7 +119,7 @@ pub(crate) const PRUNE_STEP: u64 = 64;
 /// Events an active webhook has not yet considered are kept, however
 /// old: its deliveries are queued from the log (`board::deliveries`).
 fn prune<W: WriteTxn + ?Sized>(w: &mut W, newest: u64) -> Result<()> {
-    if newest % PRUNE_STEP != 0 {
+    if !newest.is_multiple_of(PRUNE_STEP) {
         return Ok(());
     }
     let mut cutoff = (newest + 1).saturating_sub(RETAINED_EVENTS as u64);
