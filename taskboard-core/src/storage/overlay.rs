@@ -17,6 +17,11 @@ pub type TableWrites = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
 pub struct Writes(BTreeMap<usize, TableWrites>);
 
 impl Writes {
+    /// Whether the operation wrote nothing.
+    pub fn is_empty(&self) -> bool {
+        self.0.values().all(|t| t.is_empty())
+    }
+
     /// The writes of one table, if any.
     pub fn table(&self, table: Table) -> Option<&TableWrites> {
         self.0.get(&table.index)

@@ -164,6 +164,7 @@ fn run_batch(
         }
     };
     let mut broken: Option<Error> = None;
+    let mut wrote = false;
     {
         let mut w = RedbWrite { txn: &txn, open: RefCell::new(Vec::new()) };
         for op in ops {
@@ -175,6 +176,7 @@ fn run_batch(
             let result = catch_unwind(AssertUnwindSafe(|| (op.run)(&mut overlay)))
                 .unwrap_or_else(|_| Err(Error::internal("write operation panicked")));
             let writes = overlay.into_writes();
+            wrote |= result.is_ok() && !writes.is_empty();
             let result = match result {
                 Ok(out) => match writes.apply(&mut w) {
                     Ok(()) => Ok(out),
@@ -194,6 +196,12 @@ fn run_batch(
         Some(e) => {
             let _ = txn.abort();
             Some(e)
+        }
+        // Nothing to make durable (the lease sweep of every second finds
+        // nothing to release on most ticks): no commit, so no sync.
+        None if !wrote => {
+            let _ = txn.abort();
+            None
         }
         None => {
             let committing = Instant::now();
@@ -381,9 +389,36 @@ pub fn write_snapshot_file(source: &dyn ReadTxn, path: &Path) -> Result<(), Erro
 #[cfg(test)]
 mod tests {
     //! The overlay's merge over a real snapshot (the overlay is tested
-    //! here, over the store that uses it, so it names no store itself).
+    //! here, over the store that uses it, so it names no store itself),
+    //! and the writer's batches.
     use super::*;
     use crate::storage::tables::LABELS;
+
+    /// Runs one operation through the writer and waits for it.
+    fn run(store: &RedbStore, write: bool) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        store.submit(crate::storage::WriteOp {
+            run: Box::new(move |w| {
+                if write {
+                    w.put(LABELS, b"k", b"v")?;
+                }
+                Ok(Box::new(()))
+            }),
+            done: Box::new(move |r| tx.send(r.is_ok()).unwrap()),
+        });
+        assert!(rx.recv().unwrap());
+    }
+
+    #[test]
+    fn a_batch_that_writes_nothing_is_not_committed() {
+        let store = RedbStore::in_memory().unwrap();
+        let commits = || store.writer_metrics().unwrap().commit_seconds.count();
+        run(&store, false);
+        assert_eq!(commits(), 0, "an operation that wrote nothing made a commit");
+        run(&store, true);
+        assert_eq!(commits(), 1);
+        assert_eq!(store.read().unwrap().get(LABELS, b"k").unwrap(), Some(b"v".to_vec()));
+    }
 
     fn collect(r: &dyn ReadTxn, direction: Direction, stop_after: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
         let mut out = Vec::new();
