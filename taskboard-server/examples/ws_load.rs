@@ -270,6 +270,17 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
+/// p50, p99 and the maximum of some latencies.
+fn spread(mut latencies: Vec<Duration>) -> String {
+    latencies.sort();
+    format!(
+        "p50 {}, p99 {}, max {}",
+        ms(percentile(&latencies, 50.0)),
+        ms(percentile(&latencies, 99.0)),
+        ms(latencies.last().copied().unwrap_or_default()),
+    )
+}
+
 fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
@@ -333,23 +344,13 @@ async fn fanout(api: Api, clients: usize, rounds: usize) -> Result<(), Error> {
     if gaps > 0 {
         return Err(format!("{gaps} gaps in the clients' streams").into());
     }
-    latencies.sort();
     println!(
-        "fanout: {clients} clients x {rounds} updates, {} deliveries, {missing} missing: p50 {}, p99 {}, max {}",
+        "fanout: {clients} clients x {rounds} updates, {} deliveries, {missing} missing: {}",
         latencies.len(),
-        ms(percentile(&latencies, 50.0)),
-        ms(percentile(&latencies, 99.0)),
-        ms(latencies.last().copied().unwrap_or_default()),
+        spread(latencies),
     );
-    let mut last: Vec<Duration> = last.into_values().collect();
-    last.sort();
-    println!(
-        "fanout: from an update to its last client, over {} updates: p50 {}, p99 {}, max {}",
-        last.len(),
-        ms(percentile(&last, 50.0)),
-        ms(percentile(&last, 99.0)),
-        ms(last.last().copied().unwrap_or_default()),
-    );
+    let last: Vec<Duration> = last.into_values().collect();
+    println!("fanout: from an update to its last client, over {} updates: {}", last.len(), spread(last));
     Ok(())
 }
 
