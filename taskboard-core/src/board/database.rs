@@ -66,10 +66,7 @@ impl Board {
         })
         .await
         .map_err(Error::internal)??;
-        board.follow_other_processes();
-        board.upgrade_schema().await?;
-        board.start_up().await?;
-        Ok(board)
+        board.started().await
     }
 }
 

@@ -71,10 +71,17 @@ impl Board {
         })
         .await
         .map_err(Error::internal)??;
-        board.follow_other_processes();
-        board.upgrade_schema().await?;
-        board.start_up().await?;
-        Ok(board)
+        board.started().await
+    }
+
+    /// The last steps of opening any store: following the events other
+    /// processes write, bringing an older schema up to date, and the
+    /// start-up work (docs/storage.md).
+    pub(super) async fn started(self) -> Result<Board> {
+        self.follow_other_processes();
+        self.upgrade_schema().await?;
+        self.start_up().await?;
+        Ok(self)
     }
 
     /// Brings a board written by an older build to this schema: version 1
