@@ -135,14 +135,29 @@ fn write_loop(db: &Database, metrics: &WriterMetrics, rx: mpsc::Receiver<WriteOp
                 Err(_) => break,
             }
         }
-        metrics.batch_operations.observe(batch.len() as f64);
         let started = Instant::now();
-        let outcomes = run_batch(db, metrics, batch.drain(..));
-        metrics.batch_seconds.observe_duration(started.elapsed());
+        let operations = batch.len();
+        let (outcomes, committed) = run_batch(db, metrics, batch.drain(..));
+        // A batch that wrote nothing was never a transaction to make
+        // durable: the batch figures count the ones that were, so that
+        // every batch counted has its commit (or its failure).
+        if committed != Committed::Nothing {
+            metrics.batch_operations.observe(operations as f64);
+            metrics.batch_seconds.observe_duration(started.elapsed());
+        }
         for (done, outcome) in outcomes {
             done(outcome);
         }
     }
+}
+
+/// What became of a batch's transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Committed {
+    /// Its writes are durable, or it failed as a whole.
+    Done,
+    /// No operation wrote anything: aborted, with no commit and no sync.
+    Nothing,
 }
 
 /// Runs a batch of operations in one durable transaction. Each operation
@@ -153,14 +168,14 @@ fn run_batch(
     db: &Database,
     metrics: &WriterMetrics,
     ops: impl Iterator<Item = WriteOp>,
-) -> Vec<(DoneFn, Result<Output, Error>)> {
+) -> (Vec<(DoneFn, Result<Output, Error>)>, Committed) {
     let mut outcomes: Vec<(DoneFn, Result<Output, Error>)> = Vec::new();
     let txn = match db.begin_write() {
         Ok(txn) => txn,
         Err(e) => {
             let e = storage_err(e);
             metrics.failed_batches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            return ops.map(|op| (op.done, Err(e.clone()))).collect();
+            return (ops.map(|op| (op.done, Err(e.clone()))).collect(), Committed::Done);
         }
     };
     let mut broken: Option<Error> = None;
@@ -201,7 +216,7 @@ fn run_batch(
         // nothing to release on most ticks): no commit, so no sync.
         None if !wrote => {
             let _ = txn.abort();
-            None
+            return (outcomes, Committed::Nothing);
         }
         None => {
             let committing = Instant::now();
@@ -218,7 +233,7 @@ fn run_batch(
             }
         }
     }
-    outcomes
+    (outcomes, Committed::Done)
 }
 
 impl Storage for RedbStore {
@@ -413,10 +428,12 @@ mod tests {
     fn a_batch_that_writes_nothing_is_not_committed() {
         let store = RedbStore::in_memory().unwrap();
         let commits = || store.writer_metrics().unwrap().commit_seconds.count();
+        let batches = || store.writer_metrics().unwrap().batch_operations.count();
         run(&store, false);
         assert_eq!(commits(), 0, "an operation that wrote nothing made a commit");
+        assert_eq!(batches(), 0, "a batch with no commit was counted as one");
         run(&store, true);
-        assert_eq!(commits(), 1);
+        assert_eq!((commits(), batches()), (1, 1));
         assert_eq!(store.read().unwrap().get(LABELS, b"k").unwrap(), Some(b"v".to_vec()));
     }
 
