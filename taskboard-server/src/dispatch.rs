@@ -13,11 +13,11 @@ use taskboard_core::api::{
 use taskboard_core::board::{IdempotencyKey, Idempotent};
 use taskboard_core::{Actor, Error, api};
 
-use crate::State;
 use crate::files;
 use crate::parse;
 use crate::response::{JSON, Reject, ResBody, empty, error, full, streamed};
 use crate::router::{PathIds, Route, ServeFn, Serving, Target};
+use crate::{Peer, State};
 
 /// Names the fields of a JSON body that were ignored, so a typo next to
 /// known fields is seen.
@@ -53,8 +53,11 @@ fn origin(state: &State, req: &Request<Incoming>) -> Option<String> {
     if host.is_empty() || host.contains(['/', '\\', '@', ' ']) {
         return None;
     }
-    let scheme = if state.tls { "https" } else { "http" };
-    Some(format!("{scheme}://{host}"))
+    let scheme = if state.tls { "https://" } else { "http://" };
+    let mut origin = String::with_capacity(scheme.len() + host.len());
+    origin.push_str(scheme);
+    origin.push_str(host);
+    Some(origin)
 }
 
 pub(crate) async fn authenticate(state: &State, req: &Request<Incoming>) -> Result<Actor, Error> {
@@ -64,145 +67,176 @@ pub(crate) async fn authenticate(state: &State, req: &Request<Incoming>) -> Resu
     }
 }
 
-async fn serve<E: Endpoint>(
+/// What every request to an endpoint is read into before its body:
+/// the caller, the path and query, and the conditions it sent.
+struct Prepared<E: Endpoint> {
+    caller: Caller,
+    path: E::Path,
+    query: E::Query,
+    status: StatusCode,
+    if_none_match: Option<String>,
+    if_match: Option<String>,
+    uri: hyper::Uri,
+}
+
+async fn prepare<E: Endpoint>(
     state: &State,
     route: &Route,
     ids: PathIds,
-    req: Request<Incoming>,
-) -> Result<Response<ResBody>, Reject> {
-    let actor = if E::INFO.auth { Some(authenticate(state, &req).await?) } else { None };
+    req: &Request<Incoming>,
+    peer: Peer,
+) -> Result<Prepared<E>, Reject> {
+    let actor = if E::INFO.auth { Some(authenticate(state, req).await?) } else { None };
     let lease = parse::lease(req.headers())?;
     let actor = actor.map(|a| a.presenting(lease));
-    let uri = req.uri().clone();
-    let address =
-        req.extensions().get::<crate::ClientAddr>().map(|a| state.proxies.client(a.0, req.headers()));
-    let event_stream = event_stream(&req);
-    let origin = origin(state, &req);
+    let address = Some(state.proxies.client(peer.addr, req.headers()));
+    let event_stream = event_stream(req);
+    let origin = origin(state, req);
     let caller = Caller { actor, address, event_stream, origin };
     let path = E::Path::from_ids(ids.as_slice());
     let query = E::Query::from_json(parse::query(req.uri().query(), &route.query)?)?;
     let status = StatusCode::from_u16(E::INFO.status).unwrap_or(StatusCode::OK);
-    let board = &state.board;
     let if_none_match = parse::entity_tags(req.headers(), header::IF_NONE_MATCH)?
         .filter(|_| E::INFO.method == api::Method::Get);
     let if_match = parse::entity_tags(req.headers(), header::IF_MATCH)?.filter(|_| E::CONDITIONAL);
+    Ok(Prepared { caller, path, query, status, if_none_match, if_match, uri: req.uri().clone() })
+}
+
+/// Serves an endpoint without a body. Each kind of body has a function of
+/// its own, so the future boxed for a request holds only what its kind
+/// needs (a future holds room for all its branches, and the box is
+/// allocated and filled for every request: docs/storage.md, S.37).
+async fn serve_plain<E: Endpoint>(
+    state: &State,
+    route: &Route,
+    ids: PathIds,
+    req: Request<Incoming>,
+    peer: Peer,
+) -> Result<Response<ResBody>, Reject> {
+    let Prepared { caller, path, query, status, if_none_match, if_match, uri } =
+        prepare::<E>(state, route, ids, &req, peer).await?;
+    let board = &state.board;
+    let body = E::Body::decode(RawBody::None)?;
+    let path_and_query = req.uri().path_and_query().map_or("", |p| p.as_str());
+    let key = idempotency_key_text::<E>(req.headers(), &caller)
+        .map(|v| IdempotencyKey::new(&v, E::INFO.method.as_str(), path_and_query, b""))
+        .transpose()?;
+    let call = Call::new(path, query, body);
+    let conditions = api::Conditions { if_match: if_match.as_deref(), idempotency_key: key };
+    let encoded = match api::perform::<E>(board, &caller, conditions, call).await? {
+        Idempotent::Fresh(encoded) => encoded,
+        Idempotent::Replayed { status, body } => return Ok(replayed(status, body)),
+    };
+    if let Encoded::Events(follower) = encoded {
+        let slot = state.ws.streams.take(caller.actor()?.id())?;
+        let open = state.metrics.sse.hold();
+        return Ok(crate::sse::serve(follower, state.ws.shutdown.clone(), (open, slot)));
+    }
+    if let Encoded::Upgrade(upgrade) = encoded {
+        let mut req = req;
+        let actor = caller.actor.expect("the event stream needs credentials");
+        let res = crate::ws::upgrade(&state.ws, actor, upgrade.since, &mut req)?;
+        return Ok(res.map(http_body_util::Either::Left));
+    }
+    Ok(render(status, encoded, if_none_match.as_deref(), &uri))
+}
+
+/// Serves an endpoint with a JSON body.
+async fn serve_json<E: Endpoint>(
+    state: &State,
+    route: &Route,
+    ids: PathIds,
+    req: Request<Incoming>,
+    peer: Peer,
+) -> Result<Response<ResBody>, Reject> {
+    let Prepared { caller, path, query, status, if_match, uri, .. } =
+        prepare::<E>(state, route, ids, &req, peer).await?;
+    let board = &state.board;
+    parse::check_json_type(req.headers())?;
+    let declared =
+        req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    // Read before the body is; checked, with the body, after it.
+    let key_text = idempotency_key_text::<E>(req.headers(), &caller);
+    let path_and_query = req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_default();
+    let bytes = parse::read_body(req.into_body(), declared, &state.limits).await?;
+    let left_out = E::Body::OPTIONAL && bytes.iter().all(u8::is_ascii_whitespace);
+    if let Some(schema) = route.body.as_ref().filter(|_| !left_out) {
+        parse::check_json(&bytes, schema)?;
+    }
+    let key = key_text
+        .map(|v| IdempotencyKey::new(&v, E::INFO.method.as_str(), &path_and_query, &bytes))
+        .transpose()?;
+    let (body, ignored) = decode_body::<E>(RawBody::Json(bytes))?;
+    let call = Call::new(path, query, body);
+    let conditions = api::Conditions { if_match: if_match.as_deref(), idempotency_key: key };
+    let encoded = match api::perform::<E>(board, &caller, conditions, call).await? {
+        Idempotent::Fresh(encoded) => encoded,
+        Idempotent::Replayed { status, body } => return Ok(replayed(status, body)),
+    };
+    let mut res = render(status, encoded, None, &uri);
+    if !ignored.is_empty()
+        && let Ok(v) = HeaderValue::from_str(&ignored.join(", "))
+    {
+        res.headers_mut().insert(IGNORED_FIELDS, v);
+    }
+    Ok(res)
+}
+
+/// Serves an endpoint with a multipart upload.
+async fn serve_multipart<E: Endpoint>(
+    state: &State,
+    route: &Route,
+    ids: PathIds,
+    req: Request<Incoming>,
+    peer: Peer,
+) -> Result<Response<ResBody>, Reject> {
+    let Prepared { caller, path, query, status, if_match, uri, .. } =
+        prepare::<E>(state, route, ids, &req, peer).await?;
+    let board = &state.board;
     let if_match = if_match.as_deref();
-    match E::Body::KIND {
-        BodyKind::None => {
-            let body = E::Body::decode(RawBody::None)?;
-            let path_and_query = req.uri().path_and_query().map_or("", |p| p.as_str());
-            let key = idempotency_key_text::<E>(req.headers(), &caller)
-                .map(|v| IdempotencyKey::new(&v, E::INFO.method.as_str(), path_and_query, b""))
-                .transpose()?;
-            let call = Call::new(path, query, body);
-            let encoded = match api::perform::<E>(
-                board,
-                &caller,
-                api::Conditions { if_match, idempotency_key: key },
-                call,
-            )
-            .await?
-            {
-                Idempotent::Fresh(encoded) => encoded,
-                Idempotent::Replayed { status, body } => return Ok(replayed(status, body)),
+    let key_text = idempotency_key_text::<E>(req.headers(), &caller);
+    let path_and_query = req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_default();
+    let (parts, incoming) = req.into_parts();
+    let caller = &caller;
+    let max_upload = board.options().max_upload_bytes;
+    let (outcome, _) = files::multipart(
+        &parts.headers,
+        incoming,
+        state.limits.body_read_timeout,
+        |part, before| async move {
+            let mut upload = Upload {
+                filename: part.filename,
+                mime_type: part.mime_type,
+                size: None,
+                content: part.content,
+                fields: before,
+                late: part.late,
             };
-            if let Encoded::Events(follower) = encoded {
-                let slot = state.ws.streams.take(caller.actor()?.id())?;
-                let open = state.metrics.sse.hold();
-                return Ok(crate::sse::serve(follower, state.ws.shutdown.clone(), (open, slot)));
-            }
-            if let Encoded::Upgrade(upgrade) = encoded {
-                let mut req = req;
-                let actor = caller.actor.expect("the event stream needs credentials");
-                let res = crate::ws::upgrade(&state.ws, actor, upgrade.since, &mut req)?;
-                return Ok(res.map(http_body_util::Either::Left));
-            }
-            Ok(render(status, encoded, if_none_match.as_deref(), &uri))
-        }
-        BodyKind::Json => {
-            parse::check_json_type(req.headers())?;
-            let declared =
-                req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-            // Read before the body is; checked, with the body, after it.
-            let key_text = idempotency_key_text::<E>(req.headers(), &caller);
-            let path_and_query =
-                req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_default();
-            let bytes = parse::read_body(req.into_body(), declared, &state.limits).await?;
-            let left_out = E::Body::OPTIONAL && bytes.iter().all(u8::is_ascii_whitespace);
-            if let Some(schema) = route.body.as_ref().filter(|_| !left_out) {
-                parse::check_json(&bytes, schema)?;
-            }
-            let key = key_text
-                .map(|v| IdempotencyKey::new(&v, E::INFO.method.as_str(), &path_and_query, &bytes))
-                .transpose()?;
-            let (body, ignored) = decode_body::<E>(RawBody::Json(bytes))?;
-            let call = Call::new(path, query, body);
-            let encoded = match api::perform::<E>(
-                board,
-                &caller,
-                api::Conditions { if_match, idempotency_key: key },
-                call,
-            )
-            .await?
-            {
-                Idempotent::Fresh(encoded) => encoded,
-                Idempotent::Replayed { status, body } => return Ok(replayed(status, body)),
+            let key = match key_text {
+                Some(v) => {
+                    let method = E::INFO.method.as_str();
+                    Some(IdempotencyKey::streamed(&v, method, &path_and_query, &mut upload)?)
+                }
+                None => None,
             };
-            let mut res = render(status, encoded, None, &uri);
-            if !ignored.is_empty()
-                && let Ok(v) = HeaderValue::from_str(&ignored.join(", "))
+            if let Some(key) = &key
+                && let Some(stored) = board.stored_answer(caller.actor()?.id(), key.key()).await?
             {
-                res.headers_mut().insert(IGNORED_FIELDS, v);
+                // A repeat: the body is read through (and hashed)
+                // to tell the same upload from another one.
+                files::discard(&mut upload.content, max_upload).await?;
+                let (status, body) = key.replay(caller.actor()?.id(), stored)?;
+                return Ok(Idempotent::Replayed { status, body });
             }
-            Ok(res)
-        }
-        BodyKind::Multipart => {
-            let key_text = idempotency_key_text::<E>(req.headers(), &caller);
-            let path_and_query =
-                req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_default();
-            let (parts, incoming) = req.into_parts();
-            let caller = &caller;
-            let max_upload = board.options().max_upload_bytes;
-            let (outcome, _) = files::multipart(
-                &parts.headers,
-                incoming,
-                state.limits.body_read_timeout,
-                |part, before| async move {
-                    let mut upload = Upload {
-                        filename: part.filename,
-                        mime_type: part.mime_type,
-                        size: None,
-                        content: part.content,
-                        fields: before,
-                        late: part.late,
-                    };
-                    let key = match key_text {
-                        Some(v) => {
-                            let method = E::INFO.method.as_str();
-                            Some(IdempotencyKey::streamed(&v, method, &path_and_query, &mut upload)?)
-                        }
-                        None => None,
-                    };
-                    if let Some(key) = &key
-                        && let Some(stored) = board.stored_answer(caller.actor()?.id(), key.key()).await?
-                    {
-                        // A repeat: the body is read through (and hashed)
-                        // to tell the same upload from another one.
-                        files::discard(&mut upload.content, max_upload).await?;
-                        let (status, body) = key.replay(caller.actor()?.id(), stored)?;
-                        return Ok(Idempotent::Replayed { status, body });
-                    }
-                    let body = E::Body::decode(RawBody::Upload(upload))?;
-                    let conditions = api::Conditions { if_match, idempotency_key: key };
-                    api::perform::<E>(board, caller, conditions, Call::new(path, query, body)).await
-                },
-            )
-            .await?;
-            match outcome {
-                Idempotent::Fresh(encoded) => Ok(render(status, encoded, None, &uri)),
-                Idempotent::Replayed { status, body } => Ok(replayed(status, body)),
-            }
-        }
+            let body = E::Body::decode(RawBody::Upload(upload))?;
+            let conditions = api::Conditions { if_match, idempotency_key: key };
+            api::perform::<E>(board, caller, conditions, Call::new(path, query, body)).await
+        },
+    )
+    .await?;
+    match outcome {
+        Idempotent::Fresh(encoded) => Ok(render(status, encoded, None, &uri)),
+        Idempotent::Replayed { status, body } => Ok(replayed(status, body)),
     }
 }
 
@@ -306,7 +340,17 @@ pub(crate) struct Endpoints;
 
 impl Serving for Endpoints {
     fn serve<E: Endpoint>() -> ServeFn {
-        |state, route, ids, req| Box::pin(serve::<E>(state, route, ids, req))
+        match E::Body::KIND {
+            BodyKind::None => {
+                |state, route, ids, req, peer| Box::pin(serve_plain::<E>(state, route, ids, req, peer))
+            }
+            BodyKind::Json => {
+                |state, route, ids, req, peer| Box::pin(serve_json::<E>(state, route, ids, req, peer))
+            }
+            BodyKind::Multipart => {
+                |state, route, ids, req, peer| Box::pin(serve_multipart::<E>(state, route, ids, req, peer))
+            }
+        }
     }
 }
 
@@ -316,9 +360,10 @@ pub(crate) async fn dispatch(
     target: Target,
     ids: PathIds,
     req: Request<Incoming>,
+    peer: Peer,
 ) -> Result<Response<ResBody>, Reject> {
     match target {
-        Target::Api(route) => (route.serve)(state, &route, ids, req).await,
+        Target::Api(route) => (route.serve)(state, &route, ids, req, peer).await,
         Target::Docs => Ok(full(
             StatusCode::OK,
             HeaderValue::from_static("text/html; charset=utf-8"),

@@ -65,15 +65,23 @@ fn looks_like_credential(value: &str) -> bool {
 
 /// Serves one request in a span carrying its id, and echoes the id on
 /// the response (`request_id`).
-pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<ResBody>, Aborted> {
+pub(crate) async fn handle(
+    state: Arc<State>,
+    req: Request<Incoming>,
+    peer: crate::Peer,
+) -> Result<Response<ResBody>, Aborted> {
     let id = crate::request_id::of(req.headers());
     let span = tracing::info_span!("http", request_id = id.to_str().unwrap_or_default());
-    let mut res = serve(state, req).instrument(span).await?;
+    let mut res = serve(state, req, peer).instrument(span).await?;
     res.headers_mut().insert(crate::request_id::HEADER, id);
     Ok(res)
 }
 
-async fn serve(state: Arc<State>, req: Request<Incoming>) -> Result<Response<ResBody>, Aborted> {
+async fn serve(
+    state: Arc<State>,
+    req: Request<Incoming>,
+    peer: crate::Peer,
+) -> Result<Response<ResBody>, Aborted> {
     let started = Instant::now();
     let method = req.method().clone();
     let origin = state.cors.allowed_origin(req.headers());
@@ -89,7 +97,7 @@ async fn serve(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Res
         return Ok(res);
     }
 
-    let listened = req.extensions().get::<crate::Listened>().copied().unwrap_or(crate::Listened::Main);
+    let listened = peer.listened;
     if req.uri().path() == crate::metrics::PATH || listened == crate::Listened::Metrics {
         let mut res = crate::metrics::serve(&state, &req, listened).await;
         log(&req, "metrics", res.status(), started);
@@ -122,7 +130,7 @@ async fn serve(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Res
         Routed::Found(target, ids) => {
             let path_and_query = tracing::enabled!(tracing::Level::INFO).then(|| LogLine::of(&req));
             let span = tracing::info_span!("request", endpoint = target.name());
-            let result = AssertUnwindSafe(crate::dispatch::dispatch(&state, target.clone(), ids, req))
+            let result = AssertUnwindSafe(crate::dispatch::dispatch(&state, target.clone(), ids, req, peer))
                 .catch_unwind()
                 .instrument(span)
                 .await;

@@ -135,10 +135,6 @@ pub struct Config {
     pub panic_route: bool,
 }
 
-/// Most header lines a request may have (hyper's default, said here so it
-/// is documented).
-const MAX_HEADERS: usize = 100;
-
 /// Protections against large or slow clients.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -200,11 +196,16 @@ impl Config {
     }
 }
 
-/// The address of the peer of a request's connection, put into each
-/// request's extensions by the accept loop (login throttling counts
-/// failures per client address).
+/// Where a request came from: the address of its connection's peer
+/// (login throttling counts failures per client address) and the
+/// listener that accepted it. Handed to each request as an argument:
+/// two inserts into a request's extensions cost three allocations per
+/// request (docs/storage.md, S.37).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct ClientAddr(pub std::net::IpAddr);
+pub(crate) struct Peer {
+    pub addr: std::net::IpAddr,
+    pub listened: Listened,
+}
 
 /// Shared by every connection.
 pub(crate) struct State {
@@ -405,7 +406,10 @@ impl Server {
             // headers as parsed. The read buffer alone would not do, as a
             // read may fill more than it asked for.
             .max_header_size(state.limits.max_header_bytes)
-            .max_headers(MAX_HEADERS)
+            // At most 100 header lines: hyper's default, left unset. Set
+            // (even to 100), hyper fills an array of that many slots for
+            // every request it parses, a tenth of a small request's time
+            // in our code (docs/storage.md, S.37).
             .max_buf_size(state.limits.max_header_bytes.max(8192))
             .header_read_timeout(state.limits.header_read_timeout);
         let mut signal = pin!(signal);
@@ -430,12 +434,12 @@ impl Server {
                     let http = http.clone();
                     let tls = tls.clone();
                     connections.spawn(async move {
-                        let client = ClientAddr(peer.ip());
+                        let client = Peer { addr: peer.ip(), listened };
                         // The metrics listener serves plain HTTP on a
                         // private network; TLS is the main listener's.
                         let tls = tls.filter(|_| listened == Listened::Main);
                         let Some(tls) = tls else {
-                            return serve_io(state, &http, TokioIo::new(stream), client, listened, &shutdown).await;
+                            return serve_io(state, &http, TokioIo::new(stream), client, &shutdown).await;
                         };
                         // The handshake has the time a client has for its
                         // request head.
@@ -454,7 +458,7 @@ impl Server {
                             },
                             _ = shutdown.cancelled() => return,
                         };
-                        serve_io(state, &http, TokioIo::new(stream), client, listened, &shutdown).await
+                        serve_io(state, &http, TokioIo::new(stream), client, &shutdown).await
                     });
                 }
             }
@@ -509,17 +513,14 @@ async fn serve_io<I>(
     state: Arc<State>,
     http: &http1::Builder,
     io: I,
-    client: ClientAddr,
-    listened: Listened,
+    peer: Peer,
     shutdown: &CancellationToken,
 ) where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
-    let service = hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
-        req.extensions_mut().insert(client);
-        req.extensions_mut().insert(listened);
+    let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
         let state = state.clone();
-        async move { http::handle(state, req).await }
+        async move { http::handle(state, req, peer).await }
     });
     let conn = http.serve_connection(io, service).with_upgrades();
     let mut conn = pin!(conn);

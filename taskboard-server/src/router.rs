@@ -23,7 +23,8 @@ pub(crate) type Served<'a> =
     Pin<Box<dyn Future<Output = std::result::Result<Response<ResBody>, Reject>> + Send + 'a>>;
 
 /// Serves one endpoint.
-pub(crate) type ServeFn = for<'a> fn(&'a State, &'a Route, PathIds, Request<Incoming>) -> Served<'a>;
+pub(crate) type ServeFn =
+    for<'a> fn(&'a State, &'a Route, PathIds, Request<Incoming>, crate::Peer) -> Served<'a>;
 
 /// How a request to an endpoint is served: given to the router by the
 /// layer above it, which reads requests into the endpoint's types.
