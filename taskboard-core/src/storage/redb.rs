@@ -151,6 +151,9 @@ fn write_loop(db: &Database, metrics: &WriterMetrics, rx: mpsc::Receiver<WriteOp
     }
 }
 
+/// Each operation's completion with its outcome.
+type Outcomes = Vec<(DoneFn, Result<Output, Error>)>;
+
 /// What became of a batch's transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Committed {
@@ -168,8 +171,8 @@ fn run_batch(
     db: &Database,
     metrics: &WriterMetrics,
     ops: impl Iterator<Item = WriteOp>,
-) -> (Vec<(DoneFn, Result<Output, Error>)>, Committed) {
-    let mut outcomes: Vec<(DoneFn, Result<Output, Error>)> = Vec::new();
+) -> (Outcomes, Committed) {
+    let mut outcomes: Outcomes = Vec::new();
     let txn = match db.begin_write() {
         Ok(txn) => txn,
         Err(e) => {
