@@ -3,7 +3,9 @@
 # the load client `taskboard-server/examples/ws_load.rs`.
 #
 #   bench/ws.sh                 both scenarios
-#   bench/ws.sh fanout          1,000 clients, one task update at a time
+#   bench/ws.sh fanout          1,000 clients, one task update at a time, then
+#                               the floor (`ws_floor`: one write and one read of
+#                               the same frame per loopback connection) and the ratio
 #   CLIENTS=10000 bench/ws.sh fanout   the same to 10,000 clients
 #   bench/ws.sh sustained       10,000 events/s to 100 clients for 10 s
 #
@@ -23,9 +25,10 @@ if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt "$need" ]; then
     exit 1
 fi
 
-cargo build --release --quiet -p taskboard-server --bin taskboard-server --example ws_load
+cargo build --release --quiet -p taskboard-server --bin taskboard-server --example ws_load --example ws_floor
 bin=target/release/taskboard-server
 load=target/release/examples/ws_load
+floor=target/release/examples/ws_floor
 
 data=$(mktemp -d)
 log="$data/server.log"
@@ -59,8 +62,20 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 what=${1:-all}
 if [ "$what" = all ] || [ "$what" = fanout ]; then
     before=$(server_cpu)
-    "$load" --url "$url" fanout --clients "${CLIENTS:-1000}" --rounds "${ROUNDS:-30}"
+    "$load" --url "$url" fanout --clients "${CLIENTS:-1000}" --rounds "${ROUNDS:-30}" | tee "$data/fanout.out"
     echo "server CPU: $before s -> $(server_cpu) s"
+    # The floor: the same number of loopback connections, one write and
+    # one read of a frame of the same size each, and nothing else.
+    bytes=$(sed -n 's/.*task.updated frames of \([0-9]*\) bytes.*/\1/p' "$data/fanout.out")
+    "$floor" --clients "${CLIENTS:-1000}" --rounds "${ROUNDS:-30}" --bytes "${bytes:-700}" | tee "$data/floor.out"
+    last=$(grep 'to its last client' "$data/fanout.out")
+    awk -v fan="$last" -v floor="$(cat "$data/floor.out")" 'BEGIN {
+        match(fan, /p50 [0-9.]+/); f50 = substr(fan, RSTART + 4, RLENGTH - 4)
+        match(fan, /p99 [0-9.]+/); f99 = substr(fan, RSTART + 4, RLENGTH - 4)
+        match(floor, /p50 [0-9.]+/); b50 = substr(floor, RSTART + 4, RLENGTH - 4)
+        match(floor, /p99 [0-9.]+/); b99 = substr(floor, RSTART + 4, RLENGTH - 4)
+        if (b50 > 0 && b99 > 0) printf "fanout / floor, to the last client: p50 %.2f, p99 %.2f\n", f50 / b50, f99 / b99
+    }'
 fi
 if [ "$what" = all ] || [ "$what" = sustained ]; then
     before=$(server_cpu)

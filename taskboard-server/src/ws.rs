@@ -70,9 +70,11 @@ const BATCH_BYTES: usize = 1024 * 1024;
 const LINGER: Duration = Duration::from_millis(1);
 /// Frames accumulate up to this size before a write to the socket.
 const WRITE_BUFFER: usize = 16 * 1024;
-/// Clients have nothing to say besides control frames; a small read
-/// buffer keeps 1,000 connections cheap.
-const READ_BUFFER: usize = 4 * 1024;
+/// Clients have nothing to say besides control frames (at most 131
+/// bytes each); a small read buffer keeps many connections cheap. It is
+/// also what tungstenite zeroes each time the connection is polled, and a
+/// session is polled once per event it is woken for.
+const READ_BUFFER: usize = 512;
 const MAX_INCOMING_MESSAGE: usize = 64 * 1024;
 
 static PING_EVERY: LazyLock<Duration> = LazyLock::new(|| {
@@ -311,16 +313,15 @@ impl Session {
                         Ok(event) => self.admit_live(&event),
                         Err(e) => Some(stream_end(e)),
                     };
-                    // Linger, then take what was queued meanwhile, so one
-                    // write carries many frames under load.
+                    // Under a steady stream, linger, then take what was
+                    // queued meanwhile, so one write carries many frames.
+                    // After a quiet moment the event goes out at once: a
+                    // fan-out to many connections is one wake and one
+                    // write each (docs/storage.md S.39).
                     if end.is_none() {
                         let due = self.flushed_at + LINGER;
                         if tokio::time::Instant::now() < due {
                             tokio::time::sleep_until(due).await;
-                        } else {
-                            // Other connections woken by the same event
-                            // go first; when idle this returns at once.
-                            tokio::task::yield_now().await;
                         }
                     }
                     while end.is_none() && !self.batch_full() {
@@ -380,14 +381,16 @@ impl Session {
             }
             ws.flush().await
         };
+        // The write first: one the socket takes at once never looks at
+        // the shutdown token (a lock shared by every session).
         tokio::select! {
             biased;
-            _ = shutdown => Err(End::Shutdown),
             written = tokio::time::timeout(SEND_TIMEOUT, write) => match written {
                 Ok(Ok(())) => Ok(()),
                 Ok(Err(_)) => Err(End::Gone),
                 Err(_) => Err(End::TooSlow),
             },
+            _ = shutdown => Err(End::Shutdown),
         }
         .inspect_err(|_| self.batch.clear())?;
         self.batch_bytes = 0;
