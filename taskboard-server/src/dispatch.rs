@@ -284,17 +284,10 @@ fn render(
     uri: &hyper::Uri,
 ) -> Response<ResBody> {
     match encoded {
+        Encoded::Tagged { json, etag } => tagged(status, json, &etag, if_none_match),
         Encoded::Json(bytes) if bytes.first() == Some(&b'{') => {
             let tag = api::etag(&bytes);
-            let mut res = if if_none_match.is_some_and(|list| api::etag_listed(list, &tag)) {
-                empty(StatusCode::NOT_MODIFIED)
-            } else {
-                full(status, JSON, bytes)
-            };
-            if let Ok(v) = HeaderValue::from_str(&tag) {
-                res.headers_mut().insert(header::ETAG, v);
-            }
-            res
+            tagged(status, bytes, &tag, if_none_match)
         }
         Encoded::Json(bytes) => full(status, JSON, bytes),
         Encoded::Events(_) => error(&Error::bad_request("this endpoint does not stream events")),
@@ -319,6 +312,20 @@ fn render(
             Err(_) => error(&Error::internal("a redirect to an address no header can hold")),
         },
     }
+}
+
+/// One resource's answer with its `ETag`, or 304 when `If-None-Match`
+/// lists the tag.
+fn tagged(status: StatusCode, json: Bytes, tag: &str, if_none_match: Option<&str>) -> Response<ResBody> {
+    let mut res = if if_none_match.is_some_and(|list| api::etag_listed(list, tag)) {
+        empty(StatusCode::NOT_MODIFIED)
+    } else {
+        full(status, JSON, json)
+    };
+    if let Ok(v) = HeaderValue::from_str(tag) {
+        res.headers_mut().insert(header::ETAG, v);
+    }
+    res
 }
 
 /// The `Link` header value of the next page: this request's path and

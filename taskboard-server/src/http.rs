@@ -111,7 +111,10 @@ async fn serve(
     if req.uri().path() == crate::mcp::PATH {
         let endpoint = "mcp";
         let line = LogLine::of(&req);
-        let mut res = crate::mcp::serve(&state, req).await;
+        // Boxed: MCP's future is kilobytes, and held inline it would make
+        // every request's future as large, copied on each move
+        // (docs/storage.md S.40).
+        let mut res = Box::pin(crate::mcp::serve(&state, req)).await;
         line.emit(endpoint, &method, res.status(), started);
         state.metrics.record(endpoint, res.status(), started);
         if let Some(origin) = origin {

@@ -48,20 +48,23 @@ pub async fn perform<E: Endpoint>(
     super::scopes::permit::<E>(board, caller, &call).await?;
     let Conditions { if_match, idempotency_key } = conditions;
     let path = call.path;
+    // The conditional and idempotent paths are boxed: held inline, their
+    // futures would make every call's future several times larger, and
+    // it is moved (copied) as a whole, on reads that use neither.
     let run = move |caller: Caller| async move {
         match if_match {
             Some(list) => {
                 let actor = caller.actor()?.clone();
-                super::if_match::<E, _, _>(board, actor, path, list, |actor| async move {
+                Box::pin(super::if_match::<E, _, _>(board, actor, path, list, |actor| async move {
                     E::handle_encoded(board, &caller.acting(actor), call).await
-                })
+                }))
                 .await
             }
             None => E::handle_encoded(board, &caller, call).await,
         }
     };
     match idempotency_key {
-        Some(key) => idempotent::<E, _>(board, caller, key, run).await,
+        Some(key) => Box::pin(idempotent::<E, _>(board, caller, key, run)).await,
         None => run(caller.clone()).await.map(Idempotent::Fresh),
     }
 }
@@ -108,7 +111,7 @@ where
         None
     });
     let finish = move |encoded: &Encoded| match encoded {
-        Encoded::Json(b) => Some((status, b.clone())),
+        Encoded::Json(b) | Encoded::Tagged { json: b, .. } => Some((status, b.clone())),
         Encoded::Empty => Some((204, Bytes::new())),
         _ => None,
     };

@@ -92,8 +92,8 @@ impl Endpoint for GetTask {
 
     /// The board keeps tasks rendered; their JSON is sent as it is.
     async fn handle_encoded(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Encoded> {
-        let json = board.get_task_json(caller.actor()?, call.path).await?;
-        Ok(Encoded::Json(Bytes::from_owner(ArcStr(json))))
+        let (json, etag) = board.get_task_json(caller.actor()?, call.path).await?;
+        Ok(Encoded::Tagged { json: Bytes::from_owner(ArcStr(json)), etag })
     }
 }
 

@@ -263,10 +263,12 @@ impl Board {
         Ok(self.rendered_task(id).await?.task.clone())
     }
 
-    /// `GET /tasks/{id}` as the JSON the API sends, serialised once per
-    /// version of the task: the fast path for servers.
-    pub async fn get_task_json(&self, _actor: &Actor, id: Uuid) -> Result<Arc<str>> {
-        Ok(self.rendered_task(id).await?.json())
+    /// `GET /tasks/{id}` as the JSON the API sends and its entity tag,
+    /// each computed once per version of the task: the fast path for
+    /// servers.
+    pub async fn get_task_json(&self, _actor: &Actor, id: Uuid) -> Result<(Arc<str>, Arc<str>)> {
+        let task = self.rendered_task(id).await?;
+        Ok((task.json(), task.etag()))
     }
 
     async fn rendered_task(&self, id: Uuid) -> Result<Arc<RenderedTask>> {

@@ -24,6 +24,12 @@ pub enum ReplyKind {
 /// An answer in its wire form.
 pub enum Encoded {
     Json(Bytes),
+    /// One resource's JSON with its entity tag, computed once per version
+    /// of the resource and kept beside it (the board's rendered tasks).
+    Tagged {
+        json: Bytes,
+        etag: std::sync::Arc<str>,
+    },
     /// A stream of events, served as Server-Sent Events.
     Events(Box<dyn crate::events::Feed>),
     /// No content: 204 with no body.
@@ -72,7 +78,9 @@ impl<T: Wire> Reply for T {
     }
     fn decode(encoded: Encoded) -> Result<T> {
         match encoded {
-            Encoded::Json(bytes) | Encoded::Page { json: bytes, .. } => serde_json::from_slice(&bytes)
+            Encoded::Json(bytes)
+            | Encoded::Tagged { json: bytes, .. }
+            | Encoded::Page { json: bytes, .. } => serde_json::from_slice(&bytes)
                 .map_err(|e| Error::internal(format!("unexpected response: {e}"))),
             _ => Err(Error::internal("unexpected response: expected JSON")),
         }
@@ -91,7 +99,7 @@ impl<T: Wire> Reply for Paged<T> {
     }
     fn decode(encoded: Encoded) -> Result<Paged<T>> {
         let (json, next) = match encoded {
-            Encoded::Json(json) => (json, None),
+            Encoded::Json(json) | Encoded::Tagged { json, .. } => (json, None),
             Encoded::Page { json, next } => (json, next),
             _ => return Err(Error::internal("unexpected response: expected a JSON list")),
         };

@@ -18,8 +18,10 @@ fn retitle(t: &str) -> TaskPatch {
 }
 
 async fn task_tag(fx: &Fx, id: uuid::Uuid) -> String {
-    let json = fx.board.get_task_json(&fx.owner, id).await.unwrap();
-    api::etag(json.as_bytes())
+    let (json, tag) = fx.board.get_task_json(&fx.owner, id).await.unwrap();
+    // The tag kept beside the rendered task is the tag of its JSON.
+    assert_eq!(*tag, api::etag(json.as_bytes()));
+    tag.to_string()
 }
 
 /// A change made by someone else after the request began, but before its
