@@ -487,6 +487,7 @@ fn create_in(tx: &mut Tx<'_>, creator: Uuid, project_id: Uuid, new: NewTask) -> 
         updated_at: tx.now,
         lease: None,
         external_ref: None,
+        title_fold: None,
     };
     if t.assignee_id.is_none() && project.auto_assign {
         let names = label_names(tx.w, &t.label_ids)?;

@@ -146,11 +146,11 @@ fn prune<W: WriteTxn + ?Sized>(w: &mut W, newest: u64) -> Result<()> {
         Ok(Scan::Continue)
     })?;
     for (key, message) in old {
-        w.delete(EVENTS, &key)?;
+        w.remove(EVENTS, &key)?;
         if let Some(id) = message {
             let seq =
                 u64::from_be_bytes(key.as_slice().try_into().map_err(|_| Error::internal("malformed key"))?);
-            w.delete(MESSAGE_EVENTS, &message_key(id, seq))?;
+            w.remove(MESSAGE_EVENTS, &message_key(id, seq))?;
         }
     }
     Ok(())

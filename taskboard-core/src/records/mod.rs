@@ -151,6 +151,12 @@ pub struct TaskRecord {
     /// Origin of an imported task, indexed in `EXTERNAL_REFS`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_ref: Option<ExternalRef>,
+    /// The number of title folds before the title was indexed, which
+    /// names the entries of the title index that hold the task
+    /// (`records::titles`); set by `put_task`. Absent in records written
+    /// before the index kept its entries in posting lists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title_fold: Option<u64>,
 }
 
 /// A lease on a task; indexed in `LEASES` by its expiry.

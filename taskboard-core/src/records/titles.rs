@@ -1,28 +1,32 @@
 //! Title search: a trigram index kept in the store.
 //!
 //! Every distinct three-byte window of a task's lower-cased title (UTF-8)
-//! without whitespace is an entry `trigram task_id` of
+//! without whitespace is a posting of the task under that trigram in
 //! [`TITLE_TRIGRAMS`]. A title containing the query contains every
-//! trigram of the query, so the tasks of the query's rarest indexed
-//! trigram that also hold all its other indexed trigrams are the
-//! candidates; their titles are then checked, so the answer is exact.
+//! trigram of the query, so the tasks in the postings of every indexed
+//! trigram of the query are the candidates; their titles are then
+//! checked, so the answer is exact.
 //!
 //! A task's title is indexed in the task's own transaction, in steps.
 //! It is first written whole to [`TITLE_RECENT`], which every search
 //! reads through, tagged with the number of slices folded so far. The
 //! trigram space is cut into [`SLICES`] slices (by a hash of the
 //! trigram); every [`STEP`] new titles, one slice is folded: the trigrams
-//! of that slice of every recent title go into the index at once, in key
-//! order. A title has had every slice after [`SLICES`] folds and leaves
-//! the recent titles then, so they hold at most [`RECENT_MAX`].
+//! of that slice of every recent title go into the index at once. A title
+//! has had every slice after [`SLICES`] folds and leaves the recent
+//! titles then, so they hold at most [`RECENT_MAX`].
 //!
-//! Written task by task, the twenty-odd trigrams of a title each touch
-//! their own page of a large index, and on a board of a million tasks
-//! that was most of what a creation wrote. A fold writes the new entries
-//! of a trigram next to each other, so the pages a fold touches are about
-//! the distinct trigrams of the titles it folds, which grow much slower
-//! than the titles; folding a slice at a time over four thousand titles
-//! keeps each fold as small as folding a thousand titles whole.
+//! A fold writes one entry per distinct trigram of its slice, `trigram
+//! fold` → the ids of the tasks it adds under that trigram, in order: a
+//! posting list. Written one entry per task and trigram, the fold of a
+//! slice was thousands of B-tree inserts, a fifth of what the writer did
+//! for a task's creation, and the stall of the writer it caused was the
+//! creations' p99 (docs/storage.md, S.41). A task's postings are found
+//! again from the fold count it was tagged with, which its record keeps
+//! (`TaskRecord::title_fold`): the slice of trigram `g` of a title tagged
+//! `t` is folded by the first fold `n >= t` with `n % SLICES` the slice
+//! of `g`. Builds before the posting lists wrote one entry `trigram
+//! task_id` → () per posting; those are read and deleted as they are.
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -86,33 +90,122 @@ fn recent_entry(v: &[u8]) -> (u64, &[u8]) {
 }
 
 /// Keeps the search index in step with a task written (`new`) or deleted
-/// (`new` is `None`) in this transaction.
+/// (`new` is `None`) in this transaction. Returns the fold count the new
+/// title is tagged with, when it indexed one, for the task's record.
 pub(crate) fn index_title<W: WriteTxn + ?Sized>(
     w: &mut W,
     old: Option<&TaskRecord>,
     new: Option<&TaskRecord>,
-) -> Result<()> {
-    let Some(id) = new.or(old).map(|t| t.id) else { return Ok(()) };
+) -> Result<Option<u64>> {
+    let Some(id) = new.or(old).map(|t| t.id) else { return Ok(None) };
     if old.map(|t| &t.title) == new.map(|t| &t.title) {
-        return Ok(());
+        return Ok(None);
     }
-    if let Some(old) = old {
-        w.delete(TITLE_RECENT, id.as_bytes())?;
-        // Every trigram, not only those indexed today: a recent title may
-        // have some of its slices folded already, and a board written by
-        // an older build indexed trigrams with whitespace too.
-        for g in trigrams(&old.title.to_lowercase()) {
-            w.delete(TITLE_TRIGRAMS, &Key::new().bytes(&g).uuid(id).build())?;
-        }
-    }
-    let Some(new) = new else { return Ok(()) };
     let mut state = w.record::<FoldState>(META, FOLD_KEY)?.unwrap_or_default();
-    w.put(TITLE_RECENT, id.as_bytes(), &recent_value(state.folded, &new.title.to_lowercase()))?;
+    if let Some(old) = old {
+        unindex(w, old, state.folded)?;
+    }
+    let Some(new) = new else { return Ok(None) };
+    let tag = state.folded;
+    w.put(TITLE_RECENT, id.as_bytes(), &recent_value(tag, &new.title.to_lowercase()))?;
     state.since += 1;
     if state.since >= STEP {
         fold_slice(w, &mut state)?;
     }
-    w.put(META, FOLD_KEY, &encode(&state))
+    w.put(META, FOLD_KEY, &encode(&state))?;
+    Ok(Some(tag))
+}
+
+/// Removes every posting of `old`'s title: the recent title, and the
+/// postings the folds before `folded` gave it.
+fn unindex<W: WriteTxn + ?Sized>(w: &mut W, old: &TaskRecord, folded: u64) -> Result<()> {
+    let id = old.id;
+    let recent = w.get(TITLE_RECENT, id.as_bytes())?.map(|v| recent_entry(&v).0);
+    if recent.is_some() {
+        w.remove(TITLE_RECENT, id.as_bytes())?;
+    }
+    // The tag of a recent title is the one it was written with; the
+    // record's may be older (a record read before a rename in the same
+    // transaction).
+    let tag = recent.or(old.title_fold);
+    // Every trigram, not only those indexed today: a board written by an
+    // older build indexed trigrams with whitespace too.
+    for g in trigrams(&old.title.to_lowercase()) {
+        if w.delete(TITLE_TRIGRAMS, &Key::new().bytes(&g).uuid(id).build())? {
+            continue;
+        }
+        match tag {
+            Some(tag) => {
+                let n = fold_of(tag, &g);
+                if n < folded {
+                    remove_posting(w, &list_key(&g, n), id)?;
+                }
+            }
+            // A title folded without its record learning the tag (recent
+            // when the posting lists came): look through every list.
+            None => {
+                let mut lists = Vec::new();
+                w.scan(TITLE_TRIGRAMS, KeyRange::prefix(&g), Direction::Forward, &mut |k, v| {
+                    if k.len() == LIST_KEY_LEN && holds(v, id) {
+                        lists.push(k.to_vec());
+                    }
+                    Ok(Scan::Continue)
+                })?;
+                for k in lists {
+                    remove_posting(w, &k, id)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The length of the key of a posting list: trigram, fold number.
+const LIST_KEY_LEN: usize = 3 + 8;
+
+/// The key of the posting list of trigram `g` written by fold `n`.
+fn list_key(g: &[u8; 3], n: u64) -> Vec<u8> {
+    Key::new().bytes(g).u64(n).build()
+}
+
+/// The fold that indexes trigram `g` of a title tagged `tag`.
+fn fold_of(tag: u64, g: &[u8; 3]) -> u64 {
+    tag + (slice_of(g) + SLICES - tag % SLICES) % SLICES
+}
+
+/// Whether the posting list `list` (ids in order) holds `id`.
+fn holds(list: &[u8], id: Uuid) -> bool {
+    position(list, id).is_ok()
+}
+
+/// Where `id` is in the posting list `list`, or where it would go.
+fn position(list: &[u8], id: Uuid) -> std::result::Result<usize, usize> {
+    let ids = list.chunks_exact(16);
+    let n = ids.len();
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        match list[mid * 16..mid * 16 + 16].cmp(id.as_bytes()) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return Ok(mid),
+        }
+    }
+    Err(lo)
+}
+
+/// Takes `id` out of the posting list at `key`, deleting a list left
+/// empty.
+fn remove_posting<W: WriteTxn + ?Sized>(w: &mut W, key: &[u8], id: Uuid) -> Result<()> {
+    let Some(mut list) = w.get(TITLE_TRIGRAMS, key)? else { return Ok(()) };
+    let Ok(at) = position(&list, id) else { return Ok(()) };
+    list.drain(at * 16..at * 16 + 16);
+    if list.is_empty() {
+        w.remove(TITLE_TRIGRAMS, key)?;
+    } else {
+        w.put(TITLE_TRIGRAMS, key, &list)?;
+    }
+    Ok(())
 }
 
 /// Folds the next slice of every recent title into the trigram index.
@@ -132,17 +225,19 @@ pub(crate) fn fold<W: WriteTxn + ?Sized>(w: &mut W) -> Result<()> {
 }
 
 /// Writes to the trigram index the trigrams of the slice of fold number
-/// `fold` (of every slice if `None`) of every recent title, in key order,
-/// and lets go of the titles that then have had every slice.
+/// `fold` of every recent title, one posting list per trigram, and lets
+/// go of the titles that then have had every slice. With `None` (a board
+/// brought to the index whole, whose records hold no tag), every trigram
+/// of every recent title, one entry per posting.
 fn fold_titles<W: WriteTxn + ?Sized>(w: &mut W, fold: Option<u64>) -> Result<()> {
-    let mut keys = Vec::new();
+    let mut postings: Vec<([u8; 3], Uuid)> = Vec::new();
     let mut done = Vec::new();
     w.scan(TITLE_RECENT, KeyRange::all(), Direction::Forward, &mut |k, v| {
         let id = uuid_suffix(k)?;
         let (tag, title) = recent_entry(v);
         for g in indexed(&String::from_utf8_lossy(title)) {
             if fold.is_none_or(|n| slice_of(&g) == n % SLICES) {
-                keys.push(Key::new().bytes(&g).uuid(id).build());
+                postings.push((g, id));
             }
         }
         if fold.is_none_or(|n| tag + SLICES <= n + 1) {
@@ -150,14 +245,24 @@ fn fold_titles<W: WriteTxn + ?Sized>(w: &mut W, fold: Option<u64>) -> Result<()>
         }
         Ok(Scan::Continue)
     })?;
-    keys.sort_unstable();
-    for k in &keys {
-        w.put(TITLE_TRIGRAMS, k, &[])?;
+    postings.sort_unstable();
+    match fold {
+        Some(n) => {
+            for list in postings.chunk_by(|a, b| a.0 == b.0) {
+                let ids: Vec<u8> = list.iter().flat_map(|(_, id)| *id.as_bytes()).collect();
+                w.put(TITLE_TRIGRAMS, &list_key(&list[0].0, n), &ids)?;
+            }
+        }
+        None => {
+            for (g, id) in &postings {
+                w.put(TITLE_TRIGRAMS, &Key::new().bytes(g).uuid(*id).build(), &[])?;
+            }
+        }
     }
     for id in &done {
-        w.delete(TITLE_RECENT, id.as_bytes())?;
+        w.remove(TITLE_RECENT, id.as_bytes())?;
     }
-    w.delete(META, LEGACY_KEY)?;
+    w.remove(META, LEGACY_KEY)?;
     Ok(())
 }
 
@@ -199,53 +304,189 @@ pub(crate) enum Candidates {
     Many,
 }
 
-/// The largest posting list worth reading and probing; beyond it, a scan
-/// in list order checking titles finds a page sooner.
+/// The longest posting list worth reading; a trigram with more tasks
+/// than this narrows nothing a scan in list order checking titles would
+/// not find sooner.
 const MAX_CANDIDATES: usize = 20_000;
 
-/// The candidates for a lower-cased query.
+/// The postings of trigram `g`, in no particular order, or `None` when
+/// there are more than `limit`.
+fn postings(r: &dyn ReadTxn, g: &[u8; 3], limit: usize) -> Result<Option<Vec<Uuid>>> {
+    let mut ids = Vec::new();
+    let mut complete = true;
+    r.scan(TITLE_TRIGRAMS, KeyRange::prefix(g), Direction::Forward, &mut |k, v| {
+        if k.len() == LIST_KEY_LEN {
+            ids.extend(v.chunks_exact(16).map(|b| Uuid::from_bytes(b.try_into().expect("sixteen bytes"))));
+        } else {
+            ids.push(uuid_suffix(k)?);
+        }
+        if ids.len() > limit {
+            complete = false;
+            return Ok(Scan::Stop);
+        }
+        Ok(Scan::Continue)
+    })?;
+    Ok(complete.then_some(ids))
+}
+
+/// The candidates for a lower-cased query (a superset of the tasks whose
+/// titles contain it): the recent titles that contain it, and the tasks
+/// in every short posting list of its trigrams.
 pub(crate) fn candidates(r: &dyn ReadTxn, q: &str) -> Result<Candidates> {
     let grams = indexed(q);
     if grams.is_empty() {
         return Ok(Candidates::Many);
     }
-    // The rarest trigram, reading at most MAX_CANDIDATES entries of each.
-    let mut best: Option<(usize, Vec<Uuid>)> = None;
-    for (i, g) in grams.iter().enumerate() {
-        let limit = best.as_ref().map_or(MAX_CANDIDATES, |(_, ids)| ids.len());
-        let mut ids = Vec::new();
-        let mut complete = true;
-        r.scan(TITLE_TRIGRAMS, KeyRange::prefix(g), Direction::Forward, &mut |k, _| {
-            if ids.len() >= limit {
-                complete = false;
-                return Ok(Scan::Stop);
-            }
-            ids.push(uuid_suffix(k)?);
-            Ok(Scan::Continue)
-        })?;
-        if complete {
-            best = Some((i, ids));
-            if best.as_ref().is_some_and(|(_, ids)| ids.is_empty()) {
+    // Each list is read up to the shortest one complete so far: a longer
+    // one would narrow the candidates little for what it costs to read.
+    let mut lists: Vec<Vec<Uuid>> = Vec::new();
+    let mut limit = MAX_CANDIDATES;
+    for g in &grams {
+        if let Some(ids) = postings(r, g, limit)? {
+            limit = limit.min(ids.len());
+            if ids.is_empty() {
+                lists = vec![ids];
                 break;
             }
+            lists.push(ids);
         }
     }
-    let Some((rarest, ids)) = best else { return Ok(Candidates::Many) };
+    lists.sort_by_key(Vec::len);
+    let mut lists = lists.into_iter();
+    let Some(mut found) = lists.next() else { return Ok(Candidates::Many) };
+    for other in lists {
+        let other: std::collections::HashSet<Uuid> = other.into_iter().collect();
+        found.retain(|id| other.contains(id));
+    }
     let mut out = recent_matches(r, q)?;
-    'ids: for id in ids {
-        for (i, g) in grams.iter().enumerate() {
-            if i != rarest && r.get(TITLE_TRIGRAMS, &Key::new().bytes(g).uuid(id))?.is_none() {
-                continue 'ids;
-            }
-        }
-        out.push(id);
-    }
+    out.extend(found);
     Ok(Candidates::Few(out))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use crate::storage::overlay::Overlay;
+
+    /// A store with nothing in it, under an overlay that holds the writes.
+    struct Empty;
+
+    impl ReadTxn for Empty {
+        fn get(&self, _: crate::storage::tables::Table, _: &[u8]) -> Result<Option<Vec<u8>>> {
+            Ok(None)
+        }
+        fn scan(
+            &self,
+            _: crate::storage::tables::Table,
+            _: KeyRange,
+            _: Direction,
+            _: &mut crate::storage::Visitor<'_>,
+        ) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    fn task(title: &str) -> TaskRecord {
+        serde_json::from_value(serde_json::json!({
+            "id": Uuid::now_v7(), "project_id": Uuid::nil(), "number": 1, "title": title,
+            "description": null, "kind": "task", "status": "todo", "priority": "medium",
+            "label_ids": [], "assignee_id": null, "reviewer_id": null, "parent_id": null,
+            "watcher_ids": [], "position": 1.0, "created_by": Uuid::nil(),
+            "created_at": "2026-11-26T00:00:00Z", "updated_at": "2026-11-26T00:00:00Z",
+        }))
+        .unwrap()
+    }
+
+    /// Every posting the index holds, as (trigram, task), counting
+    /// duplicates.
+    fn stored(w: &Overlay<'_>) -> Vec<([u8; 3], Uuid)> {
+        let mut out = Vec::new();
+        w.scan(TITLE_TRIGRAMS, KeyRange::all(), Direction::Forward, &mut |k, v| {
+            let g: [u8; 3] = k[..3].try_into().unwrap();
+            if k.len() == LIST_KEY_LEN {
+                assert!(!v.is_empty(), "an empty posting list is deleted");
+                out.extend(v.chunks_exact(16).map(|b| (g, Uuid::from_slice(b).unwrap())));
+            } else {
+                out.push((g, uuid_suffix(k)?));
+            }
+            Ok(Scan::Continue)
+        })
+        .unwrap();
+        out
+    }
+
+    /// Written, renamed and deleted at every stage of the folds, by
+    /// records that know their tag and records that do not: the index
+    /// holds exactly the postings of the live titles' folded slices,
+    /// each once, and search finds exactly the titles with the query.
+    #[test]
+    fn the_index_holds_exactly_the_folded_postings_of_live_titles() {
+        let base = Empty;
+        let mut w = Overlay::new(&base);
+        let mut live: BTreeMap<Uuid, TaskRecord> = BTreeMap::new();
+        let put = |w: &mut Overlay<'_>,
+                   live: &mut BTreeMap<Uuid, TaskRecord>,
+                   old: Option<TaskRecord>,
+                   mut t: TaskRecord| {
+            if let Some(tag) = index_title(w, old.as_ref(), Some(&t)).unwrap() {
+                t.title_fold = Some(tag);
+            }
+            live.insert(t.id, t);
+        };
+        let total = (RECENT_MAX + 3 * STEP) as usize;
+        for i in 0..total {
+            put(
+                &mut w,
+                &mut live,
+                None,
+                task(&format!("Polish quartz {i}{}", if i % 7 == 0 { " opal" } else { "" })),
+            );
+            if i % 97 == 50 {
+                // Renamed: one knowing its tag, one whose record lost it.
+                let ids: Vec<Uuid> = live.keys().copied().collect();
+                let old = live[&ids[(i * 31) % ids.len()]].clone();
+                let new = TaskRecord { title: format!("Cut zircon {i} renamed"), ..old.clone() };
+                put(&mut w, &mut live, Some(old), new);
+                let mut old = live[&ids[(i * 17) % ids.len()]].clone();
+                old.title_fold = None;
+                let new = TaskRecord { title: format!("Set opal {i}"), ..old.clone() };
+                put(&mut w, &mut live, Some(old), new);
+                // Deleted.
+                let gone = live.remove(&ids[(i * 13) % ids.len()]).unwrap();
+                index_title(&mut w, Some(&gone), None).unwrap();
+            }
+        }
+        let folded = w.record::<FoldState>(META, FOLD_KEY).unwrap().unwrap_or_default().folded;
+        assert!(folded > SLICES, "a whole round of folds and more ({folded})");
+        let mut want = BTreeSet::new();
+        for t in live.values() {
+            let tag = t.title_fold.unwrap();
+            for g in indexed(&t.title.to_lowercase()) {
+                if fold_of(tag, &g) < folded {
+                    want.insert((g, t.id));
+                }
+            }
+        }
+        let got = stored(&w);
+        assert_eq!(got.len(), want.len(), "no posting twice, none left behind");
+        assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), want);
+        for q in ["quartz 12", "opal", "zircon 50", "renamed", "z 1"] {
+            let found: BTreeSet<Uuid> = match candidates(&w, q).unwrap() {
+                Candidates::Few(ids) => ids
+                    .into_iter()
+                    .filter(|id| live.get(id).is_some_and(|t| t.title.to_lowercase().contains(q)))
+                    .collect(),
+                Candidates::Many => {
+                    live.values().filter(|t| t.title.to_lowercase().contains(q)).map(|t| t.id).collect()
+                }
+            };
+            let want: BTreeSet<Uuid> =
+                live.values().filter(|t| t.title.to_lowercase().contains(q)).map(|t| t.id).collect();
+            assert_eq!(found, want, "{q}");
+        }
+    }
 
     #[test]
     fn trigrams_are_distinct_and_lower_case() {

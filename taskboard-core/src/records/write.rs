@@ -78,8 +78,12 @@ pub trait RecordWrites: WriteTxn {
         for (table, key, value) in after.iter().filter(|e| !before.contains(e)) {
             self.put(*table, key, value)?;
         }
-        crate::records::titles::index_title(self, old, Some(t))?;
-        self.put_record(TASKS, &id_key(t.id), t)?;
+        match crate::records::titles::index_title(self, old, Some(t))? {
+            Some(fold) if t.title_fold != Some(fold) => {
+                self.put_record(TASKS, &id_key(t.id), &TaskRecord { title_fold: Some(fold), ..t.clone() })?
+            }
+            _ => self.put_record(TASKS, &id_key(t.id), t)?,
+        }
         super::ready::sync(self, old, Some(t))
     }
 

@@ -105,6 +105,11 @@ pub trait WriteTxn: ReadTxn {
     fn put(&mut self, table: Table, key: &[u8], value: &[u8]) -> Result<(), Error>;
     /// Removes a key; true when it existed.
     fn delete(&mut self, table: Table, key: &[u8]) -> Result<bool, Error>;
+    /// Removes a key, not telling whether it existed: a buffered
+    /// transaction then need not read it first.
+    fn remove(&mut self, table: Table, key: &[u8]) -> Result<(), Error> {
+        self.delete(table, key).map(drop)
+    }
 }
 
 /// The output of a write operation, handed back to whoever submitted it.

@@ -46,9 +46,7 @@ impl Writes {
             for (key, value) in writes {
                 match value {
                     Some(v) => w.put(table, &key, &v)?,
-                    None => {
-                        w.delete(table, &key)?;
-                    }
+                    None => w.remove(table, &key)?,
                 }
             }
         }
@@ -159,5 +157,10 @@ impl WriteTxn for Overlay<'_> {
         let existed = self.get(table, key)?.is_some();
         self.writes.0.entry(table.index).or_default().insert(key.to_vec(), None);
         Ok(existed)
+    }
+
+    fn remove(&mut self, table: Table, key: &[u8]) -> Result<(), Error> {
+        self.writes.0.entry(table.index).or_default().insert(key.to_vec(), None);
+        Ok(())
     }
 }

@@ -185,6 +185,7 @@ fn apply(tx: &mut Tx<'_>, me: Uuid, project_id: Uuid, req: &ImportRequest) -> Re
                     updated_at: r.closed_at.unwrap_or(created_at).max(created_at),
                     lease: None,
                     external_ref: Some(ExternalRef { source: source.to_string(), id: r.id.clone() }),
+                    title_fold: None,
                 };
                 if let Some(a) = assignee {
                     t.add_watcher(a);
