@@ -41,7 +41,7 @@ pub trait Records: ReadTxn {
     }
 
     fn member(&self, id: Uuid) -> Result<Option<MemberRecord>> {
-        self.record(MEMBERS, &id_key(id))
+        self.get(MEMBERS, &id_key(id))?.map(|b| memo::decode(&memo::MEMBERS, id, &b)).transpose()
     }
     fn member_required(&self, id: Uuid) -> Result<MemberRecord> {
         self.member(id)?.ok_or_else(|| Error::not_found(format!("member {id} not found")))
@@ -89,7 +89,7 @@ pub trait Records: ReadTxn {
     }
 
     fn project(&self, id: Uuid) -> Result<Option<ProjectRecord>> {
-        self.record(PROJECTS, &id_key(id))
+        self.get(PROJECTS, &id_key(id))?.map(|b| memo::decode(&memo::PROJECTS, id, &b)).transpose()
     }
     fn project_required(&self, id: Uuid) -> Result<ProjectRecord> {
         self.project(id)?.ok_or_else(|| Error::not_found(format!("project {id} not found")))
@@ -219,3 +219,84 @@ pub trait Records: ReadTxn {
 }
 
 impl<T: ReadTxn + ?Sized> Records for T {}
+
+/// Members and projects decoded before, by the bytes they were decoded
+/// from. Decoding a record (JSON) is most of what reading it costs, and a
+/// write reads the same member and project several times (a task's
+/// creation: its creator for the system messages and the rendered task,
+/// the project for its counter, key and chat). Kept per thread, at most
+/// [`memo::MAX`] of each; an entry serves only the very bytes it was
+/// decoded from, so it is never stale.
+mod memo {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    use std::thread::LocalKey;
+
+    use serde::de::DeserializeOwned;
+    use uuid::Uuid;
+
+    use super::{MemberRecord, ProjectRecord};
+    use crate::error::Result;
+
+    /// Entries kept of each kind, per thread; past it the memo starts
+    /// again.
+    pub const MAX: usize = 256;
+
+    type Memo<T> = RefCell<HashMap<Uuid, (Box<[u8]>, T)>>;
+
+    thread_local! {
+        pub static MEMBERS: Memo<MemberRecord> = RefCell::new(HashMap::new());
+        pub static PROJECTS: Memo<ProjectRecord> = RefCell::new(HashMap::new());
+    }
+
+    /// The record `bytes` decode to, from the memo when it holds them.
+    pub fn decode<T: DeserializeOwned + Clone>(
+        memo: &'static LocalKey<Memo<T>>,
+        id: Uuid,
+        bytes: &[u8],
+    ) -> Result<T> {
+        memo.with(|m| {
+            if let Some((kept, value)) = m.borrow().get(&id)
+                && **kept == *bytes
+            {
+                return Ok(value.clone());
+            }
+            let value: T = crate::storage::codec::decode(bytes)?;
+            let mut m = m.borrow_mut();
+            if m.len() >= MAX {
+                m.clear();
+            }
+            m.insert(id, (bytes.into(), value.clone()));
+            Ok(value)
+        })
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use crate::storage::codec::encode;
+
+        /// A record changed under the same id is decoded again, never
+        /// served from the memo.
+        #[test]
+        fn a_memo_serves_only_the_bytes_it_decoded() {
+            let id = Uuid::now_v7();
+            let mut p: ProjectRecord = serde_json::from_value(serde_json::json!({
+                "id": id, "name": "Web", "slug": "web", "description": null, "repo_urls": [],
+                "status": "active", "task_counter": 1, "chat_id": Uuid::nil(), "auto_assign": false,
+                "created_by": Uuid::nil(), "created_at": "2026-11-26T00:00:00Z",
+            }))
+            .unwrap();
+            assert_eq!(decode(&PROJECTS, id, &encode(&p)).unwrap().task_counter, 1);
+            assert_eq!(decode(&PROJECTS, id, &encode(&p)).unwrap().task_counter, 1);
+            p.task_counter = 2;
+            p.name = "Web site".into();
+            let again = decode(&PROJECTS, id, &encode(&p)).unwrap();
+            assert_eq!((again.task_counter, again.name.as_str()), (2, "Web site"));
+            assert!(
+                decode(&PROJECTS, id, b"\x01{").is_err(),
+                "undecodable bytes are an error, not a kept record"
+            );
+        }
+    }
+}
