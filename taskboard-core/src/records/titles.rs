@@ -131,7 +131,9 @@ fn unindex<W: WriteTxn + ?Sized>(w: &mut W, old: &TaskRecord, folded: u64) -> Re
     // Every trigram, not only those indexed today: a board written by an
     // older build indexed trigrams with whitespace too.
     for g in trigrams(&old.title.to_lowercase()) {
-        if w.delete(TITLE_TRIGRAMS, &Key::new().bytes(&g).uuid(id).build())? {
+        if w.delete(TITLE_TRIGRAMS, &Key::new().bytes(&g).uuid(id).build())?
+            || g.iter().any(u8::is_ascii_whitespace)
+        {
             continue;
         }
         match tag {
@@ -249,8 +251,17 @@ fn fold_titles<W: WriteTxn + ?Sized>(w: &mut W, fold: Option<u64>) -> Result<()>
     match fold {
         Some(n) => {
             for list in postings.chunk_by(|a, b| a.0 == b.0) {
-                let ids: Vec<u8> = list.iter().flat_map(|(_, id)| *id.as_bytes()).collect();
-                w.put(TITLE_TRIGRAMS, &list_key(&list[0].0, n), &ids)?;
+                let key = list_key(&list[0].0, n);
+                let mut ids: Vec<u8> = list.iter().flat_map(|(_, id)| *id.as_bytes()).collect();
+                // A list of this fold already there (the fold count of a
+                // board started again) is merged with, not replaced.
+                if let Some(kept) = w.get(TITLE_TRIGRAMS, &key)? {
+                    let mut all: Vec<&[u8]> = kept.chunks_exact(16).chain(ids.chunks_exact(16)).collect();
+                    all.sort_unstable();
+                    all.dedup();
+                    ids = all.concat();
+                }
+                w.put(TITLE_TRIGRAMS, &key, &ids)?;
             }
         }
         None => {

@@ -82,10 +82,13 @@ tables! {
     PROJECT_ASSIGNEE_ORDER = "projectid_assigneeid_position_number_taskid";
     /// project_id label_id position number task_id → ()
     PROJECT_LABEL_ORDER = "projectid_labelid_position_number_taskid";
-    /// trigram task_id → (): three bytes of the lower-cased title (UTF-8),
-    /// one entry per distinct trigram of the title without whitespace
-    /// (older builds indexed those with whitespace too); a title in
-    /// TITLE_RECENT has only the slices folded since it was written
+    /// trigram fold → the ids of the tasks (16 bytes each, in order)
+    /// whose title that fold indexed under the trigram: three bytes of the
+    /// lower-cased title (UTF-8), one posting per distinct trigram of the
+    /// title without whitespace; a title in TITLE_RECENT has only the
+    /// slices folded since it was written. Builds before the posting lists
+    /// wrote `trigram task_id` → () per posting (and indexed trigrams with
+    /// whitespace too); those are read alike (see `records::titles`)
     TITLE_TRIGRAMS = "trigram_taskid";
     /// parent_id task_id → ()
     SUBTASKS = "parentid_taskid";
