@@ -16,9 +16,9 @@
 //! has had every slice after [`SLICES`] folds and leaves the recent
 //! titles then, so they hold at most [`RECENT_MAX`].
 //!
-//! A fold writes one entry per distinct trigram of its slice, `trigram
-//! fold` → the ids of the tasks it adds under that trigram, in order: a
-//! posting list. Written one entry per task and trigram, the fold of a
+//! A fold writes the postings of each distinct trigram of its slice as
+//! posting lists, `trigram fold first_id` → the ids of the tasks it adds
+//! under that trigram, in order, at most [`LIST_IDS`] to a list. Written one entry per task and trigram, the fold of a
 //! slice was thousands of B-tree inserts, a fifth of what the writer did
 //! for a task's creation, and the stall of the writer it caused was the
 //! creations' p99 (docs/storage.md, S.41). A task's postings are found
@@ -140,44 +140,35 @@ fn unindex<W: WriteTxn + ?Sized>(w: &mut W, old: &TaskRecord, folded: u64) -> Re
             Some(tag) => {
                 let n = fold_of(tag, &g);
                 if n < folded {
-                    remove_posting(w, &list_key(&g, n), id)?;
+                    remove_from_lists(w, &Key::new().bytes(&g).u64(n).build(), id)?;
                 }
             }
             // A title folded without its record learning the tag (recent
             // when the posting lists came): look through every list.
-            None => {
-                let mut lists = Vec::new();
-                w.scan(TITLE_TRIGRAMS, KeyRange::prefix(&g), Direction::Forward, &mut |k, v| {
-                    if k.len() == LIST_KEY_LEN && holds(v, id) {
-                        lists.push(k.to_vec());
-                    }
-                    Ok(Scan::Continue)
-                })?;
-                for k in lists {
-                    remove_posting(w, &k, id)?;
-                }
-            }
+            None => remove_from_lists(w, &g, id)?,
         }
     }
     Ok(())
 }
 
-/// The length of the key of a posting list: trigram, fold number.
-const LIST_KEY_LEN: usize = 3 + 8;
+/// The length of the key of a posting list: trigram, fold number, the
+/// first id the list was written with.
+const LIST_KEY_LEN: usize = 3 + 8 + 16;
 
-/// The key of the posting list of trigram `g` written by fold `n`.
-fn list_key(g: &[u8; 3], n: u64) -> Vec<u8> {
-    Key::new().bytes(g).u64(n).build()
+/// The most ids one posting list holds: a fold's postings of a common
+/// trigram are cut into lists of this many, so that every list fits in
+/// a page of the store (4 KiB) rather than needing pages of its own.
+const LIST_IDS: usize = 255;
+
+/// The key of a posting list of trigram `g` written by fold `n`, starting
+/// with task `first`.
+fn list_key(g: &[u8; 3], n: u64, first: Uuid) -> Vec<u8> {
+    Key::new().bytes(g).u64(n).uuid(first).build()
 }
 
 /// The fold that indexes trigram `g` of a title tagged `tag`.
 fn fold_of(tag: u64, g: &[u8; 3]) -> u64 {
     tag + (slice_of(g) + SLICES - tag % SLICES) % SLICES
-}
-
-/// Whether the posting list `list` (ids in order) holds `id`.
-fn holds(list: &[u8], id: Uuid) -> bool {
-    position(list, id).is_ok()
 }
 
 /// Where `id` is in the posting list `list`, or where it would go.
@@ -196,16 +187,26 @@ fn position(list: &[u8], id: Uuid) -> std::result::Result<usize, usize> {
     Err(lo)
 }
 
-/// Takes `id` out of the posting list at `key`, deleting a list left
-/// empty.
-fn remove_posting<W: WriteTxn + ?Sized>(w: &mut W, key: &[u8], id: Uuid) -> Result<()> {
-    let Some(mut list) = w.get(TITLE_TRIGRAMS, key)? else { return Ok(()) };
-    let Ok(at) = position(&list, id) else { return Ok(()) };
-    list.drain(at * 16..at * 16 + 16);
-    if list.is_empty() {
-        w.remove(TITLE_TRIGRAMS, key)?;
-    } else {
-        w.put(TITLE_TRIGRAMS, key, &list)?;
+/// Takes `id` out of the posting lists whose keys start with `prefix`
+/// (a trigram, or a trigram and a fold), deleting a list left empty.
+fn remove_from_lists<W: WriteTxn + ?Sized>(w: &mut W, prefix: &[u8], id: Uuid) -> Result<()> {
+    let mut found = Vec::new();
+    w.scan(TITLE_TRIGRAMS, KeyRange::prefix(prefix), Direction::Forward, &mut |k, v| {
+        if k.len() == LIST_KEY_LEN
+            && let Ok(at) = position(v, id)
+        {
+            let mut list = v.to_vec();
+            list.drain(at * 16..at * 16 + 16);
+            found.push((k.to_vec(), list));
+        }
+        Ok(Scan::Continue)
+    })?;
+    for (key, list) in found {
+        if list.is_empty() {
+            w.remove(TITLE_TRIGRAMS, &key)?;
+        } else {
+            w.put(TITLE_TRIGRAMS, &key, &list)?;
+        }
     }
     Ok(())
 }
@@ -250,11 +251,11 @@ fn fold_titles<W: WriteTxn + ?Sized>(w: &mut W, fold: Option<u64>) -> Result<()>
     postings.sort_unstable();
     match fold {
         Some(n) => {
-            for list in postings.chunk_by(|a, b| a.0 == b.0) {
-                let key = list_key(&list[0].0, n);
+            for list in postings.chunk_by(|a, b| a.0 == b.0).flat_map(|l| l.chunks(LIST_IDS)) {
+                let key = list_key(&list[0].0, n, list[0].1);
                 let mut ids: Vec<u8> = list.iter().flat_map(|(_, id)| *id.as_bytes()).collect();
-                // A list of this fold already there (the fold count of a
-                // board started again) is merged with, not replaced.
+                // A list already there (the fold count of a board started
+                // again) is merged with, not replaced.
                 if let Some(kept) = w.get(TITLE_TRIGRAMS, &key)? {
                     let mut all: Vec<&[u8]> = kept.chunks_exact(16).chain(ids.chunks_exact(16)).collect();
                     all.sort_unstable();

@@ -82,8 +82,9 @@ tables! {
     PROJECT_ASSIGNEE_ORDER = "projectid_assigneeid_position_number_taskid";
     /// project_id label_id position number task_id → ()
     PROJECT_LABEL_ORDER = "projectid_labelid_position_number_taskid";
-    /// trigram fold → the ids of the tasks (16 bytes each, in order)
-    /// whose title that fold indexed under the trigram: three bytes of the
+    /// trigram fold first_id → the ids of the tasks (16 bytes each, in
+    /// order, at most 255) whose title that fold indexed under the
+    /// trigram, from `first_id` on: three bytes of the
     /// lower-cased title (UTF-8), one posting per distinct trigram of the
     /// title without whitespace; a title in TITLE_RECENT has only the
     /// slices folded since it was written. Builds before the posting lists
