@@ -228,8 +228,9 @@ pub(crate) fn fold<W: WriteTxn + ?Sized>(w: &mut W) -> Result<()> {
 }
 
 /// Writes to the trigram index the trigrams of the slice of fold number
-/// `fold` of every recent title, one posting list per trigram, and lets
-/// go of the titles that then have had every slice. With `None` (a board
+/// `fold` of every recent title, as posting lists of at most [`LIST_IDS`]
+/// ids per trigram, and lets go of the titles that then have had every
+/// slice. With `None` (a board
 /// brought to the index whole, whose records hold no tag), every trigram
 /// of every recent title, one entry per posting.
 fn fold_titles<W: WriteTxn + ?Sized>(w: &mut W, fold: Option<u64>) -> Result<()> {
