@@ -173,18 +173,7 @@ fn fold_of(tag: u64, g: &[u8; 3]) -> u64 {
 
 /// Where `id` is in the posting list `list`, or where it would go.
 fn position(list: &[u8], id: Uuid) -> std::result::Result<usize, usize> {
-    let ids = list.chunks_exact(16);
-    let n = ids.len();
-    let (mut lo, mut hi) = (0, n);
-    while lo < hi {
-        let mid = (lo + hi) / 2;
-        match list[mid * 16..mid * 16 + 16].cmp(id.as_bytes()) {
-            std::cmp::Ordering::Less => lo = mid + 1,
-            std::cmp::Ordering::Greater => hi = mid,
-            std::cmp::Ordering::Equal => return Ok(mid),
-        }
-    }
-    Err(lo)
+    list.as_chunks::<16>().0.binary_search(id.as_bytes())
 }
 
 /// Takes `id` out of the posting lists whose keys start with `prefix`
@@ -329,7 +318,7 @@ fn postings(r: &dyn ReadTxn, g: &[u8; 3], limit: usize) -> Result<Option<Vec<Uui
     let mut complete = true;
     r.scan(TITLE_TRIGRAMS, KeyRange::prefix(g), Direction::Forward, &mut |k, v| {
         if k.len() == LIST_KEY_LEN {
-            ids.extend(v.chunks_exact(16).map(|b| Uuid::from_bytes(b.try_into().expect("sixteen bytes"))));
+            ids.extend(v.as_chunks::<16>().0.iter().map(|b| Uuid::from_bytes(*b)));
         } else {
             ids.push(uuid_suffix(k)?);
         }
