@@ -311,54 +311,75 @@ pub(crate) enum Candidates {
 /// not find sooner.
 const MAX_CANDIDATES: usize = 20_000;
 
-/// The postings of trigram `g`, in no particular order, or `None` when
-/// there are more than `limit`.
-fn postings(r: &dyn ReadTxn, g: &[u8; 3], limit: usize) -> Result<Option<Vec<Uuid>>> {
-    let mut ids = Vec::new();
-    let mut complete = true;
+/// Calls `f` with each id in the postings of trigram `g`, in no
+/// particular order.
+fn each_posting(r: &dyn ReadTxn, g: &[u8; 3], f: &mut dyn FnMut(Uuid)) -> Result<()> {
     r.scan(TITLE_TRIGRAMS, KeyRange::prefix(g), Direction::Forward, &mut |k, v| {
         if k.len() == LIST_KEY_LEN {
-            ids.extend(v.as_chunks::<16>().0.iter().map(|b| Uuid::from_bytes(*b)));
+            v.as_chunks::<16>().0.iter().for_each(|b| f(Uuid::from_bytes(*b)));
         } else {
-            ids.push(uuid_suffix(k)?);
-        }
-        if ids.len() > limit {
-            complete = false;
-            return Ok(Scan::Stop);
+            f(uuid_suffix(k)?);
         }
         Ok(Scan::Continue)
-    })?;
-    Ok(complete.then_some(ids))
+    })
 }
+
+/// How many postings trigram `g` has, or `None` when there are more than
+/// `limit`. It reads an entry per list (of up to 255 ids), copying none.
+fn count(r: &dyn ReadTxn, g: &[u8; 3], limit: usize) -> Result<Option<usize>> {
+    let mut n = 0;
+    r.scan(TITLE_TRIGRAMS, KeyRange::prefix(g), Direction::Forward, &mut |k, v| {
+        n += if k.len() == LIST_KEY_LEN { v.len() / 16 } else { 1 };
+        Ok(if n > limit { Scan::Stop } else { Scan::Continue })
+    })?;
+    Ok((n <= limit).then_some(n))
+}
+
+/// How many times longer than the shortest list another list is still
+/// read. Checking a candidate's title is a random read of its record;
+/// reading an id of a list is a copy of 16 bytes from a page read in
+/// order, so reading a list this much longer pays for itself as soon as
+/// it rules out a few candidates.
+const READ_AHEAD: usize = 32;
 
 /// The candidates for a lower-cased query (a superset of the tasks whose
 /// titles contain it): the recent titles that contain it, and the tasks
-/// in every short posting list of its trigrams.
+/// in every posting list of its trigrams that is read.
 pub(crate) fn candidates(r: &dyn ReadTxn, q: &str) -> Result<Candidates> {
     let grams = indexed(q);
     if grams.is_empty() {
         return Ok(Candidates::Many);
     }
-    // Each list is read up to the shortest one complete so far: a longer
-    // one would narrow the candidates little for what it costs to read.
-    let mut lists: Vec<Vec<Uuid>> = Vec::new();
+    // The lists are counted first, each up to `READ_AHEAD` times the
+    // shortest counted so far: a longer one would narrow the candidates
+    // little for what it costs to read.
+    let mut counted: Vec<(usize, &[u8; 3])> = Vec::new();
     let mut limit = MAX_CANDIDATES;
     for g in &grams {
-        if let Some(ids) = postings(r, g, limit)? {
-            limit = limit.min(ids.len());
-            if ids.is_empty() {
-                lists = vec![ids];
-                break;
-            }
-            lists.push(ids);
+        if let Some(n) = count(r, g, limit)? {
+            limit = limit.min(n.saturating_mul(READ_AHEAD));
+            counted.push((n, g));
         }
     }
-    lists.sort_by_key(Vec::len);
-    let mut lists = lists.into_iter();
-    let Some(mut found) = lists.next() else { return Ok(Candidates::Many) };
-    for other in lists {
-        let other: std::collections::HashSet<Uuid> = other.into_iter().collect();
-        found.retain(|id| other.contains(id));
+    counted.sort_unstable();
+    counted.retain(|(n, _)| *n <= limit);
+    let mut counted = counted.into_iter();
+    let Some((n, shortest)) = counted.next() else { return Ok(Candidates::Many) };
+    let mut found = Vec::with_capacity(n);
+    each_posting(r, shortest, &mut |id| found.push(id))?;
+    found.sort_unstable();
+    for (_, g) in counted {
+        if found.is_empty() {
+            break;
+        }
+        let mut seen = vec![false; found.len()];
+        each_posting(r, g, &mut |id| {
+            if let Ok(i) = found.binary_search(&id) {
+                seen[i] = true;
+            }
+        })?;
+        let mut seen = seen.into_iter();
+        found.retain(|_| seen.next().unwrap_or(false));
     }
     let mut out = recent_matches(r, q)?;
     out.extend(found);

@@ -31,7 +31,7 @@ pub const MAX_BATCH: usize = 1024;
 /// cache are read again through the operating system's page cache,
 /// which is not the process's memory, and the indexes keep the pages one
 /// request touches few.
-pub const DEFAULT_CACHE_BYTES: usize = 32 << 20;
+pub const DEFAULT_CACHE_BYTES: usize = 16 << 20;
 
 type Def = TableDefinition<'static, &'static [u8], &'static [u8]>;
 
