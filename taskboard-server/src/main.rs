@@ -206,18 +206,6 @@ fn without_transparent_huge_pages() {
     }
 }
 
-/// The most threads the runtime's blocking pool may hold: four per core,
-/// at least 8. Reads of the board run there (redb's are synchronous), and
-/// they are short and mostly memory-bound, so more threads than that add
-/// no throughput; tokio's default of 512 let 64 concurrent requests start
-/// some 50 threads, each with the allocator's pages of its own, and a
-/// server at 1,000,000 tasks held about 20 MB more after creating tasks
-/// (docs/storage.md, S.42). Longer blocking work (a backup, a password
-/// hash, under a permit of its own) waits its turn there too.
-fn blocking_threads() -> usize {
-    std::thread::available_parallelism().map_or(8, |n| (n.get() * 4).max(8))
-}
-
 fn main() -> ExitCode {
     without_transparent_huge_pages();
     let cmd = Args::command();
@@ -249,11 +237,7 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
 
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .max_blocking_threads(blocking_threads())
-        .enable_all()
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");
