@@ -18,8 +18,9 @@
 //!
 //! A fold writes the postings of each distinct trigram of its slice as
 //! posting lists, `trigram fold first_id` → the ids of the tasks it adds
-//! under that trigram, in order, at most [`LIST_IDS`] to a list. Written one entry per task and trigram, the fold of a
-//! slice was thousands of B-tree inserts, a fifth of what the writer did
+//! under that trigram, in order, at most [`LIST_IDS`] to a list. Written
+//! one entry per task and trigram, the fold of a slice was thousands of
+//! B-tree inserts, a fifth of what the writer did
 //! for a task's creation, and the stall of the writer it caused was the
 //! creations' p99 (docs/storage.md, S.41). A task's postings are found
 //! again from the fold count it was tagged with, which its record keeps
@@ -219,9 +220,9 @@ pub(crate) fn fold<W: WriteTxn + ?Sized>(w: &mut W) -> Result<()> {
 /// Writes to the trigram index the trigrams of the slice of fold number
 /// `fold` of every recent title, as posting lists of at most [`LIST_IDS`]
 /// ids per trigram, and lets go of the titles that then have had every
-/// slice. With `None` (a board
-/// brought to the index whole, whose records hold no tag), every trigram
-/// of every recent title, one entry per posting.
+/// slice. With `None` (a board brought to the index whole, whose records
+/// hold no tag), every trigram of every recent title, one entry per
+/// posting.
 fn fold_titles<W: WriteTxn + ?Sized>(w: &mut W, fold: Option<u64>) -> Result<()> {
     let mut postings: Vec<([u8; 3], Uuid)> = Vec::new();
     let mut done = Vec::new();
@@ -508,6 +509,39 @@ mod tests {
             let want: BTreeSet<Uuid> =
                 live.values().filter(|t| t.title.to_lowercase().contains(q)).map(|t| t.id).collect();
             assert_eq!(found, want, "{q}");
+        }
+    }
+
+    /// Search narrows by every list worth reading: a query whose
+    /// trigrams each have hundreds of tasks, and together a few, gets
+    /// exactly those few as candidates, the other trigram's list read
+    /// though it is three times longer than the shortest.
+    #[test]
+    fn candidates_are_the_tasks_in_every_list_read() {
+        let base = Empty;
+        let mut w = Overlay::new(&base);
+        let mut both = BTreeSet::new();
+        let mut put = |title: String| {
+            let t = task(&title);
+            index_title(&mut w, None, Some(&t)).unwrap();
+            t.id
+        };
+        for i in 0..300 {
+            put(format!("Amber {i}"));
+        }
+        for i in 0..1000 {
+            put(format!("Cobalt {i}"));
+        }
+        for i in 0..10 {
+            both.insert(put(format!("Amber cobalt {i}")));
+        }
+        // Enough titles after them that theirs are folded whole.
+        for i in 0..RECENT_MAX + STEP {
+            put(format!("Plain {i}"));
+        }
+        match candidates(&w, "amber cobalt").unwrap() {
+            Candidates::Few(ids) => assert_eq!(ids.into_iter().collect::<BTreeSet<_>>(), both),
+            Candidates::Many => panic!("the index narrows a query of two words of a few hundred tasks each"),
         }
     }
 
