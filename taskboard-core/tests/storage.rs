@@ -404,6 +404,34 @@ mod suite {
         assert_eq!(keys, k(&[b"k\x00", b"k\x02", b"k\x03", b"k\x05"]));
     }
 
+    /// Operations queued faster than they commit each see all the ones
+    /// before them, whichever batch they fall in: none of these
+    /// read-modify-writes of one counter is lost.
+    pub fn queued_read_modify_writes_lose_nothing(b: &dyn Backend) {
+        let store = b.open();
+        let pending: Vec<_> = (0..300)
+            .map(|_| {
+                submit(&*store, |w| {
+                    let n = w.get(META, b"counter")?.map_or(0, |v| u32::from_be_bytes(v.try_into().unwrap()));
+                    let mut last = None;
+                    w.scan(LABELS, KeyRange::prefix(b"n"), Direction::Reverse, &mut |k, _| {
+                        last = Some(k.to_vec());
+                        Ok(Scan::Stop)
+                    })?;
+                    assert_eq!(last, n.checked_sub(1).map(|p| [&b"n"[..], &p.to_be_bytes()].concat()));
+                    w.put(META, b"counter", &(n + 1).to_be_bytes())?;
+                    w.put(LABELS, &[&b"n"[..], &n.to_be_bytes()].concat(), b"")?;
+                    Ok(n)
+                })
+            })
+            .collect();
+        let seen: Vec<u32> = pending.into_iter().map(|rx| rx.recv().unwrap().unwrap()).collect();
+        assert_eq!(seen, (0..300).collect::<Vec<_>>(), "each saw the operations submitted before it");
+        let r = store.read().unwrap();
+        assert_eq!(r.get(META, b"counter").unwrap(), Some(300u32.to_be_bytes().to_vec()));
+        assert_eq!(scan(&*r, KeyRange::prefix(b"n"), Direction::Forward).len(), 300);
+    }
+
     /// Whatever is acknowledged survives closing and reopening.
     pub fn acknowledged_writes_survive_a_reopen(b: &dyn Backend) {
         let store = b.open();
@@ -488,6 +516,10 @@ macro_rules! conformance {
             #[test]
             fn operations_of_one_batch_are_independent() {
                 suite::operations_of_one_batch_are_independent(&*backend());
+            }
+            #[test]
+            fn queued_read_modify_writes_lose_nothing() {
+                suite::queued_read_modify_writes_lose_nothing(&*backend());
             }
             #[test]
             fn acknowledged_writes_survive_a_reopen() {

@@ -42,6 +42,15 @@ fn slug_mentions(content: &str) -> Vec<String> {
     out
 }
 
+/// Who hears of a comment on `task` (its state in the comment's
+/// transaction): those involved in the task, and those it mentions.
+pub(crate) fn comment_audience(task: &TaskRecord, m: &MessageRecord) -> Audience {
+    let mut involved = task.watcher_ids.clone();
+    involved.extend(task.assignee_id);
+    involved.extend(task.reviewer_id);
+    Audience::TaskComment { involved, mentions: m.mention_ids.clone() }
+}
+
 /// A guessed content type for a file name.
 pub(crate) fn guess_mime(filename: &str) -> String {
     mime_guess::from_path(filename).first_or_octet_stream().essence_str().to_string()
@@ -52,11 +61,7 @@ impl Board {
     /// from the state inside the message's transaction.
     pub(crate) fn emit_message(tx: &mut Tx<'_>, m: &MessageRecord) -> Result<()> {
         let audience = if let Some(task_id) = m.task_id {
-            let t = tx.w.task_required(task_id)?;
-            let mut involved = t.watcher_ids.clone();
-            involved.extend(t.assignee_id);
-            involved.extend(t.reviewer_id);
-            Audience::TaskComment { involved, mentions: m.mention_ids.clone() }
+            comment_audience(&tx.w.task_required(task_id)?, m)
         } else {
             let chat_id = m.chat_id.ok_or_else(|| Error::internal("message without chat or task"))?;
             let chat =
@@ -66,6 +71,11 @@ impl Board {
                 mentions: m.mention_ids.clone(),
             }
         };
+        Board::emit_message_to(tx, m, audience)
+    }
+
+    /// Emits `message.new` for `m` to `audience`.
+    pub(crate) fn emit_message_to(tx: &mut Tx<'_>, m: &MessageRecord, audience: Audience) -> Result<()> {
         let message = tx.w.render_message(m)?;
         tx.emit_message(&message, audience, m.id)
     }

@@ -214,23 +214,46 @@ impl Board {
         actor: uuid::Uuid,
         content: String,
     ) -> Result<()> {
-        let m = MessageRecord {
-            id: Uuid::now_v7(),
-            chat_id,
-            task_id,
-            parent_id: None,
-            author_type: AuthorType::System,
-            author_id: None,
-            actor_id: Some(actor),
-            content,
-            thinking: None,
-            mention_ids: Vec::new(),
-            voice_url: None,
-            attachment_ids: Vec::new(),
-            created_at: tx.now,
-        };
+        let m = system_record(tx, chat_id, task_id, actor, content);
         tx.w.put_message(&m)?;
         Board::emit_message(tx, &m)
+    }
+
+    /// [`Board::system_message`] among the comments of `task`, given as the
+    /// transaction holds it (so it is not read back for the audience).
+    pub(crate) fn system_comment(
+        tx: &mut Tx<'_>,
+        task: &crate::records::TaskRecord,
+        actor: uuid::Uuid,
+        content: String,
+    ) -> Result<()> {
+        let m = system_record(tx, None, Some(task.id), actor, content);
+        tx.w.put_message(&m)?;
+        Board::emit_message_to(tx, &m, super::messages::comment_audience(task, &m))
+    }
+}
+
+fn system_record(
+    tx: &Tx<'_>,
+    chat_id: Option<uuid::Uuid>,
+    task_id: Option<uuid::Uuid>,
+    actor: uuid::Uuid,
+    content: String,
+) -> MessageRecord {
+    MessageRecord {
+        id: Uuid::now_v7(),
+        chat_id,
+        task_id,
+        parent_id: None,
+        author_type: AuthorType::System,
+        author_id: None,
+        actor_id: Some(actor),
+        content,
+        thinking: None,
+        mention_ids: Vec::new(),
+        voice_url: None,
+        attachment_ids: Vec::new(),
+        created_at: tx.now,
     }
 }
 

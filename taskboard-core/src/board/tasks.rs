@@ -515,11 +515,11 @@ fn create_in(tx: &mut Tx<'_>, creator: Uuid, project_id: Uuid, new: NewTask) -> 
     tx.emit_all(EventKind::TaskCreated, &task)?;
     let who = member_slug(tx.w, Some(creator))?;
     let text = format!("{who} created {}: {}", task.key, task.title);
-    Board::system_message(tx, None, Some(t.id), creator, text.clone())?;
+    Board::system_comment(tx, &t, creator, text.clone())?;
     Board::system_message(tx, Some(project.chat_id), None, creator, text)?;
     if let Some(a) = t.assignee_id.filter(|_| new.assignee_id.is_none()) {
         let text = format!("{} was assigned automatically to {}", task.key, member_slug(tx.w, Some(a))?);
-        Board::system_message(tx, None, Some(t.id), creator, text)?;
+        Board::system_comment(tx, &t, creator, text)?;
     }
     Ok(task)
 }

@@ -142,7 +142,7 @@ fn prune<W: WriteTxn + ?Sized>(w: &mut W, newest: u64) -> Result<()> {
     let mut old = Vec::new();
     let range = KeyRange { start, end: Bound::Excluded(seq_key(cutoff)) };
     w.scan(EVENTS, range, Direction::Forward, &mut |k, v| {
-        old.push((k.to_vec(), decode::<Named>(v)?.message_id));
+        old.push((k.to_vec(), named_message(v)?));
         Ok(Scan::Continue)
     })?;
     for (key, message) in old {
@@ -154,6 +154,16 @@ fn prune<W: WriteTxn + ?Sized>(w: &mut W, newest: u64) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The message a stored event names. Most events name none and hold
+/// their data (a task's is a kilobyte or more of JSON): a record whose
+/// text lacks the field is not parsed.
+fn named_message(record: &[u8]) -> Result<Option<Uuid>> {
+    if memchr::memmem::find(record, b"\"message_id\"").is_none() {
+        return Ok(None);
+    }
+    Ok(decode::<Named>(record)?.message_id)
 }
 
 /// Called before `m` is deleted: the retained events that name it take a
@@ -258,5 +268,19 @@ mod tests {
         assert!(named.data.is_none());
         assert_eq!(named.message_id, Some(id));
         assert_eq!((named.seq, named.kind, &named.audience), (7, EventKind::TaskUpdated, &Audience::All));
+    }
+
+    #[test]
+    fn pruning_finds_the_message_an_event_names_and_no_other() {
+        let id = Uuid::now_v7();
+        let e = |data| Event::new(3, Timestamp::now(), EventKind::MessageNew, data, Audience::All);
+        let named = encode_event(&e(serde_json::json!({})), Some(id));
+        assert_eq!(named_message(&named).unwrap(), Some(id));
+        // Data that holds the field's name, as a key or inside a string,
+        // names no message of its own.
+        for data in [serde_json::json!({"message_id": id}), serde_json::json!({"title": "\"message_id\""})] {
+            assert_eq!(named_message(&encode_event(&e(data), None)).unwrap(), None);
+        }
+        assert_eq!(named_message(&encode_event(&e(serde_json::json!({"a": 1})), None)).unwrap(), None);
     }
 }

@@ -241,8 +241,7 @@ fn run_batch(
 
 impl Storage for RedbStore {
     fn read(&self) -> Result<Box<dyn ReadTxn + '_>, Error> {
-        let txn = self.db.begin_read().map_err(storage_err)?;
-        Ok(Box::new(RedbRead { txn, open: RefCell::new((0..tables::ALL.len()).map(|_| None).collect()) }))
+        Ok(Box::new(RedbRead::new(self.db.begin_read().map_err(storage_err)?)))
     }
 
     fn submit(&self, op: WriteOp) {
@@ -283,24 +282,28 @@ type Entry<'a> =
 
 struct RedbRead {
     txn: redb::ReadTransaction,
-    open: RefCell<Vec<Option<ReadTable>>>,
+    /// The tables opened so far, shared so that a read made from inside a
+    /// scan callback (which holds its table) uses the same handle rather
+    /// than open the table again.
+    open: RefCell<Vec<Option<Rc<ReadTable>>>>,
 }
 
 impl RedbRead {
-    fn with_table<R>(
-        &self,
-        table: Table,
-        f: impl FnOnce(&ReadOnlyTable<&'static [u8], &'static [u8]>) -> Result<R, Error>,
-    ) -> Result<R, Error> {
-        // A read made from inside a scan callback finds the cache borrowed
-        // by the scan; it opens its own handle rather than panic.
-        let Ok(mut open) = self.open.try_borrow_mut() else {
-            return f(&self.txn.open_table(def(table)).map_err(storage_err)?);
+    fn new(txn: redb::ReadTransaction) -> RedbRead {
+        RedbRead { txn, open: RefCell::new((0..tables::ALL.len()).map(|_| None).collect()) }
+    }
+
+    fn with_table<R>(&self, table: Table, f: impl FnOnce(&ReadTable) -> Result<R, Error>) -> Result<R, Error> {
+        let opened = self.open.borrow()[table.index].clone();
+        let t = match opened {
+            Some(t) => t,
+            None => {
+                let t = Rc::new(self.txn.open_table(def(table)).map_err(storage_err)?);
+                self.open.borrow_mut()[table.index] = Some(t.clone());
+                t
+            }
         };
-        if open[table.index].is_none() {
-            open[table.index] = Some(self.txn.open_table(def(table)).map_err(storage_err)?);
-        }
-        f(open[table.index].as_ref().expect("opened above"))
+        f(&t)
     }
 }
 
