@@ -30,7 +30,10 @@
 # Environment: BENCH_DURATION (seconds per scenario, default 10),
 # BENCH_CONNECTIONS (default 64), BENCH_THREADS (wrk threads, default 2),
 # BENCH_ROUNDS (default 3), BENCH_ONLY (an extended regular expression:
-# only the scenarios whose label matches it).
+# only the scenarios whose label matches it). The servers' data
+# directories are made under TMPDIR: `TMPDIR=/dev/shm` puts them on
+# tmpfs, where a sync costs nothing, to compare the builds' processor
+# time without the disk's (docs/storage.md, S.43).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
