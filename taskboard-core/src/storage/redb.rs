@@ -293,7 +293,11 @@ impl RedbRead {
         RedbRead { txn, open: RefCell::new((0..tables::ALL.len()).map(|_| None).collect()) }
     }
 
-    fn with_table<R>(&self, table: Table, f: impl FnOnce(&ReadTable) -> Result<R, Error>) -> Result<R, Error> {
+    fn with_table<R>(
+        &self,
+        table: Table,
+        f: impl FnOnce(&ReadTable) -> Result<R, Error>,
+    ) -> Result<R, Error> {
         let opened = self.open.borrow()[table.index].clone();
         let t = match opened {
             Some(t) => t,
