@@ -233,6 +233,7 @@ impl Board {
     }
 }
 
+/// A system message of `actor`'s doing, in a chat or a task's comments.
 fn system_record(
     tx: &Tx<'_>,
     chat_id: Option<uuid::Uuid>,
@@ -241,19 +242,10 @@ fn system_record(
     content: String,
 ) -> MessageRecord {
     MessageRecord {
-        id: Uuid::now_v7(),
         chat_id,
         task_id,
-        parent_id: None,
-        author_type: AuthorType::System,
-        author_id: None,
         actor_id: Some(actor),
-        content,
-        thinking: None,
-        mention_ids: Vec::new(),
-        voice_url: None,
-        attachment_ids: Vec::new(),
-        created_at: tx.now,
+        ..MessageRecord::plain(tx.now, AuthorType::System, content)
     }
 }
 

@@ -459,19 +459,9 @@ fn check_open(rec: &RunRecord) -> Result<()> {
 /// A comment on a task written in the agent's name.
 fn agent_comment(tx: &mut Tx<'_>, agent: Uuid, task: Uuid, content: String) -> Result<()> {
     let m = MessageRecord {
-        id: Uuid::now_v7(),
-        chat_id: None,
         task_id: Some(task),
-        parent_id: None,
-        author_type: AuthorType::Agent,
         author_id: Some(agent),
-        actor_id: None,
-        content,
-        thinking: None,
-        mention_ids: Vec::new(),
-        voice_url: None,
-        attachment_ids: Vec::new(),
-        created_at: tx.now,
+        ..MessageRecord::plain(tx.now, AuthorType::Agent, content)
     };
     tx.w.put_message(&m)?;
     Board::emit_message(tx, &m)

@@ -242,6 +242,28 @@ pub struct MessageRecord {
     pub created_at: Timestamp,
 }
 
+impl MessageRecord {
+    /// A new message of `author_type` written at `at`, in no chat or task
+    /// yet, with no parent, author, mention, voice or file.
+    pub(crate) fn plain(at: Timestamp, author_type: AuthorType, content: String) -> MessageRecord {
+        MessageRecord {
+            id: Uuid::now_v7(),
+            chat_id: None,
+            task_id: None,
+            parent_id: None,
+            author_type,
+            author_id: None,
+            actor_id: None,
+            content,
+            thinking: None,
+            mention_ids: Vec::new(),
+            voice_url: None,
+            attachment_ids: Vec::new(),
+            created_at: at,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct UploadRecord {
     pub file_id: Uuid,
