@@ -9,7 +9,9 @@
 # 1,000, of which 200 are `todo`); starts the servers on loopback and
 # drives each scenario with wrk (64 connections). Prints req/s and p99 per
 # scenario, each scenario's ratio to the baseline and, with `--against`,
-# to the reference.
+# to the reference; then the server's CPU time and the bytes it had
+# written to storage per request (`/proc/PID/stat` and `/proc/PID/io`
+# over each run), which the machine's drift moves less than req/s.
 #
 # With `--against REV`, REV is exported (`git archive`) into a tree of its
 # own, target/bench-ref/<commit>/src, and built there with a target
@@ -106,6 +108,7 @@ start() {
     local name="$1"; shift
     "$@" > "$WORK/$name.out" 2> "$WORK/$name.err" &
     PIDS+=("$!")
+    echo "$!" > "$WORK/$name.pid"
     for _ in $(seq 1 200); do
         if grep -q "listening on http://" "$WORK/$name.out" 2>/dev/null; then
             grep -o "http://[0-9.:]*" "$WORK/$name.out" | tail -1 > "$WORK/$name.addr"
@@ -151,17 +154,25 @@ EOF
     )
 done
 
-# Runs wrk; prints "req/s p99_ms non2xx".
+# Runs wrk; prints "req/s p99_ms non2xx requests".
 load() {
     local url="$1"; shift
     local out
     out="$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency "$@" "$url")"
-    local rps p99 bad
+    local rps p99 bad n
     rps="$(echo "$out" | awk '/Requests\/sec/ {print $2}')"
     p99="$(echo "$out" | awk '$1 == "99%" {print $2}')"
     bad="$(echo "$out" | awk '/Non-2xx/ {print $NF}')"
-    echo "$rps $(to_ms "${p99:-0}") ${bad:-0}"
+    n="$(echo "$out" | awk '/requests in/ {print $1}')"
+    echo "$rps $(to_ms "${p99:-0}") ${bad:-0} ${n:-0}"
 }
+
+# A process's CPU time (clock ticks, user and system) and the bytes it
+# has had written to storage: "ticks bytes".
+usage() {
+    echo "$(awk '{print $14 + $15}' "/proc/$1/stat") $(awk '/^write_bytes/ {print $2}' "/proc/$1/io")"
+}
+HZ="$(getconf CLK_TCK)"
 
 # p99 as wrk prints it (e.g. 1.23ms, 850.00us, 1.02s) → milliseconds.
 to_ms() {
@@ -188,12 +199,16 @@ SCENARIOS=(
     "POST /messages (durable)|/api/v1/messages -H \"Authorization: Bearer \$TOKEN\" -s \$WORK/post_message-\$SIDE.lua"
 )
 
-# One wrk run of scenario $2 on side $1; appends "req/s p99 non2xx" to
+# One wrk run of scenario $2 on side $1; appends "req/s p99 non2xx
+# requests cpu_us_per_request bytes_written_per_request" (the server's
+# CPU time and the bytes it had written to storage, over the run) to
 # $WORK/results/<scenario index>.<side>.
 measure() {
     local side="$1" index="$2"
     local args="${SCENARIOS[$index]#*|}"
-    local line
+    local pid line before after
+    pid="$(cat "$WORK/$side.pid")"
+    before="$(usage "$pid")"
     line="$(
         # shellcheck disable=SC1090
         source "$WORK/$side.env"
@@ -204,6 +219,9 @@ measure() {
         shift
         load "$url" "$@"
     )"
+    after="$(usage "$pid")"
+    line="$line $(echo "$before $after $line" | awk -v hz="$HZ" '{
+        n = $8; if (n > 0) printf "%.1f %.0f", ($3 - $1) / hz * 1e6 / n, ($4 - $2) / n; else print "0 0" }')"
     echo "$line" >> "$WORK/results/$index.$side"
     echo "  round $round  $side  ${SCENARIOS[$index]%%|*}: $line" >&2
 }
@@ -255,6 +273,24 @@ for i in "${SELECTED[@]}"; do
     fi
     [ "$(bad "$m")" != 0 ] && printf "   (%s non-2xx answers!)" "$(bad "$m")"
     printf "\n"
+done
+echo
+echo "the server's CPU time (user and system) and bytes written to storage, per request (medians)"
+if [ -n "$AGAINST" ]; then
+    printf "%-40s %9s %9s %9s %9s %9s\n" "scenario" "cpu µs" "bytes" "$COMMIT" "bytes" "cpu /$COMMIT"
+else
+    printf "%-40s %9s %9s\n" "scenario" "cpu µs" "bytes"
+fi
+for i in "${SELECTED[@]}"; do
+    label="${SCENARIOS[$i]%%|*}"
+    m="$WORK/results/$i.main"
+    if [ -n "$AGAINST" ]; then
+        r="$WORK/results/$i.ref"
+        printf "%-40s %9s %9s %9s %9s %9s\n" "$label" "$(med "$m" 5)" "$(med "$m" 6)" "$(med "$r" 5)" "$(med "$r" 6)" \
+            "$(ratio "$(med "$m" 5)" "$(med "$r" 5)")"
+    else
+        printf "%-40s %9s %9s\n" "$label" "$(med "$m" 5)" "$(med "$m" 6)"
+    fi
 done
 echo
 echo "targets: GET /tasks/{id} >= 0.80 of the baseline; against 5e5f4fa: the 200-task list >= 1.5, POST /tasks >= 1.25 with a p99 no longer"
