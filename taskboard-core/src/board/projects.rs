@@ -205,22 +205,22 @@ impl Board {
         .await
     }
 
-    /// Writes a system message (docs/rules.md, tasks) to a chat or a task's
-    /// comments and emits its `message.new`.
+    /// Writes a system message (docs/rules.md, tasks) to a project's chat
+    /// and emits its `message.new`.
     pub(crate) fn system_message(
         tx: &mut Tx<'_>,
-        chat_id: Option<uuid::Uuid>,
-        task_id: Option<uuid::Uuid>,
+        chat_id: uuid::Uuid,
         actor: uuid::Uuid,
         content: String,
     ) -> Result<()> {
-        let m = system_record(tx, chat_id, task_id, actor, content);
+        let m = system_record(tx, Some(chat_id), None, actor, content);
         tx.w.put_message(&m)?;
         Board::emit_message(tx, &m)
     }
 
-    /// [`Board::system_message`] among the comments of `task`, given as the
-    /// transaction holds it (so it is not read back for the audience).
+    /// A system message among the comments of `task`, given as the
+    /// transaction now holds it (its audience is taken from it, not read
+    /// back), and its `message.new`.
     pub(crate) fn system_comment(
         tx: &mut Tx<'_>,
         task: &crate::records::TaskRecord,

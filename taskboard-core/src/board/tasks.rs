@@ -285,7 +285,7 @@ impl Board {
             Board::wake_dependents(tx, t.id)?;
         }
         for note in notes.into_iter().chain(ended) {
-            Board::system_message(tx, None, Some(t.id), actor, note)?;
+            Board::system_comment(tx, &t, actor, note)?;
         }
         Ok(task)
     }
@@ -379,9 +379,9 @@ impl Board {
             audit(tx, id, me, AuditAction::Reject, changes.0)?;
             let task = tx.w.render_task(&t)?;
             tx.emit_all(EventKind::TaskUpdated, &task)?;
-            Board::system_message(tx, None, Some(id), me, format!("{who} rejected {key}: {reason}"))?;
+            Board::system_comment(tx, &t, me, format!("{who} rejected {key}: {reason}"))?;
             if let Some(note) = ended {
-                Board::system_message(tx, None, Some(id), me, note)?;
+                Board::system_comment(tx, &t, me, note)?;
             }
             Ok(Rejected { ok: true, reason: reason.to_string() })
         })
@@ -516,7 +516,7 @@ fn create_in(tx: &mut Tx<'_>, creator: Uuid, project_id: Uuid, new: NewTask) -> 
     let who = member_slug(tx.w, Some(creator))?;
     let text = format!("{who} created {}: {}", task.key, task.title);
     Board::system_comment(tx, &t, creator, text.clone())?;
-    Board::system_message(tx, Some(project.chat_id), None, creator, text)?;
+    Board::system_message(tx, project.chat_id, creator, text)?;
     if let Some(a) = t.assignee_id.filter(|_| new.assignee_id.is_none()) {
         let text = format!("{} was assigned automatically to {}", task.key, member_slug(tx.w, Some(a))?);
         Board::system_comment(tx, &t, creator, text)?;

@@ -279,9 +279,9 @@ impl Board {
             Some(r) => format!("{who} released {}: {r}", task.key),
             None => format!("{who} released {}", task.key),
         };
-        Board::system_message(tx, None, Some(t.id), actor, text)?;
+        Board::system_comment(tx, &t, actor, text)?;
         if let Some(note) = ended {
-            Board::system_message(tx, None, Some(t.id), actor, note)?;
+            Board::system_comment(tx, &t, actor, note)?;
         }
         Ok(task)
     }

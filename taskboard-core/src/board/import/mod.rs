@@ -339,7 +339,7 @@ fn apply(tx: &mut Tx<'_>, me: Uuid, project_id: Uuid, req: &ImportRequest) -> Re
             "{who} imported from {source}: {} created, {} updated, {} unchanged",
             plan.created, plan.updated, plan.unchanged
         );
-        Board::system_message(tx, Some(project.chat_id), None, me, text)?;
+        Board::system_message(tx, project.chat_id, me, text)?;
     }
     Ok(plan)
 }
