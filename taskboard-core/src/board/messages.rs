@@ -57,27 +57,38 @@ pub(crate) fn guess_mime(filename: &str) -> String {
 }
 
 impl Board {
-    /// Emits `message.new` with its audience (docs/rules.md, events), computed
-    /// from the state inside the message's transaction.
-    pub(crate) fn emit_message(tx: &mut Tx<'_>, m: &MessageRecord) -> Result<()> {
-        let audience = if let Some(task_id) = m.task_id {
-            comment_audience(&tx.w.task_required(task_id)?, m)
-        } else {
-            let chat_id = m.chat_id.ok_or_else(|| Error::internal("message without chat or task"))?;
-            let chat =
-                tx.w.chat(chat_id)?.ok_or_else(|| Error::not_found(format!("chat {chat_id} not found")))?;
-            Audience::Chat {
-                project_members: tx.w.project_member_ids(chat.project_id)?,
-                mentions: m.mention_ids.clone(),
-            }
+    /// Writes the new message `m` and emits its `message.new` to
+    /// `audience`, or when None to its audience (docs/rules.md, events)
+    /// computed from the state inside the message's transaction; the
+    /// record keeps the event's seq. The message as rendered.
+    pub(crate) fn write_message(
+        tx: &mut Tx<'_>,
+        m: &mut MessageRecord,
+        audience: Option<Audience>,
+    ) -> Result<Message> {
+        let audience = match audience {
+            Some(audience) => audience,
+            None => Board::message_audience(tx, m)?,
         };
-        Board::emit_message_to(tx, m, audience)
+        let message = tx.w.render_message(m)?;
+        m.event_seq = Some(tx.emit_message(&message, audience, m.id)?);
+        tx.w.put_message(m)?;
+        Ok(message)
     }
 
-    /// Emits `message.new` for `m` to `audience`.
-    pub(crate) fn emit_message_to(tx: &mut Tx<'_>, m: &MessageRecord, audience: Audience) -> Result<()> {
-        let message = tx.w.render_message(m)?;
-        tx.emit_message(&message, audience, m.id)
+    /// Who hears of `m`: those involved in its task and those it
+    /// mentions, or its chat's project members.
+    fn message_audience(tx: &mut Tx<'_>, m: &MessageRecord) -> Result<Audience> {
+        if let Some(task_id) = m.task_id {
+            return Ok(comment_audience(&tx.w.task_required(task_id)?, m));
+        }
+        let chat_id = m.chat_id.ok_or_else(|| Error::internal("message without chat or task"))?;
+        let chat =
+            tx.w.chat(chat_id)?.ok_or_else(|| Error::not_found(format!("chat {chat_id} not found")))?;
+        Ok(Audience::Chat {
+            project_members: tx.w.project_member_ids(chat.project_id)?,
+            mentions: m.mention_ids.clone(),
+        })
     }
 
     /// `GET /messages`: the last `limit` messages (after skipping the
@@ -213,7 +224,7 @@ impl Board {
                 tx.w.put_upload(&u)?;
                 attachment_ids.push(u.file_id);
             }
-            let m = MessageRecord {
+            let mut m = MessageRecord {
                 id,
                 chat_id: new.chat_id,
                 task_id: new.task_id,
@@ -230,10 +241,9 @@ impl Board {
                 voice_url: new.voice_url,
                 attachment_ids,
                 created_at: tx.now,
+                event_seq: None,
             };
-            tx.w.put_message(&m)?;
-            Board::emit_message(tx, &m)?;
-            tx.w.render_message(&m)
+            Board::write_message(tx, &mut m, None)
         })
         .await
     }

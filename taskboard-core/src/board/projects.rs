@@ -213,9 +213,8 @@ impl Board {
         actor: uuid::Uuid,
         content: String,
     ) -> Result<()> {
-        let m = system_record(tx, Some(chat_id), None, actor, content);
-        tx.w.put_message(&m)?;
-        Board::emit_message(tx, &m)
+        let mut m = system_record(tx, Some(chat_id), None, actor, content);
+        Board::write_message(tx, &mut m, None).map(drop)
     }
 
     /// A system message among the comments of `task`, given as the
@@ -227,9 +226,9 @@ impl Board {
         actor: uuid::Uuid,
         content: String,
     ) -> Result<()> {
-        let m = system_record(tx, None, Some(task.id), actor, content);
-        tx.w.put_message(&m)?;
-        Board::emit_message_to(tx, &m, super::messages::comment_audience(task, &m))
+        let mut m = system_record(tx, None, Some(task.id), actor, content);
+        let audience = super::messages::comment_audience(task, &m);
+        Board::write_message(tx, &mut m, Some(audience)).map(drop)
     }
 }
 

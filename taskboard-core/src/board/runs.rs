@@ -458,11 +458,10 @@ fn check_open(rec: &RunRecord) -> Result<()> {
 
 /// A comment on a task written in the agent's name.
 fn agent_comment(tx: &mut Tx<'_>, agent: Uuid, task: Uuid, content: String) -> Result<()> {
-    let m = MessageRecord {
+    let mut m = MessageRecord {
         task_id: Some(task),
         author_id: Some(agent),
         ..MessageRecord::plain(tx.now, AuthorType::Agent, content)
     };
-    tx.w.put_message(&m)?;
-    Board::emit_message(tx, &m)
+    Board::write_message(tx, &mut m, None).map(drop)
 }

@@ -26,12 +26,12 @@ impl Tx<'_> {
     /// Records an event of this operation; it is numbered now and
     /// published after commit.
     pub fn emit(&mut self, kind: EventKind, data: impl Serialize, audience: Audience) -> Result<()> {
-        Tx::emit_naming(self, kind, &data, audience, None)
+        Tx::emit_naming(self, kind, &data, audience, None).map(drop)
     }
 
     /// An event whose data is the message `message` as rendered now; the
-    /// store keeps only the message's id (`events::log`).
-    pub fn emit_message(&mut self, data: &Message, audience: Audience, message: Uuid) -> Result<()> {
+    /// store keeps only the message's id (`events::log`). Its seq.
+    pub fn emit_message(&mut self, data: &Message, audience: Audience, message: Uuid) -> Result<u64> {
         self.emit_naming(EventKind::MessageNew, data, audience, Some(message))
     }
 
@@ -41,12 +41,12 @@ impl Tx<'_> {
         data: &impl Serialize,
         audience: Audience,
         message: Option<Uuid>,
-    ) -> Result<()> {
+    ) -> Result<u64> {
         let seq = next_seq(self.w)?;
         let event = Event::serialized(seq, self.now, kind, data, audience).map_err(Error::internal)?;
         log::append(self.w, &event, message)?;
         self.events.push(event);
-        Ok(())
+        Ok(seq)
     }
 
     /// An event for every connection.

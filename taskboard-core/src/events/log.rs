@@ -3,8 +3,9 @@
 //!
 //! A `message.new` names its message instead of holding a copy: messages
 //! never change, so the event is rendered from the message when it is
-//! read, and a chat of large messages is stored once, not twice. Before a
-//! message is deleted, the retained events that name it take a copy
+//! read, and a chat of large messages is stored once, not twice. The
+//! message's record keeps the event's seq, and before a message is
+//! deleted, the retained event that names it takes a copy
 //! (`detach_message`), so a replay still shows what was said. Events
 //! older than [`RETAINED_EVENTS`] are pruned as new ones are stored, in steps
 //! of [`PRUNE_STEP`].
@@ -43,13 +44,6 @@ pub struct EventRecord {
     pub audience: Audience,
 }
 
-/// The part of a record that pruning needs.
-#[derive(Deserialize)]
-struct Named {
-    #[serde(default)]
-    message_id: Option<Uuid>,
-}
-
 fn seq_key(seq: u64) -> Vec<u8> {
     Key::new().u64(seq).build()
 }
@@ -80,12 +74,10 @@ fn encode_event(event: &Event, message: Option<Uuid>) -> Vec<u8> {
 }
 
 /// Stores a new event (naming `message` instead of holding its data when
-/// given) and prunes the events that fell out of the retention.
+/// given; the message's record keeps the seq) and prunes the events that
+/// fell out of the retention.
 pub(crate) fn append<W: WriteTxn + ?Sized>(w: &mut W, event: &Event, message: Option<Uuid>) -> Result<()> {
     w.put(EVENTS, &seq_key(event.seq), &encode_event(event, message))?;
-    if let Some(id) = message {
-        w.put(MESSAGE_EVENTS, &message_key(id, event.seq), &[])?;
-    }
     prune(w, event.seq)
 }
 
@@ -139,43 +131,35 @@ fn prune<W: WriteTxn + ?Sized>(w: &mut W, newest: u64) -> Result<()> {
     }
     let start = pruned_below.map_or(Bound::Unbounded, |p| Bound::Included(seq_key(p)));
     w.put(META, PRUNED_BELOW, &encode(&cutoff))?;
+    // Only the keys: the entries of `MESSAGE_EVENTS` that builds before
+    // the message records kept the seq wrote are left to their message's
+    // deletion (`detach_message`), which skips the events gone.
     let mut old = Vec::new();
     let range = KeyRange { start, end: Bound::Excluded(seq_key(cutoff)) };
-    w.scan(EVENTS, range, Direction::Forward, &mut |k, v| {
-        old.push((k.to_vec(), named_message(v)?));
+    w.scan(EVENTS, range, Direction::Forward, &mut |k, _| {
+        old.push(k.to_vec());
         Ok(Scan::Continue)
     })?;
-    for (key, message) in old {
+    for key in old {
         w.remove(EVENTS, &key)?;
-        if let Some(id) = message {
-            let seq =
-                u64::from_be_bytes(key.as_slice().try_into().map_err(|_| Error::internal("malformed key"))?);
-            w.remove(MESSAGE_EVENTS, &message_key(id, seq))?;
-        }
     }
     Ok(())
 }
 
-/// The message a stored event names. Most events name none and hold
-/// their data (a task's is a kilobyte or more of JSON): a record whose
-/// text lacks the field is not parsed.
-fn named_message(record: &[u8]) -> Result<Option<Uuid>> {
-    if memchr::memmem::find(record, b"\"message_id\"").is_none() {
-        return Ok(None);
-    }
-    Ok(decode::<Named>(record)?.message_id)
-}
-
 /// Called before `m` is deleted: the retained events that name it take a
-/// copy of it, as it is rendered now.
+/// copy of it, as it is rendered now. The event is the one whose seq the
+/// record keeps; builds before it (and archives' imported events) listed
+/// it in `MESSAGE_EVENTS`, whose entries of `m` go too.
 pub(crate) fn detach_message<W: WriteTxn + ?Sized>(w: &mut W, m: &MessageRecord) -> Result<()> {
-    let mut seqs = Vec::new();
+    let mut seqs: Vec<u64> = m.event_seq.into_iter().collect();
+    let mut listed = Vec::new();
     w.scan(MESSAGE_EVENTS, KeyRange::prefix(m.id.as_bytes()), Direction::Forward, &mut |k, _| {
         let seq =
             k.get(16..24).and_then(|b| b.try_into().ok()).ok_or_else(|| Error::internal("malformed key"))?;
-        seqs.push(u64::from_be_bytes(seq));
+        listed.push(u64::from_be_bytes(seq));
         Ok(Scan::Continue)
     })?;
+    seqs.extend(&listed);
     if seqs.is_empty() {
         return Ok(());
     }
@@ -188,7 +172,9 @@ pub(crate) fn detach_message<W: WriteTxn + ?Sized>(w: &mut W, m: &MessageRecord)
             record.data = Some(RawValue::from_string(data.clone()).map_err(Error::internal)?);
             w.put(EVENTS, &seq_key(seq), &encode(&record))?;
         }
-        w.delete(MESSAGE_EVENTS, &message_key(m.id, seq))?;
+    }
+    for seq in listed {
+        w.remove(MESSAGE_EVENTS, &message_key(m.id, seq))?;
     }
     Ok(())
 }
@@ -270,17 +256,48 @@ mod tests {
         assert_eq!((named.seq, named.kind, &named.audience), (7, EventKind::TaskUpdated, &Audience::All));
     }
 
+    /// A deleted message's content goes into the event its record names,
+    /// and into those an older build listed in `MESSAGE_EVENTS`, whose
+    /// entries go; a listed event already pruned is not made again.
     #[test]
-    fn pruning_finds_the_message_an_event_names_and_no_other() {
-        let id = Uuid::now_v7();
-        let e = |data| Event::new(3, Timestamp::now(), EventKind::MessageNew, data, Audience::All);
-        let named = encode_event(&e(serde_json::json!({})), Some(id));
-        assert_eq!(named_message(&named).unwrap(), Some(id));
-        // Data that holds the field's name, as a key or inside a string,
-        // names no message of its own.
-        for data in [serde_json::json!({"message_id": id}), serde_json::json!({"title": "\"message_id\""})] {
-            assert_eq!(named_message(&encode_event(&e(data), None)).unwrap(), None);
+    fn a_deleted_message_is_copied_into_the_events_that_name_it() {
+        use crate::model::AuthorType;
+        use crate::records::RecordWrites;
+        use crate::storage::Storage;
+        use crate::storage::overlay::Overlay;
+
+        let store = crate::storage::redb::RedbStore::in_memory().unwrap();
+        let snapshot = store.read().unwrap();
+        let mut w = Overlay::new(&*snapshot);
+        let now = Timestamp::now();
+        let event = |seq| Event::new(seq, now, EventKind::MessageNew, serde_json::json!({}), Audience::All);
+        let new = MessageRecord {
+            event_seq: Some(1),
+            ..MessageRecord::plain(now, AuthorType::System, "new".into())
+        };
+        let old = MessageRecord::plain(now, AuthorType::System, "old".into());
+        w.put_message(&new).unwrap();
+        w.put_message(&old).unwrap();
+        append(&mut w, &event(1), Some(new.id)).unwrap();
+        append(&mut w, &event(2), Some(old.id)).unwrap();
+        w.put(MESSAGE_EVENTS, &message_key(old.id, 2), &[]).unwrap();
+        w.put(MESSAGE_EVENTS, &message_key(old.id, 3), &[]).unwrap();
+
+        detach_message(&mut w, &new).unwrap();
+        detach_message(&mut w, &old).unwrap();
+        for (seq, content) in [(1, "new"), (2, "old")] {
+            let record = w.record::<EventRecord>(EVENTS, &seq_key(seq)).unwrap().unwrap();
+            assert_eq!(record.message_id, None, "event {seq}");
+            let data: serde_json::Value = serde_json::from_str(record.data.unwrap().get()).unwrap();
+            assert_eq!(data["content"], content, "event {seq}");
         }
-        assert_eq!(named_message(&encode_event(&e(serde_json::json!({"a": 1})), None)).unwrap(), None);
+        assert_eq!(w.record::<EventRecord>(EVENTS, &seq_key(3)).unwrap().map(|r| r.seq), None);
+        let mut listed = 0;
+        w.scan(MESSAGE_EVENTS, KeyRange::prefix(old.id.as_bytes()), Direction::Forward, &mut |_, _| {
+            listed += 1;
+            Ok(Scan::Continue)
+        })
+        .unwrap();
+        assert_eq!(listed, 0);
     }
 }

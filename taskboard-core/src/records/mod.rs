@@ -240,6 +240,12 @@ pub struct MessageRecord {
     pub voice_url: Option<String>,
     pub attachment_ids: Vec<Uuid>,
     pub created_at: Timestamp,
+    /// The seq of the `message.new` event that names this message, so
+    /// that the event can take a copy when the message is deleted
+    /// (`events::log::detach_message`). Builds before it kept an entry in
+    /// `MESSAGE_EVENTS` instead, which is still read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_seq: Option<u64>,
 }
 
 impl MessageRecord {
@@ -260,6 +266,7 @@ impl MessageRecord {
             voice_url: None,
             attachment_ids: Vec::new(),
             created_at: at,
+            event_seq: None,
         }
     }
 }

@@ -543,6 +543,7 @@ fn add_comments(tx: &mut Tx<'_>, people: &mut People, me: Uuid, id: Uuid, r: &Im
             voice_url: None,
             attachment_ids: Vec::new(),
             created_at: at,
+            event_seq: None,
         };
         tx.w.put_message(&m)?;
         have.insert((at, content));
