@@ -531,19 +531,10 @@ fn add_comments(tx: &mut Tx<'_>, people: &mut People, me: Uuid, id: Uuid, r: &Im
         };
         let m = MessageRecord {
             id: id_at(at),
-            chat_id: None,
             task_id: Some(id),
-            parent_id: None,
-            author_type: kind,
             author_id: Some(author_id),
             actor_id: Some(me),
-            content: content.clone(),
-            thinking: None,
-            mention_ids: Vec::new(),
-            voice_url: None,
-            attachment_ids: Vec::new(),
-            created_at: at,
-            event_seq: None,
+            ..MessageRecord::plain(at, kind, content.clone())
         };
         tx.w.put_message(&m)?;
         have.insert((at, content));
