@@ -16,7 +16,7 @@ use taskboard_core::{Actor, Error, api};
 use crate::files;
 use crate::parse;
 use crate::response::{JSON, Reject, ResBody, empty, error, full, streamed};
-use crate::router::{PathIds, Route, ServeFn, Serving, Target};
+use crate::router::{PathIds, Route, ServeFn, Served, Serving, Target};
 use crate::{Peer, State};
 
 /// Names the fields of a JSON body that were ignored, so a typo next to
@@ -76,7 +76,6 @@ struct Prepared<E: Endpoint> {
     status: StatusCode,
     if_none_match: Option<String>,
     if_match: Option<String>,
-    uri: hyper::Uri,
 }
 
 async fn prepare<E: Endpoint>(
@@ -91,7 +90,7 @@ async fn prepare<E: Endpoint>(
     let actor = actor.map(|a| a.presenting(lease));
     let address = Some(state.proxies.client(peer.addr, req.headers()));
     let event_stream = event_stream(req);
-    let origin = origin(state, req);
+    let origin = if E::ORIGIN { origin(state, req) } else { None };
     let caller = Caller { actor, address, event_stream, origin };
     let path = E::Path::from_ids(ids.as_slice());
     let query = E::Query::from_json(parse::query(req.uri().query(), &route.query)?)?;
@@ -99,7 +98,7 @@ async fn prepare<E: Endpoint>(
     let if_none_match = parse::entity_tags(req.headers(), header::IF_NONE_MATCH)?
         .filter(|_| E::INFO.method == api::Method::Get);
     let if_match = parse::entity_tags(req.headers(), header::IF_MATCH)?.filter(|_| E::CONDITIONAL);
-    Ok(Prepared { caller, path, query, status, if_none_match, if_match, uri: req.uri().clone() })
+    Ok(Prepared { caller, path, query, status, if_none_match, if_match })
 }
 
 /// Serves an endpoint without a body. Each kind of body has a function of
@@ -113,7 +112,7 @@ async fn serve_plain<E: Endpoint>(
     req: Request<Incoming>,
     peer: Peer,
 ) -> Result<Response<ResBody>, Reject> {
-    let Prepared { caller, path, query, status, if_none_match, if_match, uri } =
+    let Prepared { caller, path, query, status, if_none_match, if_match } =
         prepare::<E>(state, route, ids, &req, peer).await?;
     let board = &state.board;
     let body = E::Body::decode(RawBody::None)?;
@@ -138,7 +137,7 @@ async fn serve_plain<E: Endpoint>(
         let res = crate::ws::upgrade(&state.ws, actor, upgrade.since, &mut req)?;
         return Ok(res.map(http_body_util::Either::Left));
     }
-    Ok(render(status, encoded, if_none_match.as_deref(), &uri))
+    Ok(render(status, encoded, if_none_match.as_deref(), req.uri()))
 }
 
 /// Serves an endpoint with a JSON body.
@@ -149,7 +148,7 @@ async fn serve_json<E: Endpoint>(
     req: Request<Incoming>,
     peer: Peer,
 ) -> Result<Response<ResBody>, Reject> {
-    let Prepared { caller, path, query, status, if_match, uri, .. } =
+    let Prepared { caller, path, query, status, if_match, .. } =
         prepare::<E>(state, route, ids, &req, peer).await?;
     let board = &state.board;
     parse::check_json_type(req.headers())?;
@@ -157,14 +156,15 @@ async fn serve_json<E: Endpoint>(
         req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     // Read before the body is; checked, with the body, after it.
     let key_text = idempotency_key_text::<E>(req.headers(), &caller);
-    let path_and_query = req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_default();
-    let bytes = parse::read_body(req.into_body(), declared, &state.limits).await?;
+    let (parts, incoming) = req.into_parts();
+    let path_and_query = parts.uri.path_and_query().map_or("", |p| p.as_str());
+    let bytes = parse::read_body(incoming, declared, &state.limits).await?;
     let left_out = E::Body::OPTIONAL && bytes.iter().all(u8::is_ascii_whitespace);
     if let Some(schema) = route.body.as_ref().filter(|_| !left_out) {
         parse::check_json(&bytes, schema)?;
     }
     let key = key_text
-        .map(|v| IdempotencyKey::new(&v, E::INFO.method.as_str(), &path_and_query, &bytes))
+        .map(|v| IdempotencyKey::new(&v, E::INFO.method.as_str(), path_and_query, &bytes))
         .transpose()?;
     let (body, ignored) = decode_body::<E>(RawBody::Json(bytes))?;
     let call = Call::new(path, query, body);
@@ -173,7 +173,7 @@ async fn serve_json<E: Endpoint>(
         Idempotent::Fresh(encoded) => encoded,
         Idempotent::Replayed { status, body } => return Ok(replayed(status, body)),
     };
-    let mut res = render(status, encoded, None, &uri);
+    let mut res = render(status, encoded, None, &parts.uri);
     if !ignored.is_empty()
         && let Ok(v) = HeaderValue::from_str(&ignored.join(", "))
     {
@@ -190,13 +190,13 @@ async fn serve_multipart<E: Endpoint>(
     req: Request<Incoming>,
     peer: Peer,
 ) -> Result<Response<ResBody>, Reject> {
-    let Prepared { caller, path, query, status, if_match, uri, .. } =
+    let Prepared { caller, path, query, status, if_match, .. } =
         prepare::<E>(state, route, ids, &req, peer).await?;
     let board = &state.board;
     let if_match = if_match.as_deref();
     let key_text = idempotency_key_text::<E>(req.headers(), &caller);
-    let path_and_query = req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_default();
     let (parts, incoming) = req.into_parts();
+    let path_and_query = parts.uri.path_and_query().map_or("", |p| p.as_str());
     let caller = &caller;
     let max_upload = board.options().max_upload_bytes;
     let (outcome, _) = files::multipart(
@@ -215,7 +215,7 @@ async fn serve_multipart<E: Endpoint>(
             let key = match key_text {
                 Some(v) => {
                     let method = E::INFO.method.as_str();
-                    Some(IdempotencyKey::streamed(&v, method, &path_and_query, &mut upload)?)
+                    Some(IdempotencyKey::streamed(&v, method, path_and_query, &mut upload)?)
                 }
                 None => None,
             };
@@ -235,7 +235,7 @@ async fn serve_multipart<E: Endpoint>(
     )
     .await?;
     match outcome {
-        Idempotent::Fresh(encoded) => Ok(render(status, encoded, None, &uri)),
+        Idempotent::Fresh(encoded) => Ok(render(status, encoded, None, &parts.uri)),
         Idempotent::Replayed { status, body } => Ok(replayed(status, body)),
     }
 }
@@ -253,9 +253,11 @@ fn is_mutation(method: api::Method) -> bool {
 /// body makes the key with the request's fingerprint; bytes that are not
 /// text reach it as text that fails that check.
 fn idempotency_key_text<E: Endpoint>(headers: &HeaderMap, caller: &Caller) -> Option<String> {
+    if caller.actor.is_none() || !is_mutation(E::INFO.method) {
+        return None;
+    }
     let v = headers.get(IDEMPOTENCY_KEY)?;
-    (caller.actor.is_some() && is_mutation(E::INFO.method))
-        .then(|| String::from_utf8_lossy(v.as_bytes()).into_owned())
+    Some(String::from_utf8_lossy(v.as_bytes()).into_owned())
 }
 
 /// A stored answer, sent again as it was.
@@ -361,23 +363,27 @@ impl Serving for Endpoints {
     }
 }
 
-/// Serves a routed request.
-pub(crate) async fn dispatch(
-    state: &State,
-    target: Target,
+/// Serves a routed request. Not an `async fn`: an endpoint's future is
+/// boxed by its route, and returned as it is rather than held inside
+/// another future, which would be moved with the request in it.
+pub(crate) fn dispatch<'a>(
+    state: &'a State,
+    target: &'a Target,
     ids: PathIds,
     req: Request<Incoming>,
     peer: Peer,
-) -> Result<Response<ResBody>, Reject> {
+) -> Served<'a> {
     match target {
-        Target::Api(route) => (route.serve)(state, &route, ids, req, peer).await,
-        Target::Docs => Ok(full(
+        Target::Api(route) => (route.serve)(state, route, ids, req, peer),
+        Target::Docs => Box::pin(std::future::ready(Ok(full(
             StatusCode::OK,
             HeaderValue::from_static("text/html; charset=utf-8"),
             Bytes::from_static(crate::openapi::DOCS_PAGE.as_bytes()),
-        )),
-        Target::OpenApi => Ok(full(StatusCode::OK, JSON, crate::openapi::document_bytes())),
-        Target::Panic => panic!("the test route panics"),
+        )))),
+        Target::OpenApi => {
+            Box::pin(std::future::ready(Ok(full(StatusCode::OK, JSON, crate::openapi::document_bytes()))))
+        }
+        Target::Panic => Box::pin(async { panic!("the test route panics") }),
     }
 }
 

@@ -65,16 +65,24 @@ fn looks_like_credential(value: &str) -> bool {
 
 /// Serves one request in a span carrying its id, and echoes the id on
 /// the response (`request_id`).
-pub(crate) async fn handle(
+///
+/// Not an `async fn`: its future holds the request only inside the future
+/// of `serve`, not a second time as an argument of its own; each request's
+/// future is moved into place whole, so its size is paid on every request
+/// (docs/storage.md, S.46).
+pub(crate) fn handle(
     state: Arc<State>,
     req: Request<Incoming>,
     peer: crate::Peer,
-) -> Result<Response<ResBody>, Aborted> {
+) -> impl Future<Output = Result<Response<ResBody>, Aborted>> + Send {
     let id = crate::request_id::of(req.headers());
     let span = tracing::info_span!("http", request_id = id.to_str().unwrap_or_default());
-    let mut res = serve(state, req, peer).instrument(span).await?;
-    res.headers_mut().insert(crate::request_id::HEADER, id);
-    Ok(res)
+    let served = serve(state, req, peer).instrument(span);
+    async move {
+        let mut res = served.await?;
+        res.headers_mut().insert(crate::request_id::HEADER, id);
+        Ok(res)
+    }
 }
 
 async fn serve(
@@ -133,7 +141,7 @@ async fn serve(
         Routed::Found(target, ids) => {
             let path_and_query = tracing::enabled!(tracing::Level::INFO).then(|| LogLine::of(&req));
             let span = tracing::info_span!("request", endpoint = target.name());
-            let result = AssertUnwindSafe(crate::dispatch::dispatch(&state, target.clone(), ids, req, peer))
+            let result = AssertUnwindSafe(crate::dispatch::dispatch(&state, &target, ids, req, peer))
                 .catch_unwind()
                 .instrument(span)
                 .await;
@@ -157,7 +165,10 @@ async fn serve(
             if let Some(line) = path_and_query {
                 line.emit(target.name(), &method, res.status(), started);
             }
-            state.metrics.record(target.name(), res.status(), started);
+            match &target {
+                Target::Api(route) => state.metrics.record_route(route, res.status(), started),
+                other => state.metrics.record(other.name(), res.status(), started),
+            }
             if let Some(origin) = origin {
                 state.cors.simple(res.headers_mut(), origin);
             } else if has_origin {

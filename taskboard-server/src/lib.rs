@@ -518,9 +518,10 @@ async fn serve_io<I>(
 ) where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
+    // The future of `handle` itself, not one wrapping it: hyper moves each
+    // request's future into place, and a wrapper would only make it larger.
     let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-        let state = state.clone();
-        async move { http::handle(state, req, peer).await }
+        http::handle(state.clone(), req, peer)
     });
     let conn = http.serve_connection(io, service).with_upgrades();
     let mut conn = pin!(conn);

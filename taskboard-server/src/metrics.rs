@@ -35,6 +35,30 @@ pub(crate) struct Metrics {
     pub sse: Arc<Gauge>,
 }
 
+/// An endpoint's own counters, kept with its route: counting a request of
+/// it takes no lock and no lookup (docs/storage.md, S.46).
+pub(crate) struct Counters {
+    /// Answers by status, one count per entry of [`STATUSES`]; any other
+    /// status is counted in [`Metrics`]' shared map.
+    statuses: [AtomicU64; STATUSES.len()],
+    latency: Histogram,
+}
+
+/// The statuses an endpoint's counters hold, in order.
+const STATUSES: [u16; 30] = [
+    200, 201, 202, 204, 206, 301, 302, 303, 304, 307, 308, 400, 401, 403, 404, 405, 406, 408, 409, 410, 412,
+    413, 415, 416, 422, 428, 429, 500, 502, 503,
+];
+
+impl Counters {
+    pub fn new() -> Counters {
+        Counters {
+            statuses: std::array::from_fn(|_| AtomicU64::new(0)),
+            latency: Histogram::new(SECONDS_BUCKETS),
+        }
+    }
+}
+
 /// A number of things open now.
 #[derive(Default)]
 pub(crate) struct Gauge(AtomicI64);
@@ -102,6 +126,23 @@ impl Metrics {
         }
     }
 
+    /// Counts an answered request of a routed endpoint, in its route's
+    /// own counters.
+    pub fn record_route(&self, route: &crate::router::Route, status: StatusCode, started: Instant) {
+        let elapsed = started.elapsed();
+        let counters = &route.counters;
+        match STATUSES.binary_search(&status.as_u16()) {
+            Ok(i) => {
+                counters.statuses[i].fetch_add(1, Ordering::Relaxed);
+            }
+            Err(_) => {
+                let key = (route.info.name, status.as_u16());
+                self.requests.write().unwrap().entry(key).or_default().fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        counters.latency.observe_duration(elapsed);
+    }
+
     fn allows<B>(&self, req: &Request<B>) -> bool {
         let Some(expected) = &self.token else { return false };
         let given = req
@@ -153,6 +194,14 @@ async fn render(state: &crate::State) -> String {
     t.family("taskboard_http_requests_total", "counter", "Requests answered, by endpoint and status.");
     let mut requests: Vec<_> =
         m.requests.read().unwrap().iter().map(|(k, v)| (*k, v.load(Ordering::Relaxed))).collect();
+    for route in state.router.routes() {
+        for (status, count) in STATUSES.iter().zip(&route.counters.statuses) {
+            let count = count.load(Ordering::Relaxed);
+            if count > 0 {
+                requests.push(((route.info.name, *status), count));
+            }
+        }
+    }
     requests.sort();
     for ((endpoint, status), count) in requests {
         let status = status.to_string();
@@ -169,14 +218,15 @@ async fn render(state: &crate::State) -> String {
     );
     {
         let latency = m.latency.read().unwrap();
-        let mut endpoints: Vec<_> = latency.keys().copied().collect();
-        endpoints.sort();
-        for endpoint in endpoints {
-            t.histogram(
-                "taskboard_http_request_duration_seconds",
-                &[("endpoint", endpoint)],
-                &latency[endpoint],
-            );
+        let mut endpoints: Vec<(&str, &Histogram)> = latency.iter().map(|(k, h)| (*k, h)).collect();
+        for route in state.router.routes() {
+            if route.counters.latency.count() > 0 {
+                endpoints.push((route.info.name, &route.counters.latency));
+            }
+        }
+        endpoints.sort_by_key(|(name, _)| *name);
+        for (endpoint, histogram) in endpoints {
+            t.histogram("taskboard_http_request_duration_seconds", &[("endpoint", endpoint)], histogram);
         }
     }
     t.family("taskboard_websocket_connections", "gauge", "WebSocket event streams open now.").sample(
@@ -241,4 +291,13 @@ async fn render(state: &crate::State) -> String {
         t.sample("taskboard_webhook_backlog", &[("webhook", webhook)], *events as f64);
     }
     t.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_counted_statuses_are_in_order() {
+        // `record_route` finds a status by binary search.
+        assert!(super::STATUSES.windows(2).all(|w| w[0] < w[1]));
+    }
 }

@@ -40,13 +40,16 @@ pub(crate) struct Route {
     /// The JSON Schema a JSON body is held to before it is read.
     pub body: Option<serde_json::Value>,
     pub serve: ServeFn,
+    /// Its requests, counted for the metrics.
+    pub counters: crate::metrics::Counters,
 }
 
 impl Route {
     fn of<E: Endpoint>(serve: ServeFn) -> Route {
         let mut generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
         let query = E::Query::schema(&mut generator).map(|s| parse::kinds_of(&s)).unwrap_or_default();
-        Route { info: &E::INFO, query, body: E::Body::root_schema().map(|s| s.to_value()), serve }
+        let body = E::Body::root_schema().map(|s| s.to_value());
+        Route { info: &E::INFO, query, body, serve, counters: crate::metrics::Counters::new() }
     }
 }
 
@@ -78,6 +81,8 @@ struct PathEntry {
 
 pub(crate) struct Router {
     inner: matchit::Router<PathEntry>,
+    /// Every endpoint's route, for the metrics.
+    routes: Vec<Arc<Route>>,
 }
 
 /// The outcome of routing a request.
@@ -134,6 +139,13 @@ impl Router {
         if panic_route {
             routes.push(("/__panic", Method::GET, Target::Panic));
         }
+        let api_routes = routes
+            .iter()
+            .filter_map(|(_, _, target)| match target {
+                Target::Api(route) => Some(route.clone()),
+                _ => None,
+            })
+            .collect();
         let mut paths: Vec<(&'static str, Vec<(Method, Target)>)> = Vec::new();
         for (path, m, target) in routes {
             match paths.iter_mut().find(|(p, _)| *p == path) {
@@ -147,7 +159,12 @@ impl Router {
             let allow = HeaderValue::from_str(&allow).expect("method names are valid header text");
             inner.insert(path, PathEntry { methods, allow }).expect("the endpoint paths do not conflict");
         }
-        Router { inner }
+        Router { inner, routes: api_routes }
+    }
+
+    /// The route of every endpoint.
+    pub fn routes(&self) -> &[Arc<Route>] {
+        &self.routes
     }
 
     pub fn route(&self, method: &Method, path: &str) -> Routed {

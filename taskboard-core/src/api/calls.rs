@@ -2,6 +2,8 @@
 //! checked, then the declaration's core function, under an idempotency
 //! key when the request carries one.
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
 
 use super::endpoint::{Call, Caller, Encoded, Endpoint, Reply};
@@ -39,9 +41,9 @@ pub struct Conditions<'a> {
 /// first successful answer is stored with the change it answers and
 /// replayed, unchanged, to a repeat; an `If-Match` list is checked by the
 /// change's own write. What the server does for each request.
-pub async fn perform<E: Endpoint>(
+pub async fn perform<'c, E: Endpoint>(
     board: &Board,
-    caller: &Caller,
+    caller: &'c Caller,
     conditions: Conditions<'_>,
     call: Call<E>,
 ) -> Result<Idempotent<Encoded>> {
@@ -50,8 +52,9 @@ pub async fn perform<E: Endpoint>(
     let path = call.path;
     // The conditional and idempotent paths are boxed: held inline, their
     // futures would make every call's future several times larger, and
-    // it is moved (copied) as a whole, on reads that use neither.
-    let run = move |caller: Caller| async move {
+    // it is moved (copied) as a whole, on reads that use neither. The
+    // caller is borrowed unless a key makes a new one.
+    let run = move |caller: Cow<'c, Caller>| async move {
         match if_match {
             Some(list) => {
                 let actor = caller.actor()?.clone();
@@ -65,7 +68,7 @@ pub async fn perform<E: Endpoint>(
     };
     match idempotency_key {
         Some(key) => Box::pin(idempotent::<E, _>(board, caller, key, run)).await,
-        None => run(caller.clone()).await.map(Idempotent::Fresh),
+        None => run(Cow::Borrowed(caller)).await.map(Idempotent::Fresh),
     }
 }
 
@@ -82,11 +85,11 @@ pub async fn call_idempotent<E: Endpoint>(
 /// Runs `run` once per key of the caller: `run` is given the caller whose
 /// actor carries the key, and the board stores the answer of `E` with the
 /// change the first write for it makes.
-async fn idempotent<E: Endpoint, F>(
+async fn idempotent<'c, E: Endpoint, F>(
     board: &Board,
-    caller: &Caller,
+    caller: &'c Caller,
     key: IdempotencyKey,
-    run: impl FnOnce(Caller) -> F,
+    run: impl FnOnce(Cow<'c, Caller>) -> F,
 ) -> Result<Idempotent<Encoded>>
 where
     F: Future<Output = Result<Encoded>>,
@@ -115,5 +118,5 @@ where
         Encoded::Empty => Some((204, Bytes::new())),
         _ => None,
     };
-    board.idempotent(actor, key, answer_of, finish, |actor| run(caller.acting(actor))).await
+    board.idempotent(actor, key, answer_of, finish, |actor| run(Cow::Owned(caller.acting(actor)))).await
 }

@@ -85,7 +85,8 @@ pub struct Caller {
     pub event_stream: Option<Option<u64>>,
     /// The scheme and host the request came to (`http://127.0.0.1:8080`),
     /// for the addresses the board hands out when it has no
-    /// `--public-url`.
+    /// `--public-url`; given to the endpoints that declare
+    /// [`Endpoint::ORIGIN`].
     pub origin: Option<String>,
 }
 
@@ -150,6 +151,11 @@ pub trait Endpoint: Send + Sync + 'static {
     /// path, or a `project_id`, `task_id` or `chat_id` in the query or
     /// body).
     const BOARD_WIDE: bool = false;
+
+    /// The endpoint reads [`Caller::origin`] (the addresses it hands out
+    /// name the server the request came to); the server fills it in only
+    /// for such endpoints.
+    const ORIGIN: bool = false;
 
     /// Whether the endpoint overrides [`Endpoint::current_etag`], so
     /// `If-Match` makes it conditional (the OpenAPI document lists the

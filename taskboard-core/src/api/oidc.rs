@@ -58,6 +58,8 @@ impl Endpoint for StartSignIn {
     type Body = ();
     type Response = Redirect;
 
+    const ORIGIN: bool = true;
+
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Redirect> {
         let location = board.oidc_start(&call.query.return_to, caller.origin.as_deref()).await?;
         Ok(Redirect { location })

@@ -17,7 +17,9 @@ use crate::tokens::Grant;
 /// fencing).
 #[derive(Debug, Clone)]
 pub struct Actor {
-    pub member: MemberRecord,
+    /// Shared: the credential cache hands the same record to every request
+    /// of the member, without copying it.
+    pub member: Arc<MemberRecord>,
     pub lease: Option<Uuid>,
     /// The access token's scopes and projects when the credentials were
     /// one; `None` (a login, an agent's own token, a trusted local tool)

@@ -3,6 +3,7 @@
 //! member, and who may set whose credentials (docs/decisions.md 3.e–3.h).
 
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
@@ -131,62 +132,97 @@ impl Board {
     /// Inactive members, revoked tokens and JWTs issued before the
     /// member's last password change get 401.
     pub async fn authenticate(&self, token: &str) -> Result<Actor> {
+        if let Some(known) = self.authenticate_known(token) {
+            return known;
+        }
+        // Boxed: only a member's first request reads the store, and held
+        // inline that read would make every request's future larger, which
+        // is copied as it is moved (docs/storage.md, S.46).
+        Box::pin(self.authenticate_stored(token)).await
+    }
+
+    /// Credentials the board has seen, resolved from its cache without
+    /// reading the store: None when they must be read.
+    fn authenticate_known(&self, token: &str) -> Option<Result<Actor>> {
+        if token.starts_with(ACCESS_TOKEN_PREFIX) {
+            let (member, grant) = self.access_token_known(token)?;
+            return Some(self.admit_access(member, grant));
+        }
+        let jwt = match self.verify_jwt(token) {
+            Ok(jwt) => jwt,
+            Err(e) => return Some(Err(e)),
+        };
+        let (member, version) = {
+            let cache = self.inner.auth_cache.read().unwrap();
+            let id = jwt.map(|j| j.member).or_else(|| cache.tokens.get(token).copied())?;
+            cache.members.get(&id).cloned()?
+        };
+        Some(self.admit(member, version, jwt))
+    }
+
+    /// The subject of a login JWT; None for an agent token.
+    fn verify_jwt(&self, token: &str) -> Result<Option<credentials::JwtSubject>> {
+        if token.starts_with(AGENT_TOKEN_PREFIX) { Ok(None) } else { self.inner.jwt.verify(token).map(Some) }
+    }
+
+    /// Resolves credentials by reading the store, and caches what it found.
+    async fn authenticate_stored(&self, token: &str) -> Result<Actor> {
         if token.starts_with(ACCESS_TOKEN_PREFIX) {
             return self.authenticate_access_token(token).await;
         }
-        let missing = || Error::unauthorized("invalid or expired credentials");
-        let is_agent_token = token.starts_with(AGENT_TOKEN_PREFIX);
-        let jwt = if is_agent_token { None } else { Some(self.inner.jwt.verify(token)?) };
-        let cached = {
-            let cache = self.inner.auth_cache.read().unwrap();
-            let id = jwt.map(|j| j.member).or_else(|| cache.tokens.get(token).copied());
-            id.and_then(|id| cache.members.get(&id).cloned())
-        };
-        let (member, version) = match cached {
-            Some(found) => found,
-            None => {
-                let generation = self.inner.auth_cache.read().unwrap().generation;
-                let hash = is_agent_token.then(|| credentials::token_hash(token));
-                let jwt_member = jwt.map(|j| j.member);
-                let found = self
-                    .read(move |r| {
-                        let member = match (jwt_member, hash) {
-                            (Some(id), _) => r.member(id)?,
-                            (None, Some(hash)) => match r.get(TOKEN_MEMBER, hash.as_bytes())? {
-                                Some(id) => r.member(uuid_value(&id)?)?,
-                                None => None,
-                            },
-                            (None, None) => None,
-                        };
-                        match member {
-                            Some(m) => Ok(Some((r.secret(m.id)?.credential_version, m))),
-                            None => Ok(None),
-                        }
-                    })
-                    .await?
-                    .filter(|(_, m)| m.is_active)
-                    .map(|(version, m)| (m, version))
-                    .ok_or_else(missing)?;
-                let mut cache = self.inner.auth_cache.write().unwrap();
-                if cache.generation == generation {
-                    let weight = AuthCache::weight(&found.0);
-                    if cache.bytes + weight > AuthCache::MAX_BYTES {
-                        cache.members.clear();
-                        cache.tokens.clear();
-                        cache.access.clear();
-                        cache.bytes = 0;
-                    }
-                    cache.bytes += weight;
-                    if is_agent_token {
-                        cache.tokens.insert(token.to_string(), found.0.id);
-                    }
-                    cache.members.insert(found.0.id, found.clone());
+        let jwt = self.verify_jwt(token)?;
+        let is_agent_token = jwt.is_none();
+        let generation = self.inner.auth_cache.read().unwrap().generation;
+        let hash = is_agent_token.then(|| credentials::token_hash(token));
+        let jwt_member = jwt.map(|j| j.member);
+        let (member, version) = self
+            .read(move |r| {
+                let member = match (jwt_member, hash) {
+                    (Some(id), _) => r.member(id)?,
+                    (None, Some(hash)) => match r.get(TOKEN_MEMBER, hash.as_bytes())? {
+                        Some(id) => r.member(uuid_value(&id)?)?,
+                        None => None,
+                    },
+                    (None, None) => None,
+                };
+                match member {
+                    Some(m) => Ok(Some((r.secret(m.id)?.credential_version, m))),
+                    None => Ok(None),
                 }
-                found
+            })
+            .await?
+            .filter(|(_, m)| m.is_active)
+            .map(|(version, m)| (Arc::new(m), version))
+            .ok_or_else(unknown_credentials)?;
+        let mut cache = self.inner.auth_cache.write().unwrap();
+        if cache.generation == generation {
+            let weight = AuthCache::weight(&member);
+            if cache.bytes + weight > AuthCache::MAX_BYTES {
+                cache.members.clear();
+                cache.tokens.clear();
+                cache.access.clear();
+                cache.bytes = 0;
             }
-        };
+            cache.bytes += weight;
+            if is_agent_token {
+                cache.tokens.insert(token.to_string(), member.id);
+            }
+            cache.members.insert(member.id, (member.clone(), version));
+        }
+        drop(cache);
+        self.admit(member, version, jwt)
+    }
+
+    /// The actor of a member found for a JWT or an agent token, if it may
+    /// act: active, and a JWT issued since the last password change.
+    fn admit(
+        &self,
+        member: Arc<MemberRecord>,
+        version: u64,
+        jwt: Option<credentials::JwtSubject>,
+    ) -> Result<Actor> {
         if !member.is_active {
-            return Err(missing());
+            return Err(unknown_credentials());
         }
         if jwt.is_some_and(|j| j.version != version) {
             return Err(Error::unauthorized(
@@ -299,4 +335,8 @@ impl Board {
         })
         .await
     }
+}
+
+fn unknown_credentials() -> Error {
+    Error::unauthorized("invalid or expired credentials")
 }

@@ -83,7 +83,7 @@ pub(crate) struct AuthCache {
     /// Access tokens as presented, with their member and grant.
     pub access: HashMap<String, (Uuid, Arc<Grant>)>,
     /// Members with their credential version, which login JWTs must carry.
-    pub members: HashMap<Uuid, (MemberRecord, u64)>,
+    pub members: HashMap<Uuid, (Arc<MemberRecord>, u64)>,
     /// The estimated memory of the entries (see [`AuthCache::weight`]).
     pub bytes: usize,
 }

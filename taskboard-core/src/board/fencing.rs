@@ -52,8 +52,8 @@ pub(crate) struct Fence {
 
 impl Actor {
     /// The member acting without a lease.
-    pub fn new(member: crate::records::MemberRecord) -> Actor {
-        Actor { member, lease: None, grant: None, request: None }
+    pub fn new(member: impl Into<std::sync::Arc<crate::records::MemberRecord>>) -> Actor {
+        Actor { member: member.into(), lease: None, grant: None, request: None }
     }
 
     /// The same member presenting `lease` (`Taskboard-Lease`).

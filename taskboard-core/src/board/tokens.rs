@@ -19,8 +19,8 @@ use crate::storage::codec::{Key, uuid_value};
 use crate::storage::tables::{ACCESS_TOKEN_HASH, ACCESS_TOKENS, MEMBER_ACCESS_TOKENS};
 use crate::storage::{Direction, KeyRange, Scan};
 use crate::tokens::{
-    AccessToken, AccessTokenRecord, CreatedAccessToken, MAX_TOKENS_PER_MEMBER, NewAccessToken, checked,
-    new_access_token,
+    AccessToken, AccessTokenRecord, CreatedAccessToken, Grant, MAX_TOKENS_PER_MEMBER, NewAccessToken,
+    checked, new_access_token,
 };
 
 /// How often `last_used_at` of one token is written.
@@ -213,52 +213,55 @@ impl Board {
         .await
     }
 
-    /// Resolves an access token (`tba-…`) to its member and grant: 401 for
-    /// an unknown, revoked or expired token or an inactive member.
+    /// An access token the board has seen: its member and grant, from the
+    /// cache.
+    pub(super) fn access_token_known(&self, token: &str) -> Option<(Arc<MemberRecord>, Arc<Grant>)> {
+        let cache = self.inner.auth_cache.read().unwrap();
+        let (member, grant) = cache.access.get(token)?;
+        cache.members.get(member).map(|(m, _)| (m.clone(), grant.clone()))
+    }
+
+    /// Resolves an access token (`tba-…`) to its member and grant by
+    /// reading the store, and caches them: 401 for an unknown, revoked or
+    /// expired token or an inactive member.
     pub(super) async fn authenticate_access_token(&self, token: &str) -> Result<Actor> {
-        let missing = || Error::unauthorized("invalid or revoked access token");
-        let cached = {
-            let cache = self.inner.auth_cache.read().unwrap();
-            cache.access.get(token).and_then(|(member, grant)| {
-                cache.members.get(member).map(|(m, _)| (m.clone(), grant.clone()))
+        let generation = self.inner.auth_cache.read().unwrap().generation;
+        let hash = credentials::token_hash(token);
+        let (member, version, rec) = self
+            .read(move |r| {
+                let Some(id) = r.get(ACCESS_TOKEN_HASH, hash.as_bytes())? else { return Ok(None) };
+                let id = uuid_value(&id)?;
+                let Some(rec) = r.record::<AccessTokenRecord>(ACCESS_TOKENS, id.as_bytes())? else {
+                    return Ok(None);
+                };
+                let Some(member) = r.member(rec.member_id)? else { return Ok(None) };
+                Ok(Some((Arc::new(member), r.secret(rec.member_id)?.credential_version, rec)))
             })
-        };
-        let (member, grant) = match cached {
-            Some(found) => found,
-            None => {
-                let generation = self.inner.auth_cache.read().unwrap().generation;
-                let hash = credentials::token_hash(token);
-                let (member, version, rec) = self
-                    .read(move |r| {
-                        let Some(id) = r.get(ACCESS_TOKEN_HASH, hash.as_bytes())? else { return Ok(None) };
-                        let id = uuid_value(&id)?;
-                        let Some(rec) = r.record::<AccessTokenRecord>(ACCESS_TOKENS, id.as_bytes())? else {
-                            return Ok(None);
-                        };
-                        let Some(member) = r.member(rec.member_id)? else { return Ok(None) };
-                        Ok(Some((member, r.secret(rec.member_id)?.credential_version, rec)))
-                    })
-                    .await?
-                    .ok_or_else(missing)?;
-                let grant = Arc::new(rec.grant());
-                let mut cache = self.inner.auth_cache.write().unwrap();
-                if cache.generation == generation {
-                    let weight = AuthCache::weight(&member);
-                    if cache.bytes + weight > AuthCache::MAX_BYTES {
-                        cache.members.clear();
-                        cache.tokens.clear();
-                        cache.access.clear();
-                        cache.bytes = 0;
-                    }
-                    cache.bytes += weight;
-                    cache.access.insert(token.to_string(), (member.id, grant.clone()));
-                    cache.members.insert(member.id, (member.clone(), version));
-                }
-                (member, grant)
+            .await?
+            .ok_or_else(unknown_access_token)?;
+        let grant = Arc::new(rec.grant());
+        let mut cache = self.inner.auth_cache.write().unwrap();
+        if cache.generation == generation {
+            let weight = AuthCache::weight(&member);
+            if cache.bytes + weight > AuthCache::MAX_BYTES {
+                cache.members.clear();
+                cache.tokens.clear();
+                cache.access.clear();
+                cache.bytes = 0;
             }
-        };
+            cache.bytes += weight;
+            cache.access.insert(token.to_string(), (member.id, grant.clone()));
+            cache.members.insert(member.id, (member.clone(), version));
+        }
+        drop(cache);
+        self.admit_access(member, grant)
+    }
+
+    /// The actor of an access token's member, if it may act: active, and
+    /// the token not expired.
+    pub(super) fn admit_access(&self, member: Arc<MemberRecord>, grant: Arc<Grant>) -> Result<Actor> {
         if !member.is_active {
-            return Err(missing());
+            return Err(unknown_access_token());
         }
         grant.check_expiry(self.inner.options.clock.timestamp())?;
         self.touch_member(&member);
@@ -346,4 +349,8 @@ impl Board {
         })
         .await
     }
+}
+
+fn unknown_access_token() -> Error {
+    Error::unauthorized("invalid or revoked access token")
 }
