@@ -109,11 +109,7 @@ impl Metrics {
     /// Counts an answered request of `endpoint` (the endpoint's name, or
     /// `web`, `mcp`, `metrics`, `preflight`, `unmatched`).
     pub fn record(&self, endpoint: &'static str, status: StatusCode, started: Instant) {
-        let key = (endpoint, status.as_u16());
-        let counted = self.requests.read().unwrap().get(&key).map(|c| c.fetch_add(1, Ordering::Relaxed));
-        if counted.is_none() {
-            self.requests.write().unwrap().entry(key).or_default().fetch_add(1, Ordering::Relaxed);
-        }
+        self.count(endpoint, status.as_u16());
         let elapsed = started.elapsed();
         let observed = self.latency.read().unwrap().get(endpoint).map(|h| h.observe_duration(elapsed));
         if observed.is_none() {
@@ -135,12 +131,18 @@ impl Metrics {
             Ok(i) => {
                 counters.statuses[i].fetch_add(1, Ordering::Relaxed);
             }
-            Err(_) => {
-                let key = (route.info.name, status.as_u16());
-                self.requests.write().unwrap().entry(key).or_default().fetch_add(1, Ordering::Relaxed);
-            }
+            Err(_) => self.count(route.info.name, status.as_u16()),
         }
         counters.latency.observe_duration(elapsed);
+    }
+
+    /// Counts an answer in the shared map.
+    fn count(&self, endpoint: &'static str, status: u16) {
+        let key = (endpoint, status);
+        let counted = self.requests.read().unwrap().get(&key).map(|c| c.fetch_add(1, Ordering::Relaxed));
+        if counted.is_none() {
+            self.requests.write().unwrap().entry(key).or_default().fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     fn allows<B>(&self, req: &Request<B>) -> bool {
@@ -295,9 +297,34 @@ async fn render(state: &crate::State) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::Ordering;
+    use std::time::Instant;
+
+    use hyper::StatusCode;
+
+    use super::{Metrics, STATUSES};
+    use crate::router::Router;
+
     #[test]
     fn the_counted_statuses_are_in_order() {
         // `record_route` finds a status by binary search.
-        assert!(super::STATUSES.windows(2).all(|w| w[0] < w[1]));
+        assert!(STATUSES.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn a_route_counts_its_statuses_and_the_shared_map_the_others() {
+        let router = Router::new::<crate::dispatch::Endpoints>(false, false);
+        let route = router.routes().iter().find(|r| r.info.name == "health").unwrap();
+        let metrics = Metrics::new(None);
+        let started = Instant::now();
+        metrics.record_route(route, StatusCode::OK, started);
+        metrics.record_route(route, StatusCode::OK, started);
+        metrics.record_route(route, StatusCode::IM_A_TEAPOT, started);
+        let ok = STATUSES.binary_search(&200).unwrap();
+        assert_eq!(route.counters.statuses[ok].load(Ordering::Relaxed), 2);
+        let shared = metrics.requests.read().unwrap();
+        assert_eq!(shared.get(&("health", 418)).map(|c| c.load(Ordering::Relaxed)), Some(1));
+        assert_eq!(shared.len(), 1, "a listed status is not counted twice");
+        assert_eq!(route.counters.latency.count(), 3);
     }
 }
