@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use super::members::replace_token;
 use super::rights::{check_account_rights, load_actor_member};
-use super::{Actor, AuthCache, Board};
+use super::{Actor, Board};
 use crate::credentials::{self, AGENT_TOKEN_PREFIX};
 use crate::error::{Error, Result};
 use crate::events::{Audience, EventKind};
@@ -195,19 +195,8 @@ impl Board {
             .map(|(version, m)| (Arc::new(m), version))
             .ok_or_else(unknown_credentials)?;
         let mut cache = self.inner.auth_cache.write().unwrap();
-        if cache.generation == generation {
-            let weight = AuthCache::weight(&member);
-            if cache.bytes + weight > AuthCache::MAX_BYTES {
-                cache.members.clear();
-                cache.tokens.clear();
-                cache.access.clear();
-                cache.bytes = 0;
-            }
-            cache.bytes += weight;
-            if is_agent_token {
-                cache.tokens.insert(token.to_string(), member.id);
-            }
-            cache.members.insert(member.id, (member.clone(), version));
+        if cache.keep(generation, &member, version) && is_agent_token {
+            cache.tokens.insert(token.to_string(), member.id);
         }
         drop(cache);
         self.admit(member, version, jwt)

@@ -96,6 +96,27 @@ impl AuthCache {
         512 + m.name.len() + m.slug.len() + m.avatar_url.as_ref().map_or(0, |a| a.len())
     }
 
+    /// Keeps a member read from the store when the cache was at
+    /// `generation`, emptying the cache first if it would grow past
+    /// [`AuthCache::MAX_BYTES`]; nothing when an event changed the cache
+    /// since the read (the record may be stale). Whether it was kept: the
+    /// caller then keeps the credentials that led to it.
+    pub(crate) fn keep(&mut self, generation: u64, member: &Arc<MemberRecord>, version: u64) -> bool {
+        if self.generation != generation {
+            return false;
+        }
+        let weight = AuthCache::weight(member);
+        if self.bytes + weight > AuthCache::MAX_BYTES {
+            self.members.clear();
+            self.tokens.clear();
+            self.access.clear();
+            self.bytes = 0;
+        }
+        self.bytes += weight;
+        self.members.insert(member.id, (member.clone(), version));
+        true
+    }
+
     fn invalidated_by(kind: EventKind) -> bool {
         kind.changes_members()
     }

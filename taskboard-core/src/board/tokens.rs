@@ -9,7 +9,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::rights::{check_account_rights, load_actor_member};
-use super::{Actor, AuthCache, Board};
+use super::{Actor, Board};
 use crate::credentials;
 use crate::error::{Error, Result};
 use crate::events::{Audience, EventKind};
@@ -241,17 +241,8 @@ impl Board {
             .ok_or_else(unknown_access_token)?;
         let grant = Arc::new(rec.grant());
         let mut cache = self.inner.auth_cache.write().unwrap();
-        if cache.generation == generation {
-            let weight = AuthCache::weight(&member);
-            if cache.bytes + weight > AuthCache::MAX_BYTES {
-                cache.members.clear();
-                cache.tokens.clear();
-                cache.access.clear();
-                cache.bytes = 0;
-            }
-            cache.bytes += weight;
+        if cache.keep(generation, &member, version) {
             cache.access.insert(token.to_string(), (member.id, grant.clone()));
-            cache.members.insert(member.id, (member.clone(), version));
         }
         drop(cache);
         self.admit_access(member, grant)
