@@ -77,12 +77,13 @@ pub(crate) fn handle(
 ) -> impl Future<Output = Result<Response<ResBody>, Aborted>> + Send {
     let id = crate::request_id::of(req.headers());
     let span = tracing::info_span!("http", request_id = id.to_str().unwrap_or_default());
-    let served = serve(state, req, peer).instrument(span);
-    async move {
-        let mut res = served.await?;
+    // `map`, not an async block: a block would hold `serve`'s future
+    // twice, as what it captured and as what it awaits.
+    serve(state, req, peer).instrument(span).map(move |served| {
+        let mut res = served?;
         res.headers_mut().insert(crate::request_id::HEADER, id);
         Ok(res)
-    }
+    })
 }
 
 async fn serve(
