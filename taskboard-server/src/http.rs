@@ -167,7 +167,9 @@ async fn serve(
                 line.emit(target.name(), &method, res.status(), started);
             }
             match &target {
-                Target::Api(route) => state.metrics.record_route(route, res.status(), started),
+                Target::Api(route) => {
+                    state.metrics.record_in(route.info.name, &route.counters, res.status(), started)
+                }
                 other => state.metrics.record(other.name(), res.status(), started),
             }
             if let Some(origin) = origin {
