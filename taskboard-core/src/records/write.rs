@@ -204,7 +204,6 @@ pub(crate) fn task_index_entries(t: &TaskRecord) -> Vec<(Table, Vec<u8>, Vec<u8>
         (TASK_NUMBER, Key::new().uuid(p).u64(t.number).build(), id.clone()),
         (PROJECT_TASKS, order(Key::new().uuid(p)), id.clone()),
         (PROJECT_STATUS_TASKS, order(Key::new().uuid(p).u8(t.status.index())), id.clone()),
-        (STATUS_TASKS, Key::new().u8(t.status.index()).uuid(t.id).build(), Vec::new()),
         (TASK_ORDER, ordered(Key::new()), Vec::new()),
         (STATUS_ORDER, ordered(Key::new().u8(t.status.index())), Vec::new()),
     ];

@@ -91,6 +91,9 @@ impl RedbStore {
         for &table in tables::ALL {
             txn.open_table(def(table)).map_err(storage_err)?;
         }
+        for &name in tables::RETIRED {
+            txn.delete_table(Def::new(name)).map_err(storage_err)?;
+        }
         txn.commit().map_err(storage_err)?;
 
         let db = Arc::new(db);
@@ -445,6 +448,31 @@ mod tests {
         run(&store, true);
         assert_eq!((commits(), batches()), (1, 1));
         assert_eq!(store.read().unwrap().get(LABELS, b"k").unwrap(), Some(b"v".to_vec()));
+    }
+
+    #[test]
+    fn opening_a_store_deletes_the_tables_no_build_reads_any_more() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("board.redb");
+        {
+            let db = Database::builder().create(&path).unwrap();
+            let txn = db.begin_write().unwrap();
+            txn.open_table(Def::new("status_taskid")).unwrap().insert(&b"k"[..], &b""[..]).unwrap();
+            txn.commit().unwrap();
+        }
+        let store = RedbStore::open(&path).unwrap();
+        store.close();
+        drop(store);
+        let db = Database::builder().create(&path).unwrap();
+        let names: Vec<String> = db
+            .begin_read()
+            .unwrap()
+            .list_tables()
+            .unwrap()
+            .map(|t| redb::TableHandle::name(&t).to_string())
+            .collect();
+        assert!(!names.iter().any(|n| n == "status_taskid"), "{names:?}");
+        assert!(names.iter().any(|n| n == tables::TASKS.name));
     }
 
     fn collect(r: &dyn ReadTxn, direction: Direction, stop_after: usize) -> Vec<(Vec<u8>, Vec<u8>)> {

@@ -64,8 +64,6 @@ tables! {
     PROJECT_TASKS = "projectid_position_number_taskid";
     /// project_id status position number → task_id
     PROJECT_STATUS_TASKS = "projectid_status_position_number_taskid";
-    /// status task_id → ()
-    STATUS_TASKS = "status_taskid";
     /// assignee_id task_id → ()
     ASSIGNEE_TASKS = "assigneeid_taskid";
     /// reviewer_id task_id → ()
@@ -213,3 +211,10 @@ tables! {
     /// lower(email) → member_id for members with an email
     MEMBER_EMAIL = "email_memberid";
 }
+
+/// Tables earlier builds wrote and this one neither reads nor writes:
+/// `status_taskid` (status task_id → ()), an index no query read, whose
+/// entry cost every task's creation and status change a write. The redb
+/// backend deletes them when it opens a store; a PostgreSQL board keeps
+/// their rows until `DROP TABLE` (nothing reads them).
+pub const RETIRED: &[&str] = &["status_taskid"];
