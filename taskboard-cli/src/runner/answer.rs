@@ -95,7 +95,7 @@ pub(super) async fn run(a: &AgentCtx, run: Run, live: &Live) -> Result<()> {
         run: run.id,
     });
     let dir = a.shared.state.join("answers").join(run.id.to_string());
-    std::fs::create_dir_all(&dir)?;
+    super::state_dir::dir(&dir)?;
     let result = answer(a, &run, &message, &dir, markdown, live).await;
     let _ = std::fs::remove_dir_all(&dir);
     result

@@ -19,6 +19,13 @@ pub struct RunnerConfig {
     /// `$XDG_STATE_HOME/taskboard/runner` (`~/.local/state/…`). Two
     /// runners running at once need two directories.
     pub state_dir: Option<PathBuf>,
+    /// A project's repository may be a local one (`file:///…` or an
+    /// absolute path) on the runner's machine (default false: only
+    /// `https://`, `ssh://` and `USER@HOST:PATH`). A local address lets
+    /// whoever sets a project's `repo_urls` have any repository the
+    /// runner's user can read cloned and shown to an agent.
+    #[serde(default)]
+    pub allow_local_repos: bool,
     /// Runs at a time over all agents (default 4).
     #[serde(default = "default_max_runs")]
     pub max_runs: usize,
@@ -159,6 +166,14 @@ impl RunnerConfig {
             if a.command.is_empty() || a.command[0].is_empty() {
                 return Err(Error::bad_request(format!("{at}: command must name a program")));
             }
+            if a.command[0].contains('/') && !Path::new(&a.command[0]).is_absolute() {
+                return Err(Error::bad_request(format!(
+                    "{at}: command {:?} is a relative path, which the agent's workspace would resolve, \
+                     running a program of the repository it works on; name a program on PATH or give \
+                     its absolute path",
+                    a.command[0]
+                )));
+            }
             if a.max_runs == 0 || a.timeout_seconds == 0 {
                 return Err(Error::bad_request(format!(
                     "{at}: max_runs and timeout_seconds must be at least 1"
@@ -223,6 +238,25 @@ mod tests {
     }
 
     #[test]
+    fn local_repositories_are_refused_unless_the_file_allows_them() {
+        assert!(!agent("command = [\"x\"]").unwrap().allow_local_repos);
+        let text = "allow_local_repos = true\n[[agent]]\nslug = \"a\"\ntoken = \"t\"\ncommand = [\"x\"]\n";
+        let config: RunnerConfig = toml::from_str(text).unwrap();
+        assert!(config.allow_local_repos);
+    }
+
+    #[test]
+    fn an_agents_program_is_never_a_relative_path_into_its_workspace() {
+        for command in ["[\"./scripts/agent.sh\"]", "[\"scripts/agent\"]", "[\"../agent\", \"x\"]"] {
+            let e = agent(&format!("command = {command}")).unwrap_err();
+            assert!(e.detail().contains("is a relative path"), "{command}: {}", e.detail());
+        }
+        for command in ["[\"/usr/local/bin/agent\"]", "[\"codex\", \"./x\"]", "[\"sh\", \"-c\", \"true\"]"] {
+            agent(&format!("command = {command}")).unwrap();
+        }
+    }
+
+    #[test]
     fn the_readme_example_is_a_valid_configuration() {
         let readme = include_str!("../../../README.md");
         let from = readme.find("The configuration file (default").expect("the README's runner section");
@@ -233,5 +267,14 @@ mod tests {
         config.check().unwrap();
         let modes: Vec<AgentMode> = config.agents.iter().map(|a| a.mode).collect();
         assert!(modes.contains(&AgentMode::Acp) && modes.contains(&AgentMode::Command), "{modes:?}");
+        // The agent's program is the runner machine's, never one of the
+        // repository it works on (README says why): no shell running a
+        // script of the workspace, no npx resolving a package there.
+        for a in &config.agents {
+            let program = Path::new(&a.command[0]).file_name().and_then(|n| n.to_str()).unwrap_or("");
+            assert!(!["sh", "bash", "dash", "npx", "npm", "node"].contains(&program), "{:?}", a.command);
+            assert!(a.mode == AgentMode::Acp || Path::new(&a.command[0]).is_absolute(), "{:?}", a.command);
+        }
+        assert!(!config.allow_local_repos);
     }
 }

@@ -32,7 +32,9 @@ pub mod local;
 mod message_prompt;
 mod process;
 mod prompt;
+mod repo_url;
 mod reports;
+mod state_dir;
 mod supervise;
 mod workspace;
 
@@ -47,6 +49,8 @@ pub(crate) struct Shared {
     pub name: String,
     pub server: String,
     pub state: PathBuf,
+    /// `allow_local_repos`: a project's repository may be a local one.
+    pub allow_local_repos: bool,
     pub lease_seconds: u32,
     pub keep: Duration,
     /// Cancelled when the runner stops.
@@ -137,7 +141,15 @@ pub async fn run(o: Options) -> Result<()> {
         Error::bad_request("no server: set `server` in the runner's file or give --server URL")
     })?;
     let state = config.state_dir()?;
-    std::fs::create_dir_all(&state)?;
+    let tightened = state_dir::open(&state)
+        .map_err(|e| Error::bad_request(format!("the state directory {}: {e}", state.display())))?;
+    if tightened > 0 {
+        eprintln!(
+            "runner: the state directory {} was open to other users: {tightened} of its entries are now \
+             the runner's only (0700 directories, 0600 files)",
+            state.display()
+        );
+    }
     let left = process::leftover_runs(&state);
     let killed = process::kill_leftovers(&state);
     if killed > 0 {
@@ -149,6 +161,7 @@ pub async fn run(o: Options) -> Result<()> {
         name: config.name.clone().unwrap_or_else(|| format!("{}:{}", host_name(), std::process::id())),
         server: server.trim_end_matches('/').to_string(),
         state,
+        allow_local_repos: config.allow_local_repos,
         lease_seconds: config.lease_seconds,
         keep,
         stop: CancellationToken::new(),

@@ -3,6 +3,7 @@
 //! bounded pieces, the whole group killed when it stops, and what a
 //! predecessor runner left killed at start.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -27,19 +28,49 @@ pub struct Spawn<'a> {
     pub stdin: Option<String>,
 }
 
+/// What an agent keeps of the runner's environment (docs/decisions.md,
+/// 20.k). The runner's environment holds other agents' tokens
+/// (`token_env`) and whatever secrets its operator keeps there; an agent
+/// gets these four, its own `env` from the configuration and its run's
+/// `TASKBOARD_*`, nothing else.
+const KEPT: [&str; 4] = ["PATH", "HOME", "LANG", "TZ"];
+
+/// The variables of [`KEPT`] that `var` (the runner's environment) has.
+/// `PATH` loses its relative entries (an empty one is the current
+/// directory): the agent starts in its workspace, where they would find
+/// programs of the repository.
+fn kept(var: impl Fn(&'static str) -> Option<OsString>) -> Vec<(&'static str, OsString)> {
+    let mut kept = Vec::new();
+    for name in KEPT {
+        let Some(value) = var(name) else { continue };
+        let value = if name == "PATH" {
+            let absolute = std::env::split_paths(&value).filter(|p| p.is_absolute());
+            match std::env::join_paths(absolute) {
+                Ok(path) => path,
+                Err(_) => continue,
+            }
+        } else {
+            value
+        };
+        kept.push((name, value));
+    }
+    kept
+}
+
 /// The agent's command, in a new process group of its own led by
 /// `taskboard agent guard` (this very program), which ends the group if
-/// the runner dies; killed if the runner drops it.
+/// the runner dies; killed if the runner drops it. The guard, and so the
+/// agent, starts with a clean environment: [`kept`], then `s.env`. The
+/// guard needs none of it; `TASKBOARD_RUN` in it is how a later runner
+/// finds what this run left ([`kill_leftovers`]).
 fn command(s: &Spawn<'_>) -> Command {
     // The running program, even if its file was replaced since it started.
     let mut cmd = Command::new("/proc/self/exe");
     cmd.args(["agent", "guard", "--parent", &std::process::id().to_string(), "--"])
         .args(s.argv)
         .current_dir(s.dir)
-        // The agent reaches the board over HTTP (`TASKBOARD_SERVER`); a
-        // local board named here is the one this runner holds.
-        .env_remove("TASKBOARD_DATA_DIR")
-        .env_remove("TASKBOARD_DATABASE")
+        .env_clear()
+        .envs(kept(std::env::var_os))
         .envs(s.env.iter().map(|(k, v)| (k, v)))
         .stderr(Stdio::piped())
         .process_group(0)
@@ -138,8 +169,8 @@ pub fn pid_file(state: &Path, run: uuid::Uuid) -> PathBuf {
 
 pub fn write_pid_file(state: &Path, run: uuid::Uuid, pgid: u32) -> Result<()> {
     let path = pid_file(state, run);
-    std::fs::create_dir_all(path.parent().expect("a pid file is in a directory"))?;
-    std::fs::write(path, format!("{pgid}\n"))?;
+    super::state_dir::dir(path.parent().expect("a pid file is in a directory"))?;
+    super::state_dir::write(&path, format!("{pgid}\n").as_bytes())?;
     Ok(())
 }
 
@@ -181,4 +212,30 @@ pub fn kill_leftovers(state: &Path) -> usize {
         let _ = std::fs::remove_file(path);
     }
     killed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_keeps_four_variables_of_the_runner_and_path_only_its_absolute_entries() {
+        let runner = |name: &str| -> Option<OsString> {
+            match name {
+                "PATH" => Some("/usr/local/bin::.:bin:/usr/bin".into()),
+                "HOME" => Some("/home/runner".into()),
+                "TZ" => Some("Europe/Paris".into()),
+                "BOSS_TOKEN" | "IS_SANDBOX" => Some("x".into()),
+                _ => None,
+            }
+        };
+        let kept = kept(runner);
+        let want: Vec<(&str, OsString)> = vec![
+            ("PATH", "/usr/local/bin:/usr/bin".into()),
+            ("HOME", "/home/runner".into()),
+            ("TZ", "Europe/Paris".into()),
+        ];
+        assert_eq!(kept, want);
+        assert!(super::kept(|_| None).is_empty());
+    }
 }

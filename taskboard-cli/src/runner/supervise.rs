@@ -71,7 +71,8 @@ async fn run_once(a: &AgentCtx, run: Run, origin: Origin, live: &Live) -> Result
     let comments = c.call::<ListMessages>((), filter, ()).await?.items;
     let ws = {
         let _one_at_a_time = shared.git.lock().await;
-        workspace::prepare(&shared.state, &project.repo_urls, &task.key, run.id).await?
+        workspace::prepare(&shared.state, &project.repo_urls, shared.allow_local_repos, &task.key, run.id)
+            .await?
     };
     shared.live_dirs.lock().unwrap().push(ws.dir.clone());
     let brief = Brief {
@@ -135,7 +136,7 @@ async fn run_command(
         PromptVia::Stdin => Some(markdown),
         PromptVia::File => {
             let file = ws.dir.with_extension("md");
-            std::fs::write(&file, markdown)?;
+            super::state_dir::write(&file, markdown.as_bytes())?;
             env.push(("TASKBOARD_PROMPT_FILE".to_string(), file.to_string_lossy().into_owned()));
             None
         }

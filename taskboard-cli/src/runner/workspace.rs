@@ -8,6 +8,9 @@ use std::time::{Duration, SystemTime};
 use taskboard_core::{Error, ErrorKind, Result};
 use tokio::process::Command;
 
+use super::repo_url::{Protocol, RepoUrl};
+use super::state_dir;
+
 /// Where a run works.
 #[derive(Debug, Clone)]
 pub struct Workspace {
@@ -20,19 +23,28 @@ fn failed(what: &str, detail: impl std::fmt::Display) -> Error {
     Error::new(ErrorKind::Internal, format!("workspace: {what}: {detail}"))
 }
 
-/// Runs git, its output for the answer; its stderr in the error.
-async fn git(dir: Option<&Path>, args: &[&str]) -> Result<String> {
+/// Runs git, its output for the answer; its stderr in the error. Git
+/// speaks no protocol but `protocol` (`GIT_ALLOW_PROTOCOL`): none for
+/// the commands that fetch nothing.
+async fn git_with(protocol: Option<Protocol>, dir: Option<&Path>, args: &[&str]) -> Result<String> {
     let mut cmd = Command::new("git");
     if let Some(d) = dir {
         cmd.arg("-C").arg(d);
     }
-    cmd.args(args).stdin(std::process::Stdio::null()).env("GIT_TERMINAL_PROMPT", "0");
+    cmd.args(args)
+        .stdin(std::process::Stdio::null())
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_ALLOW_PROTOCOL", protocol.map_or("", Protocol::git_name));
     let out = cmd.output().await.map_err(|e| failed("cannot run git", e))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         return Err(failed(&format!("git {}", args.join(" ")), err.trim()));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+async fn git(dir: Option<&Path>, args: &[&str]) -> Result<String> {
+    git_with(None, dir, args).await
 }
 
 /// A directory name for a repository address.
@@ -44,15 +56,20 @@ fn cache_name(url: &str) -> String {
 }
 
 /// The cached clone of `url` under `state/repos`, made or fetched now.
-async fn cached_clone(state: &Path, url: &str) -> Result<PathBuf> {
+async fn cached_clone(state: &Path, url: &RepoUrl) -> Result<PathBuf> {
     let repos = state.join("repos");
-    std::fs::create_dir_all(&repos)?;
-    let cache = repos.join(cache_name(url));
+    state_dir::dir(&repos)?;
+    let cache = repos.join(cache_name(url.as_str()));
+    let fetch = Some(url.protocol());
     if !cache.join("HEAD").exists() {
         // Cloned beside, then renamed: a clone cut short is never taken
-        // for a cache.
+        // for a cache. Made `0700` first: git clones into an empty
+        // directory and keeps its mode.
         let partial = repos.join(format!(".partial-{}", uuid::Uuid::new_v4()));
-        let cloned = git(None, &["clone", "--quiet", "--bare", url, &partial.to_string_lossy()]).await;
+        state_dir::dir(&partial)?;
+        // After `--`, the address is never an option of git's.
+        let args = ["clone", "--quiet", "--bare", "--", url.as_str(), &partial.to_string_lossy()];
+        let cloned = git_with(fetch, None, &args).await;
         if let Err(e) = cloned {
             let _ = std::fs::remove_dir_all(&partial);
             return Err(e);
@@ -61,22 +78,32 @@ async fn cached_clone(state: &Path, url: &str) -> Result<PathBuf> {
             .await?;
         std::fs::rename(&partial, &cache)?;
     }
-    git(Some(&cache), &["fetch", "--quiet", "--prune", "origin"]).await?;
+    git_with(fetch, Some(&cache), &["fetch", "--quiet", "--prune", "origin"]).await?;
     // Where the remote's HEAD points, for new branches.
-    let _ = git(Some(&cache), &["remote", "set-head", "origin", "--auto"]).await;
+    let _ = git_with(fetch, Some(&cache), &["remote", "set-head", "origin", "--auto"]).await;
     Ok(cache)
 }
 
-/// Makes the workspace of a run of task `key`.
-pub async fn prepare(state: &Path, repo_urls: &[String], key: &str, run: uuid::Uuid) -> Result<Workspace> {
+/// Makes the workspace of a run of task `key`. `allow_local` is the
+/// runner's `allow_local_repos`: whether a local repository may be
+/// cloned.
+pub async fn prepare(
+    state: &Path,
+    repo_urls: &[String],
+    allow_local: bool,
+    key: &str,
+    run: uuid::Uuid,
+) -> Result<Workspace> {
+    let url = repo_urls.first().map(|u| RepoUrl::parse(u, allow_local)).transpose()?;
     let work = state.join("work");
-    std::fs::create_dir_all(&work)?;
+    state_dir::dir(&work)?;
     let dir = work.join(format!("{key}-{}", &run.simple().to_string()[..12]));
-    let Some(url) = repo_urls.first() else {
-        std::fs::create_dir_all(&dir)?;
+    // Empty, for git's worktree as for a scratch directory.
+    state_dir::dir(&dir)?;
+    let Some(url) = url else {
         return Ok(Workspace { dir, branch: None });
     };
-    let cache = cached_clone(state, url).await?;
+    let cache = cached_clone(state, &url).await?;
     let _ = git(Some(&cache), &["worktree", "prune"]).await;
     let branch = format!("taskboard/{key}");
     let path = dir.to_string_lossy().into_owned();

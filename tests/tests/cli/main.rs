@@ -12,6 +12,7 @@ mod runner_acp;
 mod runner_faults;
 mod runner_local;
 mod runner_mentions;
+mod runner_security;
 mod runs;
 mod sso;
 mod tokens;

@@ -43,7 +43,7 @@ pub(super) fn task(env: &Env, title: &str) {
 }
 
 /// A runner's configuration file with one agent running `script` under
-/// `sh -c`.
+/// `sh -c`; the tests' repositories are local ones, which it allows.
 pub(super) fn config(
     env: &Env,
     name: &str,
@@ -55,7 +55,8 @@ pub(super) fn config(
     let path = env.dir.path().join(format!("{name}.toml"));
     let server = env.remote_server().expect("a server").0;
     let text = format!(
-        "server = {server:?}\nname = {name:?}\nstate_dir = {state:?}\nlease_seconds = 30\n\n\
+        "server = {server:?}\nname = {name:?}\nstate_dir = {state:?}\nlease_seconds = 30\n\
+         allow_local_repos = true\n\n\
          [[agent]]\nslug = \"bot\"\ntoken = {token:?}\ncommand = [\"sh\", \"-c\", {script:?}]\n{agent_extra}\n"
     );
     std::fs::write(&path, text).unwrap();
@@ -65,29 +66,29 @@ pub(super) fn config(
 /// A running `taskboard agent run`, stopped with SIGTERM when dropped.
 pub(super) struct Runner(Child);
 
+/// `taskboard agent run --config CONFIG` on the test's board, its stdout
+/// dropped, for a test to add to before [`Runner::spawn`].
+pub(super) fn runner_command(env: &Env, config: &Path) -> Command {
+    let mut cmd = env.std_cmd();
+    cmd.args(["agent", "run", "--config"]).arg(config).stdout(std::process::Stdio::null());
+    cmd
+}
+
 impl Runner {
     pub(super) fn start(env: &Env, config: &Path) -> Runner {
-        let child = env
-            .std_cmd()
-            .args(["agent", "run", "--config"])
-            .arg(config)
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .expect("the runner starts");
-        Runner(child)
+        Runner::spawn(runner_command(env, config))
     }
 
     /// [`Runner::start`] with the runner's stderr written to `log`.
     pub(super) fn start_logged(env: &Env, config: &Path, log: &Path) -> Runner {
-        let child = env
-            .std_cmd()
-            .args(["agent", "run", "--config"])
-            .arg(config)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::fs::File::create(log).unwrap())
-            .spawn()
-            .expect("the runner starts");
-        Runner(child)
+        let mut cmd = runner_command(env, config);
+        cmd.stderr(std::fs::File::create(log).unwrap());
+        Runner::spawn(cmd)
+    }
+
+    /// Starts `cmd`, a runner (its process, not a parent of it).
+    pub(super) fn spawn(mut cmd: Command) -> Runner {
+        Runner(cmd.spawn().expect("the runner starts"))
     }
 
     /// The peak resident memory of the runner's process so far, in bytes.

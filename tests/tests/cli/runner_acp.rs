@@ -40,14 +40,16 @@ fn python() -> &'static Path {
 }
 
 /// A runner's configuration with agent `bot` as the test ACP agent,
-/// logging to `log`, with `extra` lines in its `[[agent]]`.
+/// logging to `log`, with `extra` lines in its `[[agent]]`; the tests'
+/// repositories are local ones, which it allows.
 fn config(env: &Env, token: &str, log: &Path, extra: &str) -> PathBuf {
     let state = env.dir.path().join("state");
     let path = env.dir.path().join("runner.toml");
     let server = &env.server.as_ref().expect("a server").url;
     let agent = root().join("tests/acp-python/agent.py");
     let text = format!(
-        "server = {server:?}\nname = \"acp\"\nstate_dir = {state:?}\nlease_seconds = 30\n\n\
+        "server = {server:?}\nname = \"acp\"\nstate_dir = {state:?}\nlease_seconds = 30\n\
+         allow_local_repos = true\n\n\
          [[agent]]\nslug = \"bot\"\ntoken = {token:?}\nmode = \"acp\"\n\
          command = [{:?}, {agent:?}]\nenv = {{ ACP_LOG = {log:?} }}\n{extra}\n",
         python()
