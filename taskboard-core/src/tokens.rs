@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::error::{Error, Result};
-use crate::model::Scope;
+use crate::model::{Role, Scope};
 
 /// Prefix of access tokens, apart from the agents' own `tbk-` tokens so a
 /// credential says at a glance (and to a secret scanner) which it is.
@@ -73,6 +73,18 @@ pub struct AccessTokenRecord {
     pub expires_at: Option<Timestamp>,
     /// Hex SHA-256 of the token.
     pub hash: String,
+    /// The access token this one was made with: it expires no later and
+    /// is revoked with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<Uuid>,
+    /// The agent whose own token (`tbk-`) made this one: revoked when
+    /// that token is revoked or replaced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_token_of: Option<Uuid>,
+    /// The highest role the token acts with: the minter's role when a
+    /// member made it for another (and its parent's cap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role_cap: Option<Role>,
 }
 
 impl AccessTokenRecord {
@@ -95,6 +107,7 @@ impl AccessTokenRecord {
             scopes: self.scopes.clone(),
             project_ids: self.project_ids.clone(),
             expires_at: self.expires_at,
+            role_cap: self.role_cap,
         }
     }
 }
@@ -108,6 +121,9 @@ pub struct Grant {
     pub scopes: Vec<Scope>,
     pub project_ids: Option<Vec<Uuid>>,
     pub expires_at: Option<Timestamp>,
+    /// The highest role the token acts with, whatever its member's role
+    /// becomes: None for a token its member made.
+    pub role_cap: Option<Role>,
 }
 
 impl Grant {

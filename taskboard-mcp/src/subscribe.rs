@@ -123,6 +123,11 @@ async fn follow<B: Perform>(subs: Arc<Subscriptions>, b: B, peer: Peer<RoleServe
                 return;
             }
         }
+        if page.ended {
+            // The subscriber's credentials ended: it hears nothing more.
+            tracing::info!("resource subscriptions stopped: the subscriber's credentials ended");
+            break;
+        }
     }
     subs.stopped();
 }

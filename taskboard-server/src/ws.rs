@@ -182,6 +182,8 @@ enum End {
     Shutdown,
     TooSlow,
     Revoked,
+    /// The access token the stream was opened with expired.
+    Expired,
 }
 
 struct Session {
@@ -274,6 +276,12 @@ impl Session {
             return end;
         }
 
+        // A stream opened with an expiring token ends when it expires.
+        let expiry = match self.board.credential_time_left(&self.actor) {
+            Some(left) => tokio::time::sleep(left),
+            None => tokio::time::sleep(Duration::MAX / 4),
+        };
+        tokio::pin!(expiry);
         let period = *PING_EVERY;
         let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -285,6 +293,7 @@ impl Session {
             tokio::select! {
                 biased;
                 _ = &mut self.shutdown => return End::Shutdown,
+                _ = &mut expiry => return End::Expired,
                 incoming = ws.next() => match incoming {
                     None | Some(Err(_)) => return End::Gone,
                     Some(Ok(Message::Close(_))) => return End::ClientClosed,
@@ -433,6 +442,7 @@ async fn close(ws: &mut Socket, end: End) {
         End::Shutdown => (CloseCode::Away, "server shutting down"),
         End::TooSlow => (CloseCode::from(CLOSE_TOO_SLOW), "too slow to keep up; reconnect with since"),
         End::Revoked => (CloseCode::from(CLOSE_REVOKED), "credentials revoked"),
+        End::Expired => (CloseCode::from(CLOSE_REVOKED), "credentials expired"),
     };
     let handshake = async {
         ws.send(Message::Close(Some(CloseFrame { code, reason: reason.into() }))).await?;

@@ -46,7 +46,7 @@ impl Endpoint for PollEvents {
             .iter()
             .map(|e| serde_json::from_str(&e.shared_frame()).map_err(Error::internal))
             .collect::<Result<_>>()?;
-        Ok(EventPage { events, next: b.next, resync_required: b.resync_required })
+        Ok(EventPage { events, next: b.next, resync_required: b.resync_required, ended: b.ended })
     }
 
     /// Frames are copied into the answer as they are, not parsed again.
@@ -70,6 +70,9 @@ impl Endpoint for PollEvents {
         out.push_str(&b.next.to_string());
         if b.resync_required {
             out.push_str(",\"resync_required\":true");
+        }
+        if b.ended {
+            out.push_str(",\"ended\":true");
         }
         out.push('}');
         Ok(Encoded::Json(out.into()))

@@ -101,9 +101,10 @@ impl Endpoint for StartRun {
         summary: "Start a run of an agent on a task",
         description: "The task is assigned to the agent and held under a lease of `lease_seconds` (default \
             300) in the agent's name; the run starts `starting`, and the agent's runner starts the agent. \
-            A person may start any agent; an agent only itself, on a task it may take or already holds. 409 \
-            when the task is done, already has a run that has not ended, or is held under someone else's \
-            lease; 422 when `agent_id` is not an active agent, or when a person gives `runner`.",
+            A person may start a run only on a task they may change, of an agent that is a member of the \
+            task's project (403 otherwise); an agent only itself, on a task it may take or already holds. \
+            409 when the task is done, already has a run that has not ended, or is held under someone \
+            else's lease; 422 when `agent_id` is not an active agent, or when a person gives `runner`.",
         errors: &[403, 404, 409],
     };
     type Path = Uuid;
@@ -192,10 +193,11 @@ impl Endpoint for AppendTranscript {
         auth: true,
         status: 200,
         summary: "Append to a run's transcript (its agent)",
-        description: "Only the run's agent. Entries past the transcript's cap are dropped and counted in \
-            one entry. Followers get them as `run.output` events, at most ten a second per run. 409 once the \
-            run is final.",
-        errors: &[403, 404, 409],
+        description: "Only the run's agent. Every entry counts toward the transcript's cap, whatever its \
+            kind; entries past it are dropped and counted in one entry. Followers get them as `run.output` \
+            events, at most ten a second per run. 409 once the run is final; 429 with `Retry-After` when the \
+            run appends more than 20 times a second after a burst of 100 (batch entries instead).",
+        errors: &[403, 404, 409, 429],
     };
     type Path = Uuid;
     type Query = ();

@@ -16,6 +16,11 @@ use crate::tokens::Grant;
 /// The fields of a query or body that name what a request is about.
 const NAMING_FIELDS: [&str; 3] = ["project_id", "task_id", "chat_id"];
 
+/// The fields of a body that name other tasks the request ties to its own
+/// (a link's target, a parent, dependencies): a project-limited token may
+/// not reach into another project through them (docs/decisions.md, 20.h).
+const TASK_FIELDS: [&str; 3] = ["target_id", "parent_id", "depends_on"];
+
 /// The path parameters that name what a request is about.
 const NAMING_PARAMS: [&str; 5] = ["project_id", "task_id", "run_id", "chat_id", "message_id"];
 
@@ -36,6 +41,16 @@ fn references<E: Endpoint>(call: &Call<E>) -> Vec<(&'static str, Uuid)> {
             if let Some(id) = map.get(name).and_then(|v| v.as_str()).and_then(|s| s.parse::<Uuid>().ok()) {
                 out.push((name, id));
             }
+        }
+        for name in TASK_FIELDS {
+            let ids = match map.get(name) {
+                Some(serde_json::Value::Array(items)) => items.iter().collect(),
+                Some(one) => vec![one],
+                None => Vec::new(),
+            };
+            out.extend(
+                ids.into_iter().filter_map(|v| v.as_str()?.parse::<Uuid>().ok()).map(|id| ("task_id", id)),
+            );
         }
     }
     out

@@ -12,6 +12,7 @@ use uuid::Uuid;
 
 use super::members::replace_token;
 use super::rights::{check_account_rights, load_actor_member};
+use super::tokens::{Origin, revoke_descendants};
 use super::{Actor, Board};
 use crate::credentials::{self, AGENT_TOKEN_PREFIX};
 use crate::error::{Error, Result};
@@ -261,6 +262,7 @@ impl Board {
             let target = tx.w.member_required(id)?;
             check_token_rights(&acting, &target, "regenerate the token of")?;
             replace_token(tx, id, Some(&token))?;
+            revoke_descendants(tx, Origin::AgentToken(id), acting.id)?;
             tx.emit(
                 EventKind::MemberTokenRevoked,
                 json!({"member_id": id}),
@@ -279,6 +281,7 @@ impl Board {
             let target = tx.w.member_required(id)?;
             check_token_rights(&acting, &target, "revoke the token of")?;
             replace_token(tx, id, None)?;
+            revoke_descendants(tx, Origin::AgentToken(id), acting.id)?;
             tx.emit(
                 EventKind::MemberTokenRevoked,
                 json!({"member_id": id}),

@@ -17,6 +17,8 @@ pub struct Follower {
     member: Uuid,
     /// The access token the stream was opened with, if any.
     token: Option<Uuid>,
+    /// When that token expires: the stream ends then (docs/decisions.md, 20.d).
+    expires_at: Option<tokio::time::Instant>,
     viewer: Viewer,
     stream: Subscription,
     resync: bool,
@@ -37,6 +39,15 @@ impl Board {
         self.inner.stopping.send_replace(true);
     }
 
+    /// How long `actor`'s credential still works: None for one without an
+    /// expiry; zero once it has expired. A stream opened with it ends then
+    /// (docs/decisions.md, 20.d).
+    pub fn credential_time_left(&self, actor: &Actor) -> Option<Duration> {
+        let at = actor.grant()?.expires_at?;
+        let left = at.duration_since(self.inner.options.clock.timestamp());
+        Some(Duration::try_from(left).unwrap_or(Duration::ZERO))
+    }
+
     /// Follows the events after `since` (from now when `None`) that
     /// `actor` may see.
     pub fn follow(&self, actor: &Actor, since: Option<u64>) -> Follower {
@@ -45,6 +56,7 @@ impl Board {
             board: self.clone(),
             member: actor.id(),
             token: actor.grant().map(|g| g.token_id),
+            expires_at: self.credential_time_left(actor).map(|left| tokio::time::Instant::now() + left),
             viewer: self.viewer(actor),
             resync: stream.resync_required,
             stream,
@@ -76,10 +88,21 @@ impl Follower {
         }
     }
 
+    /// How long until the stream's credential expires: None for one that
+    /// does not; zero once it has (the stream has ended).
+    fn time_left(&mut self) -> Option<Duration> {
+        let left = self.expires_at?.saturating_duration_since(tokio::time::Instant::now());
+        if left.is_zero() {
+            self.ended = true;
+        }
+        Some(left)
+    }
+
     /// Up to `limit` visible events after the position; when there are
     /// none yet, waits up to `wait` for one.
     pub async fn next_batch(&mut self, limit: usize, wait: Duration) -> EventBatch {
         let mut frames = Vec::new();
+        let wait = self.time_left().map_or(wait, |left| wait.min(left));
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             if self.resync {
@@ -109,7 +132,10 @@ impl Follower {
                 _ = stopping.wait_for(|s| *s) => break,
             };
             match next {
-                Err(_) => break,
+                Err(_) => {
+                    self.time_left();
+                    break;
+                }
                 Ok(Ok(e)) => self.admit(&e, &mut frames),
                 Ok(Err(StreamError::TooSlow)) => self.resubscribe(),
                 Ok(Err(StreamError::Closed)) => break,

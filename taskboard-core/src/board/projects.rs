@@ -60,7 +60,11 @@ impl Board {
     /// creator becomes a project owner (docs/rules.md, projects).
     pub async fn create_project(&self, actor: &Actor, new: NewProject) -> Result<Project> {
         let creator = actor.id();
+        let actor = actor.clone();
         self.write_as(actor.request(), move |tx| {
+            if !new.repo_urls.is_empty() {
+                check_repository_rights(tx, &actor)?;
+            }
             slug_free(tx.w, &new.slug, None)?;
             let id = Uuid::now_v7();
             let chat = ChatRecord { id: Uuid::now_v7(), project_id: id, created_at: tx.now };
@@ -88,8 +92,14 @@ impl Board {
 
     /// `PATCH /projects/{id}`.
     pub async fn update_project(&self, actor: &Actor, id: Uuid, patch: ProjectPatch) -> Result<Project> {
+        let actor = actor.clone();
         self.write_as(actor.request(), move |tx| {
             let old = tx.w.project_required(id)?;
+            if let crate::wire::Patch::Value(urls) = &patch.repo_urls
+                && *urls != old.repo_urls
+            {
+                check_repository_rights(tx, &actor)?;
+            }
             let mut p = old.clone();
             if let Some(name) = patch.name.value() {
                 p.name = name.to_string();
@@ -268,4 +278,16 @@ fn project_members_list(project: Uuid) -> IndexList<impl ItemFn<ProjectMember>> 
             role,
         }))
     })
+}
+
+/// A project's repository is where runners fetch code that agents run
+/// with the runner's rights: only admins and owners choose it
+/// (docs/decisions.md, 20.f).
+fn check_repository_rights(tx: &Tx<'_>, actor: &Actor) -> Result<()> {
+    if super::rights::load_actor_member(tx, actor)?.role.is_admin() {
+        return Ok(());
+    }
+    Err(Error::forbidden(
+        "only an admin or owner may set a project's repo_urls: runners run agents on that code",
+    ))
 }

@@ -6,10 +6,15 @@ use crate::error::{Error, Result};
 use crate::model::Role;
 use crate::records::{MemberRecord, Records};
 
-/// The acting member, refused once it is no longer active.
+/// The acting member, refused once it is no longer active, with the role
+/// its credentials act with: never above the cap of the access token it
+/// presents (docs/decisions.md, 20.a).
 pub(super) fn load_actor_member(tx: &Tx<'_>, actor: &Actor) -> Result<MemberRecord> {
     match tx.w.member(actor.id())? {
-        Some(m) if m.is_active => Ok(m),
+        Some(mut m) if m.is_active => {
+            m.role = m.role.capped(actor.grant().and_then(|g| g.role_cap));
+            Ok(m)
+        }
         _ => Err(Error::unauthorized("the acting member is no longer active")),
     }
 }

@@ -32,9 +32,27 @@ fn entry_key(run: Uuid, n: u64) -> Vec<u8> {
     Key::new().uuid(run).u64(n).build()
 }
 
-/// Where each run's `run.output` frames stand (this process's memory).
+/// Appends to one run's transcript: a burst of this many, then
+/// [`APPENDS_PER_SECOND`]. A runner batches its agent's output into a
+/// few appends a second; more is a runaway or hostile agent
+/// (docs/decisions.md, 20.e).
+pub const APPEND_BURST: f64 = 100.0;
+pub const APPENDS_PER_SECOND: f64 = 20.0;
+
+/// Where each run's `run.output` frames stand, and each run's budget of
+/// appends (this process's memory).
 #[derive(Default)]
-pub(crate) struct OutputPaces(Mutex<HashMap<Uuid, Pace>>);
+pub(crate) struct OutputPaces {
+    paces: Mutex<HashMap<Uuid, Pace>>,
+    appends: Mutex<HashMap<Uuid, Budget>>,
+}
+
+/// A token bucket of appends.
+#[derive(Debug, Clone, Copy)]
+struct Budget {
+    left: f64,
+    at: std::time::Instant,
+}
 
 #[derive(Debug, Clone, Copy)]
 struct Pace {
@@ -48,7 +66,36 @@ struct Pace {
 
 impl OutputPaces {
     fn has_pending(&self) -> bool {
-        self.0.lock().unwrap().values().any(|p| p.appended > p.sent)
+        self.paces.lock().unwrap().values().any(|p| p.appended > p.sent)
+    }
+
+    /// Takes one append from `run`'s budget: 429 with the time until the
+    /// next one when it is spent.
+    pub(super) fn take_append(&self, run: Uuid) -> Result<()> {
+        let now = std::time::Instant::now();
+        let mut budgets = self.appends.lock().unwrap();
+        if budgets.len() > 10_000 {
+            // Runs idle long enough to have a full budget again are
+            // forgotten: they start where they would be anyway.
+            budgets.retain(|_, b| {
+                b.left + now.duration_since(b.at).as_secs_f64() * APPENDS_PER_SECOND < APPEND_BURST
+            });
+        }
+        let b = budgets.entry(run).or_insert(Budget { left: APPEND_BURST, at: now });
+        b.left = (b.left + now.duration_since(b.at).as_secs_f64() * APPENDS_PER_SECOND).min(APPEND_BURST);
+        b.at = now;
+        if b.left < 1.0 {
+            let wait = std::time::Duration::from_secs_f64((1.0 - b.left) / APPENDS_PER_SECOND);
+            return Err(Error::too_many_requests(
+                format!(
+                    "run {run} appends to its transcript faster than {APPENDS_PER_SECOND} times a second; \
+                     batch entries (up to {MAX_ENTRIES_PER_APPEND} an append)"
+                ),
+                wait,
+            ));
+        }
+        b.left -= 1.0;
+        Ok(())
     }
 }
 
@@ -70,22 +117,31 @@ pub(super) fn check_entry(i: usize, e: &NewEntry) -> Result<()> {
     Ok(())
 }
 
+/// Whose entry: the board's own (a state change, a question asked, an
+/// answer given: one per operation, always kept), or one the agent
+/// appended (dropped past the cap, whatever its kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Writer {
+    Board,
+    Agent,
+}
+
 /// Appends an entry to a run's transcript, or counts it as dropped once
 /// the transcript holds `cap` bytes: the first dropped entry adds one
-/// entry saying so, later ones update it. Entries of state changes,
-/// questions and answers are always kept (there are few of them).
+/// entry saying so, later ones update it. Every entry counts toward the
+/// cap; the board's own entries are kept past it (docs/decisions.md, 20.e).
 pub(super) fn push_entry(
     tx: &mut Tx<'_>,
     rec: &mut RunRecord,
     cap: u64,
+    writer: Writer,
     kind: EntryKind,
     text: String,
     data: Option<serde_json::Value>,
 ) -> Result<()> {
     let e = TranscriptEntry { n: rec.transcript_count + 1, at: tx.now, kind, text, data };
     let size = e.size();
-    let always = matches!(kind, EntryKind::State | EntryKind::Question | EntryKind::Answer);
-    if !always && rec.transcript_bytes + size > cap {
+    if writer == Writer::Agent && rec.transcript_bytes + size > cap {
         rec.dropped_bytes += size;
         let note = TranscriptEntry {
             n: rec.dropped_entry.unwrap_or(rec.transcript_count + 1),
@@ -138,7 +194,7 @@ impl Board {
         self.write(move |tx| {
             let now = tx.now.as_millisecond();
             let due: Vec<Uuid> = {
-                let map = paces.0.lock().unwrap();
+                let map = paces.paces.lock().unwrap();
                 map.iter()
                     .filter(|(_, p)| p.appended > p.sent && now - p.last_ms >= OUTPUT_INTERVAL_MS)
                     .map(|(id, _)| *id)
@@ -147,7 +203,7 @@ impl Board {
             let mut frames = 0;
             for id in due {
                 let Some(rec) = tx.w.record::<RunRecord>(RUNS, &run_key(id))? else {
-                    paces.0.lock().unwrap().remove(&id);
+                    paces.paces.lock().unwrap().remove(&id);
                     continue;
                 };
                 frames += usize::from(pace_output(tx, &paces, rec.transcript_count, &rec, true)?);
@@ -194,7 +250,7 @@ pub(super) fn pace_output(
 ) -> Result<bool> {
     let at = tx.now.as_millisecond();
     let (sent, due) = {
-        let mut map = paces.0.lock().unwrap();
+        let mut map = paces.paces.lock().unwrap();
         // A run this process meets for the first time: what earlier
         // operations stored was sent by them (or by another process).
         let p = map.entry(rec.id).or_insert(Pace { last_ms: i64::MIN, sent: before, appended: before });
@@ -204,14 +260,14 @@ pub(super) fn pace_output(
     };
     if !due {
         if rec.state.is_final() {
-            paces.0.lock().unwrap().remove(&rec.id);
+            paces.paces.lock().unwrap().remove(&rec.id);
         }
         return Ok(false);
     }
     let entries = entries_after(tx.w, rec.id, sent, FRAME_ENTRIES, FRAME_BYTES)?;
     let last = entries.last().map_or(sent, |e| e.n);
     {
-        let mut map = paces.0.lock().unwrap();
+        let mut map = paces.paces.lock().unwrap();
         if rec.state.is_final() && last >= rec.transcript_count {
             map.remove(&rec.id);
         } else if let Some(p) = map.get_mut(&rec.id) {

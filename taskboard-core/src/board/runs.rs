@@ -11,7 +11,10 @@ use std::sync::Arc;
 use serde_json::json;
 use uuid::Uuid;
 
-use super::run_output::{OutputPaces, check_entry, entries_after, output_tail, pace_output, push_entry};
+use super::rights::load_actor_member;
+use super::run_output::{
+    OutputPaces, Writer, check_entry, entries_after, output_tail, pace_output, push_entry,
+};
 use super::run_records::*;
 use super::tasks::member_slug;
 use super::{Actor, Board, Tx};
@@ -119,10 +122,14 @@ impl Board {
         let me = actor.id();
         let person = !actor.member.is_agent();
         check_starter(actor, new.agent_id, new.runner.as_deref())?;
+        let actor = actor.clone();
         self.write_as(actor.request(), move |tx| {
             let agent = active_agent(tx, new.agent_id)?;
             let old = tx.w.task_required(task_id)?;
             let key = tx.w.task_key_of(&old)?;
+            if person {
+                check_run_starter(tx, &actor, &agent, &old, &key)?;
+            }
             if let Some(live) = live_run_of(tx.w, task_id)? {
                 return Err(Error::conflict(format!("{key} already has run {live}, which has not ended")));
             }
@@ -231,7 +238,15 @@ impl Board {
             match patch.question {
                 crate::wire::Patch::Value(q) => {
                     let data = serde_json::to_value(&q).map_err(Error::internal)?;
-                    push_entry(tx, &mut rec, cap, EntryKind::Question, q.text.clone(), Some(data))?;
+                    push_entry(
+                        tx,
+                        &mut rec,
+                        cap,
+                        Writer::Board,
+                        EntryKind::Question,
+                        q.text.clone(),
+                        Some(data),
+                    )?;
                     rec.question = Some(q);
                     state.get_or_insert(RunState::AwaitingInput);
                 }
@@ -262,7 +277,7 @@ impl Board {
                 if s == RunState::Running && rec.started_at.is_none() {
                     rec.started_at = Some(tx.now);
                 }
-                push_entry(tx, &mut rec, cap, EntryKind::State, s.to_string(), None)?;
+                push_entry(tx, &mut rec, cap, Writer::Board, EntryKind::State, s.to_string(), None)?;
             }
             put_run(tx, Some(&old), &rec)?;
             pace_output(tx, &paces, old.transcript_count, &rec, false)?;
@@ -295,7 +310,7 @@ impl Board {
             (None, Some(r)) => format!("{state}: {r}"),
             (None, None) => state.to_string(),
         };
-        push_entry(tx, &mut rec, cap, EntryKind::State, text.clone(), None)?;
+        push_entry(tx, &mut rec, cap, Writer::Board, EntryKind::State, text.clone(), None)?;
         put_run(tx, Some(&old), &rec)?;
         pace_output(tx, paces, old.transcript_count, &rec, true)?;
         let run = render(tx.w, &rec)?;
@@ -337,11 +352,12 @@ impl Board {
         let me = actor.id();
         let cap = self.transcript_cap();
         let paces = self.output_paces();
+        paces.take_append(id)?;
         self.write_as(actor.request(), move |tx| {
             let old = own_open_run(tx, id, me, "its transcript")?;
             let mut rec = old.clone();
             for e in entries {
-                push_entry(tx, &mut rec, cap, e.kind, e.text, e.data)?;
+                push_entry(tx, &mut rec, cap, Writer::Agent, e.kind, e.text, e.data)?;
             }
             put_run(tx, Some(&old), &rec)?;
             pace_output(tx, &paces, old.transcript_count, &rec, false)?;
@@ -405,7 +421,7 @@ impl Board {
             };
             let mut rec = old.clone();
             let data = json!({"question_id": q.id, "option_id": answer.option_id, "by": me});
-            push_entry(tx, &mut rec, cap, EntryKind::Answer, text, Some(data))?;
+            push_entry(tx, &mut rec, cap, Writer::Board, EntryKind::Answer, text, Some(data))?;
             rec.question = None;
             rec.state = RunState::Running;
             put_run(tx, Some(&old), &rec)?;
@@ -430,7 +446,15 @@ impl Board {
         rec.question = None;
         rec.stop_reason = Some(reason.to_string());
         // The cap does not apply to state entries.
-        push_entry(tx, &mut rec, u64::MAX, EntryKind::State, format!("{state}: {reason}"), None)?;
+        push_entry(
+            tx,
+            &mut rec,
+            u64::MAX,
+            Writer::Board,
+            EntryKind::State,
+            format!("{state}: {reason}"),
+            None,
+        )?;
         put_run(tx, Some(&old), &rec)?;
         let run = render(tx.w, &rec)?;
         let audience = run_audience(tx.w, &rec)?;
@@ -464,4 +488,33 @@ fn agent_comment(tx: &mut Tx<'_>, agent: Uuid, task: Uuid, content: String) -> R
         ..MessageRecord::plain(tx.now, AuthorType::Agent, content)
     };
     Board::write_message(tx, &mut m, None).map(drop)
+}
+
+/// A person starts a run, which runs a program on a runner's machine, only
+/// on a task of a project they belong to (or as an admin or owner), and
+/// only of an agent that belongs to that project (docs/decisions.md, 20.g).
+fn check_run_starter(
+    tx: &Tx<'_>,
+    actor: &Actor,
+    agent: &MemberRecord,
+    task: &TaskRecord,
+    key: &str,
+) -> Result<()> {
+    let acting = load_actor_member(tx, actor)?;
+    let project = task.project_id;
+    let slug = || -> Result<String> { Ok(tx.w.project_required(project)?.slug) };
+    if !acting.role.is_admin() && tx.w.project_role(project, acting.id)?.is_none() {
+        return Err(Error::forbidden(format!(
+            "only members of project {} (or an admin) may start runs on {key}; ask an admin to add you",
+            slug()?
+        )));
+    }
+    if tx.w.project_role(project, agent.id)?.is_none() {
+        return Err(Error::forbidden(format!(
+            "agent {} is not a member of project {}; add it to the project before starting its runs there",
+            agent.slug,
+            slug()?
+        )));
+    }
+    Ok(())
 }

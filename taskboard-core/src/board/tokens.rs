@@ -9,7 +9,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::rights::{check_account_rights, load_actor_member};
-use super::{Actor, Board};
+use super::{Actor, Board, Tx};
 use crate::credentials;
 use crate::error::{Error, Result};
 use crate::events::{Audience, EventKind};
@@ -96,8 +96,16 @@ impl Board {
         member: Uuid,
         new: NewAccessToken,
     ) -> Result<CreatedAccessToken> {
-        let new = checked(new, self.inner.options.clock.timestamp())?;
+        let mut new = checked(new, self.inner.options.clock.timestamp())?;
         check_narrower(actor, &new)?;
+        let parent = actor.grant().cloned();
+        if let Some(parent) = &parent {
+            // A token made with a token ends no later than it.
+            new.expires_at = match (new.expires_at, parent.expires_at) {
+                (Some(asked), Some(limit)) => Some(asked.min(limit)),
+                (asked, limit) => asked.or(limit),
+            };
+        }
         let actor = actor.clone();
         let token = new_access_token();
         self.write_as(actor.request(), move |tx| {
@@ -107,6 +115,11 @@ impl Board {
                 return Err(Error::not_found(format!("member {member} not found")));
             }
             check_tokens_rights(&acting, &target, "create access tokens for")?;
+            if let Some(parent) = &parent
+                && tx.w.record::<AccessTokenRecord>(ACCESS_TOKENS, parent.token_id.as_bytes())?.is_none()
+            {
+                return Err(unknown_access_token());
+            }
             for id in new.project_ids.iter().flatten() {
                 if tx.w.project(*id)?.is_none() {
                     return Err(Error::invalid("project_ids", format!("project {id} not found")));
@@ -118,6 +131,14 @@ impl Board {
                     target.slug
                 )));
             }
+            // Made for another member: never more than its maker may do.
+            let role_cap = if acting.id == member {
+                parent.as_ref().and_then(|p| p.role_cap)
+            } else {
+                Some(acting.role)
+            };
+            // An agent without an access token acts with its own token.
+            let by_own_agent_token = parent.is_none() && acting.kind == MemberType::Agent;
             let rec = AccessTokenRecord {
                 id: Uuid::now_v7(),
                 member_id: member,
@@ -128,6 +149,9 @@ impl Board {
                 last_used_at: None,
                 expires_at: new.expires_at,
                 hash: credentials::token_hash(&token),
+                parent_id: parent.as_ref().map(|p| p.token_id),
+                agent_token_of: by_own_agent_token.then_some(acting.id),
+                role_cap,
             };
             tx.w.put_record(ACCESS_TOKENS, rec.id.as_bytes(), &rec)?;
             tx.w.put(MEMBER_ACCESS_TOKENS, &token_key(member, rec.id), &[])?;
@@ -147,8 +171,10 @@ impl Board {
     /// with the rights of creating them.
     pub async fn list_access_tokens(&self, actor: &Actor, member: Uuid) -> Result<Vec<AccessToken>> {
         let acting = actor.id();
+        let cap = actor.grant().and_then(|g| g.role_cap);
         self.read(move |r| {
-            let acting = r.active_member(acting)?;
+            let mut acting = r.active_member(acting)?;
+            acting.role = acting.role.capped(cap);
             let target = r.member_required(member)?;
             check_tokens_rights(&acting, &target, "list the access tokens of")?;
             Ok(tokens_of(r, member)?.iter().map(AccessTokenRecord::to_wire).collect())
@@ -169,14 +195,8 @@ impl Board {
                     .ok_or_else(|| {
                         Error::not_found(format!("access token {token} of member {member} not found"))
                     })?;
-            tx.w.delete(ACCESS_TOKENS, token.as_bytes())?;
-            tx.w.delete(MEMBER_ACCESS_TOKENS, &token_key(member, token))?;
-            tx.w.delete(ACCESS_TOKEN_HASH, rec.hash.as_bytes())?;
-            tx.emit(
-                EventKind::TokenRevoked,
-                json!({"member_id": member, "id": token, "name": rec.name, "by": acting.id}),
-                Audience::Member { member_id: member },
-            )?;
+            delete_token(tx, &rec, acting.id)?;
+            revoke_descendants(tx, Origin::Token(rec.id), acting.id)?;
             Ok(())
         })
         .await
@@ -257,6 +277,13 @@ impl Board {
         grant.check_expiry(self.inner.options.clock.timestamp())?;
         self.touch_member(&member);
         self.touch_token(grant.token_id);
+        // Never more than the member's role now, nor than the token's cap.
+        let capped = member.role.capped(grant.role_cap);
+        let member = if capped == member.role {
+            member
+        } else {
+            Arc::new(MemberRecord { role: capped, ..(*member).clone() })
+        };
         let mut actor = Actor::new(member);
         actor.grant = Some(grant);
         Ok(actor)
@@ -340,6 +367,67 @@ impl Board {
         })
         .await
     }
+}
+
+/// Deletes an access token and tells its member's streams, which close.
+fn delete_token(tx: &mut Tx<'_>, rec: &AccessTokenRecord, by: Uuid) -> Result<()> {
+    tx.w.delete(ACCESS_TOKENS, rec.id.as_bytes())?;
+    tx.w.delete(MEMBER_ACCESS_TOKENS, &token_key(rec.member_id, rec.id))?;
+    tx.w.delete(ACCESS_TOKEN_HASH, rec.hash.as_bytes())?;
+    tx.emit(
+        EventKind::TokenRevoked,
+        json!({"member_id": rec.member_id, "id": rec.id, "name": rec.name, "by": by}),
+        Audience::Member { member_id: rec.member_id },
+    )
+}
+
+/// What access tokens were made with.
+pub(super) enum Origin {
+    /// An access token: the tokens made with it, and theirs.
+    Token(Uuid),
+    /// An agent's own token: the tokens the agent made with it, and theirs.
+    AgentToken(Uuid),
+}
+
+/// Revokes every access token made with `origin`, and the tokens made with
+/// those, in the transaction that revokes `origin` (docs/decisions.md,
+/// 20.c). Tokens are few (100 a member at most) and revoked rarely, so
+/// one pass over the table per generation costs less than an index every
+/// creation would keep.
+pub(super) fn revoke_descendants(tx: &mut Tx<'_>, origin: Origin, by: Uuid) -> Result<()> {
+    let mut parents: Vec<Uuid> = match origin {
+        Origin::Token(id) => vec![id],
+        Origin::AgentToken(agent) => {
+            let made = all_tokens(tx.w, |t| t.agent_token_of == Some(agent))?;
+            for t in &made {
+                delete_token(tx, t, by)?;
+            }
+            made.iter().map(|t| t.id).collect()
+        }
+    };
+    while !parents.is_empty() {
+        let children = all_tokens(tx.w, |t| t.parent_id.is_some_and(|p| parents.contains(&p)))?;
+        for t in &children {
+            delete_token(tx, t, by)?;
+        }
+        parents = children.iter().map(|t| t.id).collect();
+    }
+    Ok(())
+}
+
+fn all_tokens(
+    r: &(impl Records + ?Sized),
+    keep: impl Fn(&AccessTokenRecord) -> bool,
+) -> Result<Vec<AccessTokenRecord>> {
+    let mut out = Vec::new();
+    r.scan(ACCESS_TOKENS, KeyRange::all(), Direction::Forward, &mut |_, v| {
+        let t: AccessTokenRecord = crate::storage::codec::decode(v)?;
+        if keep(&t) {
+            out.push(t);
+        }
+        Ok(Scan::Continue)
+    })?;
+    Ok(out)
 }
 
 fn unknown_access_token() -> Error {

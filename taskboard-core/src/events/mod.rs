@@ -205,14 +205,16 @@ impl Event {
     }
 
     /// Whether this event ends the sessions of `member`: the member was
-    /// deleted, or its agent token was revoked or replaced.
+    /// deleted or deactivated, or its agent token was revoked or replaced.
     pub fn ends_session_of(&self, member: Uuid) -> bool {
         let about_member = || {
             let data = self.data();
             data.get("member_id").or_else(|| data.get("id")).and_then(|v| v.as_str())
                 == Some(member.to_string().as_str())
         };
-        self.kind.ends_sessions() && about_member()
+        let deactivated =
+            || self.kind == EventKind::MemberUpdated && self.data().get("is_active") == Some(&false.into());
+        (self.kind.ends_sessions() || deactivated()) && about_member()
     }
 
     /// Whether this event ends a stream of `member` opened with the

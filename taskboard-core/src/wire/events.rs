@@ -31,6 +31,11 @@ pub struct EventPage {
     /// `next`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub resync_required: bool,
+    /// The credentials of the request ended with these events (revoked,
+    /// expired, the member deleted or deactivated): the next request
+    /// answers 401.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ended: bool,
 }
 
 impl EventsQuery {

@@ -100,6 +100,23 @@ impl Role {
     pub fn is_admin(self) -> bool {
         matches!(self, Role::Owner | Role::Admin)
     }
+
+    fn rank(self) -> u8 {
+        match self {
+            Role::Member => 0,
+            Role::Admin => 1,
+            Role::Owner => 2,
+        }
+    }
+
+    /// This role, lowered to `cap` when `cap` ranks below it: what a
+    /// credential capped at `cap` acts with (docs/decisions.md, 20.a).
+    pub fn capped(self, cap: Option<Role>) -> Role {
+        match cap {
+            Some(cap) if cap.rank() < self.rank() => cap,
+            _ => self,
+        }
+    }
 }
 
 impl TaskStatus {

@@ -24,6 +24,7 @@ mod reads;
 mod retries;
 mod runs;
 mod schema;
+mod security;
 mod tasks;
 mod tokens;
 mod webhooks;

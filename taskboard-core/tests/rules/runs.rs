@@ -31,6 +31,7 @@ fn to(state: RunState) -> RunPatch {
 }
 
 async fn start(fx: &Fx, by: &Actor, task: Uuid, agent: &Actor) -> Run {
+    fx.join(fx.get(task).await.project.id, agent).await;
     fx.board
         .start_run(by, task, NewRun { agent_id: agent.id(), lease_seconds: Some(60), runner: None })
         .await

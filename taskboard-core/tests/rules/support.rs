@@ -99,6 +99,15 @@ impl Fx {
         Fx { board, owner, dir: Some(dir), _blobs: None }
     }
 
+    /// Adds `member` to `project` (the owner does), if it is not in it.
+    pub async fn join(&self, project: Uuid, member: &Actor) {
+        match self.board.add_project_member(&self.owner, project, member.id()).await {
+            Ok(()) => {}
+            Err(e) if e.kind() == taskboard_core::ErrorKind::Conflict => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+
     /// A human member created by the owner.
     pub async fn human(&self, s: &str, role: Role) -> Actor {
         let m = self

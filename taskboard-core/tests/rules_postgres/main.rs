@@ -34,6 +34,8 @@ mod retries;
 mod shared;
 #[path = "../rules/support.rs"]
 mod support;
+#[path = "../rules/security.rs"]
+mod security;
 #[path = "../rules/tasks.rs"]
 mod tasks;
 #[path = "../rules/tokens.rs"]

@@ -14,6 +14,7 @@ async fn a_run_is_started_written_by_its_agent_and_ends_with_its_task_in_review(
     let p = app.create_project(app.owner(), "web").await;
     let (bot, token) = app.create_agent("bot", "member").await;
     let (_, other) = app.create_agent("other", "member").await;
+    app.add_to_project(p.id, bot).await;
     let t = app.create_task(app.owner(), p.id, "work").await;
     let since: Value = app.get("/api/v1/events", app.owner()).await.expect(200);
 
@@ -91,6 +92,7 @@ async fn a_question_is_answered_and_a_run_is_cancelled_and_listed() {
     let app = spawn().await;
     let p = app.create_project(app.owner(), "web").await;
     let (bot, token) = app.create_agent("bot", "member").await;
+    app.add_to_project(p.id, bot).await;
     let t = app.create_task(app.owner(), p.id, "work").await;
     let run: Run = app
         .post(

@@ -90,10 +90,15 @@ pub async fn spawn_with(configure: impl FnOnce(&mut Config)) -> TestApp {
     start(config, dir).await
 }
 
-async fn start(config: Config, dir: tempfile::TempDir) -> TestApp {
+async fn start(mut config: Config, dir: tempfile::TempDir) -> TestApp {
     // Bound before it is spawned: requests made right away wait in the
-    // backlog, no sleep needed.
-    let server = Server::bind(config.clone()).await.expect("the server starts");
+    // backlog, no sleep needed. Bound here, so a board with single
+    // sign-on gets its public URL (required) on its own port.
+    let listener = tokio::net::TcpListener::bind(config.listen).await.expect("a port");
+    if config.oidc.is_some() && config.public_url.is_none() {
+        config.public_url = Some(format!("http://{}", listener.local_addr().unwrap()));
+    }
+    let server = Server::on_listener(listener, config.clone()).await.expect("the server starts");
     let base = format!("http://{}", server.local_addr());
     let handle = server.spawn();
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
@@ -230,6 +235,13 @@ impl TestApp {
     pub async fn create_agent(&self, slug: &str, role: &str) -> (Uuid, String) {
         let m = self.create_member(slug, "agent", role).await;
         (m.id, m.token.expect("agents get a token"))
+    }
+
+    /// Adds `member` to `project` as the owner.
+    pub async fn add_to_project(&self, project: Uuid, member: Uuid) {
+        let path = format!("/api/v1/projects/{project}/members");
+        let res = self.post(&path, self.owner(), serde_json::json!({"member_id": member})).await;
+        assert!((200..300).contains(&res.status), "adding {member} to {project}: {}", res.body);
     }
 
     pub async fn create_project(&self, token: Option<&str>, slug: &str) -> Project {

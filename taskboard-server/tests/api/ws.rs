@@ -624,3 +624,40 @@ impl Drop for Child {
         let _ = self.0.wait();
     }
 }
+
+/// Streams opened with an access token end when it expires: the
+/// WebSocket closes (4001, "credentials expired") and the Server-Sent
+/// Events response ends; neither carries an event made after the expiry
+/// (docs/decisions.md, 20.d).
+#[tokio::test]
+async fn streams_opened_with_an_access_token_end_when_it_expires() {
+    let app = spawn().await;
+    let board = app.board();
+    let owner = board.actor(app.owner_id).await.unwrap();
+    let at = jiff::Timestamp::now() + jiff::SignedDuration::from_millis(1500);
+    let short = taskboard_core::tokens::NewAccessToken {
+        name: "short".into(),
+        scopes: vec![taskboard_core::model::Scope::Read],
+        project_ids: None,
+        expires_at: Some(at),
+    };
+    let short = board.create_access_token(&owner, app.owner_id, short).await.unwrap();
+    let (mut ws, _) = connect(&app, &short.token, None).await;
+    let sse = reqwest::Client::new()
+        .get(format!("{}/api/v1/events", app.base))
+        .bearer_auth(&short.token)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(sse.status(), 200);
+    let (code, _) = close_code(&mut ws).await;
+    assert_eq!(code, taskboard_server::ws::CLOSE_REVOKED);
+    let after = marker(board, &owner).await;
+    let body = tokio::time::timeout(PATIENCE, sse.text()).await.expect("the SSE response ends").unwrap();
+    assert!(!body.contains(&format!("id: {after}\n")), "an event after the expiry was sent: {body}");
+    match tokio_tungstenite::connect_async(ws_url(&app, &short.token, None)).await {
+        Err(tungstenite::Error::Http(res)) => assert_eq!(res.status(), 401),
+        other => panic!("the expired token must fail: {other:?}"),
+    }
+}

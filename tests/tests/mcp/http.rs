@@ -283,6 +283,38 @@ async fn a_task_resource_reads_as_markdown_and_a_subscriber_hears_of_changes() {
     board.shutdown().await;
 }
 
+/// A subscriber whose token is revoked hears of no change after it; one
+/// whose token stands does (docs/decisions.md, 20.d).
+#[tokio::test]
+async fn a_subscription_stops_when_the_subscribers_token_is_revoked() {
+    let board = Board::start().await;
+    let watcher = board.agent("watcher").await;
+    let control = board.agent("control").await;
+    let task = board.task("Ship the release").await;
+    let (key, id) = (task["key"].as_str().unwrap(), task["id"].as_str().unwrap());
+    let uri = format!("taskboard://tasks/{key}");
+    let (watching, mut watcher_hears) = connect(&board, &watcher).await;
+    let (controlling, mut control_hears) = connect(&board, &control).await;
+    for session in [&watching, &controlling] {
+        #[allow(deprecated)]
+        session.subscribe(SubscribeRequestParams::new(uri.clone())).await.expect("resources/subscribe");
+    }
+    let me = ok(&watching, "whoami", json!({})).await;
+    let member = me["member"]["id"].as_str().unwrap().to_string();
+    board.rest("POST", &format!("/api/v1/members/{member}/revoke-token"), Value::Null).await;
+    board.rest("PATCH", &format!("/api/v1/tasks/{id}"), json!({"priority": "urgent"})).await;
+    let told =
+        tokio::time::timeout(Duration::from_secs(30), control_hears.recv()).await.expect("a notification");
+    assert_eq!(told.as_deref(), Some(uri.as_str()), "the change was published");
+    // The watcher's follower reads the same events in the same order: the
+    // revocation first, where it stops.
+    let heard = tokio::time::timeout(Duration::from_secs(2), watcher_hears.recv()).await;
+    assert!(!matches!(heard, Ok(Some(_))), "a revoked subscriber heard {heard:?}");
+    watching.cancel().await.ok();
+    controlling.cancel().await.ok();
+    board.shutdown().await;
+}
+
 /// An `initialize` request, raw.
 fn initialize() -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
