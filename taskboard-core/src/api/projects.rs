@@ -52,8 +52,9 @@ impl Endpoint for CreateProject {
         status: 201,
         summary: "Create a project with its main chat",
         description: "The creator becomes the project's owner member. A slug already taken is 409; task keys \
-            are the slug in upper case and the task number (`WEB-12`).",
-        errors: &[409],
+            are the slug in upper case and the task number (`WEB-12`). `repo_urls` only by an admin or owner \
+            (403): runners fetch that code and run agents on it.",
+        errors: &[403, 409],
     };
     type Path = ();
     type Query = ();
@@ -103,8 +104,9 @@ impl Endpoint for UpdateProject {
         status: 200,
         summary: "Update a project",
         description: "Name, slug, description, repository URLs, status (`active`, `archived`) and automatic \
-            assignment. A new slug changes every task key of the project.",
-        errors: &[404, 409],
+            assignment. A new slug changes every task key of the project. Only an admin or owner changes \
+            `repo_urls` (403).",
+        errors: &[403, 404, 409],
     };
     type Path = Uuid;
     type Query = ();
