@@ -47,6 +47,7 @@ pub mod oidc;
 mod perform;
 pub mod private;
 pub mod records;
+pub mod redact;
 pub mod runs;
 pub mod storage;
 pub mod tokens;

@@ -28,11 +28,14 @@ impl std::fmt::Display for Aborted {
 
 impl std::error::Error for Aborted {}
 
-/// The query string with credentials hidden, for logs. Each pair is
-/// decoded as the query parser decodes it, so `tok%65n=…` is the `token`
-/// it stands for (and `code`, `state` and `login_code` are hidden too); a value that looks like a credential (an agent or
-/// access token, a webhook secret, a JSON Web Token) is hidden under any
-/// name.
+/// The query string with credentials hidden, for the access log. Each
+/// pair is decoded as the query parser decodes it, so `tok%65n=…` is the
+/// `token` it stands for: a parameter named for a credential (the
+/// `token` and `access_token` a request may carry, the one-time `code`,
+/// `state` and `login_code` of single sign-on) is hidden whole, and any
+/// value holding a credential by its form (`taskboard_core::redact`) is
+/// hidden under any name (`?q=tba-…`). The log writer redacts the whole
+/// line again.
 fn redacted_query(query: &str) -> String {
     query
         .split('&')
@@ -40,10 +43,11 @@ fn redacted_query(query: &str) -> String {
             let decoded = form_urlencoded::parse(pair.as_bytes()).next();
             match decoded {
                 Some((name, value))
-                    if CREDENTIAL_NAMES.contains(&&*name) || looks_like_credential(&value) =>
+                    if CREDENTIAL_NAMES.contains(&&*name)
+                        || taskboard_core::redact::holds_credential(&value) =>
                 {
                     let name = pair.split_once('=').map_or(pair, |(n, _)| n);
-                    format!("{name}=REDACTED")
+                    format!("{name}={}", taskboard_core::redact::REDACTED)
                 }
                 _ => pair.to_string(),
             }
@@ -54,14 +58,7 @@ fn redacted_query(query: &str) -> String {
 
 /// Query parameters that carry a credential: a token, and the one-time
 /// codes and state of single sign-on.
-const CREDENTIAL_NAMES: &[&str] = &["token", "code", "state", "login_code"];
-
-fn looks_like_credential(value: &str) -> bool {
-    let value = value.trim();
-    value.starts_with("tbk-")
-        || value.starts_with("whsec_")
-        || (value.starts_with("eyJ") && value.matches('.').count() == 2)
-}
+const CREDENTIAL_NAMES: &[&str] = &["token", "access_token", "code", "state", "login_code"];
 
 /// Serves one request in a span carrying its id, and echoes the id on
 /// the response (`request_id`).
@@ -238,5 +235,10 @@ mod tests {
         assert_eq!(super::redacted_query("t%6Fken=abc&q=x"), "t%6Fken=REDACTED&q=x");
         assert_eq!(super::redacted_query("q=tbk%2Dabc"), "q=REDACTED");
         assert_eq!(super::redacted_query("q=a+b&limit=5"), "q=a+b&limit=5");
+        // Access tokens, by name and by form.
+        assert_eq!(super::redacted_query("access_token=anything&x=1"), "access_token=REDACTED&x=1");
+        assert_eq!(super::redacted_query("q=tba-AbC123&limit=5"), "q=REDACTED&limit=5");
+        assert_eq!(super::redacted_query("q=see%20tba%2DAbC"), "q=REDACTED");
+        assert_eq!(super::redacted_query("q=whsec_abc%2B"), "q=REDACTED");
     }
 }
