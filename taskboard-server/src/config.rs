@@ -81,6 +81,86 @@ impl FileValues {
     }
 }
 
+/// A configuration file holding secrets that others than the server may
+/// read (docs/decisions.md 20.w).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadableSecrets {
+    pub path: PathBuf,
+    /// The file's permission bits.
+    pub mode: u32,
+    /// The keys of the file that hold a secret.
+    pub keys: Vec<String>,
+}
+
+impl std::fmt::Display for ReadableSecrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let path = self.path.display();
+        write!(
+            f,
+            "the configuration file {path} holds secrets ({}) and is readable by others than the server \
+             (mode {:04o}); run `chmod 600 {path}` (or 640 with the server's own group)",
+            self.keys.join(", "),
+            self.mode & 0o7777
+        )
+    }
+}
+
+impl FileValues {
+    /// The file's keys that hold a secret: those of the flags whose
+    /// environment value `--help` hides (`jwt-secret`, `database`,
+    /// `oidc-client-secret`, `metrics-token`).
+    fn secret_keys(&self, cmd: &Command) -> Vec<String> {
+        let secret =
+            |key: &str| cmd.get_arguments().any(|a| a.get_long() == Some(key) && a.is_hide_env_values_set());
+        self.values.keys().filter(|k| secret(k)).cloned().collect()
+    }
+
+    /// Whether the file holds a secret that others than the server may
+    /// read: readable by every user, or by a group that is not the
+    /// server's own (the Debian package's `root:taskboard 0640` is not).
+    pub fn readable_secrets(&self, cmd: &Command) -> Option<ReadableSecrets> {
+        let keys = self.secret_keys(cmd);
+        if keys.is_empty() {
+            return None;
+        }
+        let meta = std::fs::metadata(&self.path).ok()?;
+        exposed(&meta).then(|| ReadableSecrets { path: self.path.clone(), mode: mode(&meta), keys })
+    }
+}
+
+#[cfg(unix)]
+fn mode(meta: &std::fs::Metadata) -> u32 {
+    std::os::unix::fs::PermissionsExt::mode(&meta.permissions())
+}
+
+#[cfg(not(unix))]
+fn mode(_: &std::fs::Metadata) -> u32 {
+    0
+}
+
+#[cfg(unix)]
+fn exposed(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let mode = mode(meta);
+    mode & 0o004 != 0 || (mode & 0o040 != 0 && Some(meta.gid()) != own_group())
+}
+
+#[cfg(not(unix))]
+fn exposed(_: &std::fs::Metadata) -> bool {
+    false
+}
+
+/// The server's effective group.
+#[cfg(target_os = "linux")]
+fn own_group() -> Option<u32> {
+    Some(rustix::process::getegid().as_raw())
+}
+
+#[cfg(all(unix, not(target_os = "linux")))]
+fn own_group() -> Option<u32> {
+    None
+}
+
 fn unknown_key(cmd: &Command, file: &impl std::fmt::Display, key: &str) -> String {
     let nearest = keys(cmd)
         .into_iter()
@@ -231,5 +311,43 @@ fn typed(word: &str) -> String {
         word.to_string()
     } else {
         toml::Value::String(word.to_string()).to_string()
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    fn command() -> Command {
+        Command::new("server")
+            .arg(Arg::new("listen").long("listen"))
+            .arg(Arg::new("jwt_secret").long("jwt-secret").env("JWT").hide_env_values(true))
+    }
+
+    #[test]
+    fn a_file_holding_a_secret_that_others_may_read_is_named_with_its_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("server.toml");
+        std::fs::write(&path, "listen = \"127.0.0.1:1\"\njwt-secret = \"s\"\n").unwrap();
+        let cmd = command();
+        let check = |mode: u32| {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            FileValues::load(&cmd, &path).unwrap().readable_secrets(&cmd)
+        };
+        let found = check(0o644).expect("readable by everyone");
+        assert_eq!((found.mode & 0o777, found.keys.as_slice()), (0o644, &["jwt-secret".to_string()][..]));
+        let text = found.to_string();
+        assert!(
+            text.contains("server.toml") && text.contains("0644") && text.contains("chmod 600"),
+            "{text}"
+        );
+        assert_eq!(check(0o600), None);
+        // The server's own group may read it (the Debian package's 0640).
+        assert_eq!(check(0o640), None);
+
+        std::fs::write(&path, "listen = \"127.0.0.1:1\"\n").unwrap();
+        assert_eq!(check(0o644), None, "no secret in it");
     }
 }

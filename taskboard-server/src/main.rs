@@ -215,6 +215,9 @@ fn main() -> ExitCode {
         Some(Sub::Config(ConfigCmd::Check { file })) => {
             return match config::FileValues::load(&cmd, file) {
                 Ok(values) => {
+                    if let Some(readable) = values.readable_secrets(&cmd) {
+                        eprintln!("warning: {readable}");
+                    }
                     println!("{}: valid, {} settings", file.display(), values.count());
                     ExitCode::SUCCESS
                 }
@@ -235,6 +238,19 @@ fn main() -> ExitCode {
     if let Err(e) = logging::init(args.log_format, &filter) {
         eprintln!("error: {e}");
         return ExitCode::from(2);
+    }
+    // In the log, or on stderr when the log leaves warnings out.
+    if let Some(readable) = file.as_ref().and_then(|f| f.readable_secrets(&cmd)) {
+        if tracing::enabled!(tracing::Level::WARN) {
+            tracing::warn!(
+                file = %readable.path.display(),
+                mode = format!("{:04o}", readable.mode & 0o7777),
+                keys = readable.keys.join(","),
+                "{readable}"
+            );
+        } else {
+            eprintln!("warning: {readable}");
+        }
     }
 
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {

@@ -130,3 +130,38 @@ fn a_bad_value_or_bad_toml_is_an_error_naming_the_key() {
     assert_eq!(code, 2);
     assert!(err.contains("absent.toml"), "{err}");
 }
+
+#[tokio::test]
+async fn a_configuration_file_holding_a_secret_that_others_may_read_is_warned_about_at_start() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = write(
+        dir.path(),
+        "server.toml",
+        &format!(
+            "listen = \"127.0.0.1:0\"\ndata-dir = {:?}\nmetrics-token = \"metrics-secret-value\"\n",
+            data.to_str().unwrap()
+        ),
+    );
+    let start = |mode: u32, log: &str| {
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+        let mut command = server_command();
+        command.env("TASKBOARD_CONFIG", &file);
+        let mut server = Process::start(command, &dir.path().join(log));
+        assert!(server.stop().success());
+        server.log_text()
+    };
+    let log = start(0o644, "open.log");
+    let warning = log.lines().find(|l| l.contains("WARN")).unwrap_or_else(|| panic!("no warning in:\n{log}"));
+    for part in [file.as_str(), "0644", "chmod 600", "metrics-token"] {
+        assert!(warning.contains(part), "{part:?} in {warning}");
+    }
+    assert!(!log.contains("metrics-secret-value"), "{log}");
+    let (code, _, err) = run(&["config", "check", &file], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning:") && err.contains("chmod 600"), "config check warns too: {err}");
+
+    let log = start(0o600, "closed.log");
+    assert!(!log.contains("WARN"), "a private file starts quietly:\n{log}");
+}
