@@ -15,6 +15,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+mod source;
 mod target;
 
 use crate::board::{Board, BoardOptions};
@@ -353,10 +354,11 @@ impl Board {
         opened: &mut Option<Board>,
     ) -> Result<ArchiveSummary> {
         use tokio::io::AsyncBufReadExt;
-        let path = archive.join("board.jsonl");
-        let file = tokio::fs::File::open(&path)
+        let records = archive.clone();
+        let file = tokio::task::spawn_blocking(move || source::open_records(&records))
             .await
-            .map_err(|e| Error::bad_request(format!("{}: {e}", path.display())))?;
+            .map_err(Error::internal)??;
+        let file = tokio::fs::File::from_std(file);
         let total_bytes = file.metadata().await?.len();
         let mut lines = tokio::io::BufReader::new(file).lines();
         let bad = |n: usize, e: &dyn std::fmt::Display| Error::bad_request(format!("archive line {n}: {e}"));
@@ -374,17 +376,22 @@ impl Board {
         let mut read_bytes = 0u64;
         let mut line_no = 1usize;
         let mut batch: Vec<Line> = Vec::new();
-        let mut blobs: Vec<String> = Vec::new();
+        let mut sources = source::Blobs::of(&archive);
+        let mut blobs = Vec::new();
         loop {
             let next = lines.next_line().await.map_err(|e| bad(line_no + 1, &e))?;
             if let Some(l) = &next {
                 line_no += 1;
                 read_bytes += l.len() as u64 + 1;
                 let line: Line = serde_json::from_str(l).map_err(|e| bad(line_no, &e))?;
-                match &line {
-                    Line::Upload(u) => blobs.push(u.storage_name.clone()),
-                    Line::ProjectFile(f) => blobs.push(f.storage_name.clone()),
-                    _ => {}
+                let named = match &line {
+                    Line::Upload(u) => Some(&u.storage_name),
+                    Line::ProjectFile(f) => Some(&f.storage_name),
+                    _ => None,
+                };
+                // Checked before the line's batch is written.
+                if let Some(name) = named {
+                    blobs.push((name.clone(), sources.check(line_no, name)?));
                 }
                 batch.push(line);
             }
@@ -408,13 +415,11 @@ impl Board {
             }
         }
         let blob_dir = board.blob_dir().to_path_buf();
-        let source = archive.join("blobs");
         let copied = tokio::task::spawn_blocking(move || -> Result<ArchiveSummary> {
             let mut s = ArchiveSummary::default();
-            for name in blobs {
-                crate::blobs::BlobStore::open_existing(&blob_dir).path(&name)?;
-                let bytes = crate::private::copy_file(&source.join(&name), &blob_dir.join(&name))
-                    .map_err(|e| Error::bad_request(format!("blob {name} of the archive: {e}")))?;
+            for (name, checked) in blobs {
+                let to = crate::blobs::BlobStore::open_existing(&blob_dir).path(&name)?;
+                let bytes = sources.copy(&name, checked, &to)?;
                 s.blobs += 1;
                 s.blob_bytes += bytes;
             }

@@ -188,3 +188,128 @@ fn scheduled_backups_under_load_restore_to_identical_exports() {
 fn scheduled_backups_under_load_restore_to_identical_exports_on_postgres() {
     scheduled_backups_restore_to_identical_exports(true);
 }
+
+/// The storage name of the one file an archive holds.
+fn only_blob(archive: &Path) -> String {
+    let mut names: Vec<String> = std::fs::read_dir(archive.join("blobs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    names.remove(0)
+}
+
+fn copy_archive(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to.join("blobs")).unwrap();
+    std::fs::copy(from.join("board.jsonl"), to.join("board.jsonl")).unwrap();
+    for entry in std::fs::read_dir(from.join("blobs")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join("blobs").join(entry.file_name())).unwrap();
+    }
+}
+
+#[test]
+fn restore_refuses_an_archive_whose_files_are_links_devices_or_outside_it() {
+    let env = Env::local();
+    env.run(&["project", "create", "--name", "Web", "--slug", "web"]).success();
+    let notes = env.dir.path().join("notes.txt");
+    std::fs::write(&notes, "the project's notes").unwrap();
+    env.run(&["file", "upload", "web", notes.to_str().unwrap()]).success();
+    let good = env.dir.path().join("good");
+    env.run(&["export", good.to_str().unwrap()]).success();
+    let name = only_blob(&good);
+    // What an attacker wants served: a file of the restoring machine.
+    let outside = env.dir.path().join("outside-secret");
+    std::fs::write(&outside, "the machine's secret").unwrap();
+
+    let crafted = |label: &str, craft: &dyn Fn(&Path)| -> PathBuf {
+        let archive = env.dir.path().join(label);
+        copy_archive(&good, &archive);
+        craft(&archive);
+        archive
+    };
+    let blob = |archive: &Path| archive.join("blobs").join(&name);
+    let cases: Vec<(PathBuf, &str)> = vec![
+        (
+            crafted("symlink", &|a| {
+                std::fs::remove_file(blob(a)).unwrap();
+                std::os::unix::fs::symlink(&outside, blob(a)).unwrap();
+            }),
+            "is a symbolic link",
+        ),
+        (
+            crafted("hardlink", &|a| {
+                std::fs::remove_file(blob(a)).unwrap();
+                std::fs::hard_link(&outside, blob(a)).unwrap();
+            }),
+            "hard link",
+        ),
+        (
+            crafted("fifo", &|a| {
+                std::fs::remove_file(blob(a)).unwrap();
+                let made = std::process::Command::new("mkfifo").arg(blob(a)).status().unwrap();
+                assert!(made.success());
+            }),
+            "not a regular file",
+        ),
+        (
+            crafted("linked-dir", &|a| {
+                let elsewhere = a.with_extension("elsewhere");
+                std::fs::rename(a.join("blobs"), &elsewhere).unwrap();
+                std::os::unix::fs::symlink(&elsewhere, a.join("blobs")).unwrap();
+            }),
+            "is a symbolic link",
+        ),
+        (
+            crafted("climbing", &|a| {
+                let records = std::fs::read_to_string(a.join("board.jsonl")).unwrap();
+                let climbing = records.replace(&name, "../../../../../../../../etc/passwd");
+                std::fs::write(a.join("board.jsonl"), climbing).unwrap();
+            }),
+            "not one of the archive's own",
+        ),
+        (
+            crafted("absolute", &|a| {
+                let records = std::fs::read_to_string(a.join("board.jsonl")).unwrap();
+                let absolute = records.replace(&name, outside.to_str().unwrap());
+                std::fs::write(a.join("board.jsonl"), absolute).unwrap();
+            }),
+            "not one of the archive's own",
+        ),
+        (
+            crafted("linked-records", &|a| {
+                let elsewhere = a.with_extension("jsonl");
+                std::fs::rename(a.join("board.jsonl"), &elsewhere).unwrap();
+                std::os::unix::fs::symlink(&elsewhere, a.join("board.jsonl")).unwrap();
+            }),
+            "is a symbolic link",
+        ),
+    ];
+    for (archive, why) in &cases {
+        let target =
+            env.dir.path().join(format!("restored-{}", archive.file_name().unwrap().to_string_lossy()));
+        let out = env
+            .bare()
+            .args(["--data-dir", target.to_str().unwrap(), "restore", archive.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{} restored: {stderr}", archive.display());
+        assert!(stderr.contains(why), "{}: {why:?} in {stderr}", archive.display());
+        assert!(!target.exists(), "{}: nothing half-restored at {}", archive.display(), target.display());
+    }
+
+    // The archive as exported restores, and serves its own file.
+    let target = env.dir.path().join("restored-good");
+    env.bare()
+        .args(["--data-dir", target.to_str().unwrap(), "restore", good.to_str().unwrap()])
+        .assert()
+        .success();
+    let fetched = env.dir.path().join("fetched.txt");
+    env.bare()
+        .args(["--data-dir", target.to_str().unwrap(), "file", "download", "web", "notes.txt", "-o"])
+        .arg(&fetched)
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&fetched).unwrap(), "the project's notes");
+}
