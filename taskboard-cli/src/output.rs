@@ -59,11 +59,15 @@ fn opt(v: &Option<String>) -> String {
 }
 
 /// Who wrote a message: its author, or the member whose action a system
-/// message reports.
+/// message reports; for an imported comment, the name its source gave
+/// and who imported it (`owner@evil.example (imported by ana)`), never
+/// the importer alone nor a member the name resembles.
 fn author(m: &Message) -> String {
-    match (&m.author, &m.actor) {
-        (Some(a), _) => a.slug.clone(),
-        (None, Some(actor)) => format!("system ({})", actor.slug),
+    match (&m.imported_author, &m.author, &m.actor) {
+        (Some(name), Some(by), _) => format!("{name} (imported by {})", by.slug),
+        (Some(name), None, _) => format!("{name} (imported)"),
+        (None, Some(a), _) => a.slug.clone(),
+        (None, None, Some(actor)) => format!("system ({})", actor.slug),
         _ => m.author_type.to_string(),
     }
 }

@@ -19,12 +19,17 @@ function attachment(a) {
 }
 
 function message(m, onReply) {
-  const who = m.author_type === "system" ? "system" : m.author ? m.author.name : "someone";
-  return h("article", { class: `message ${m.author_type}`, dataset: { id: m.id }, "aria-label": `message from ${who}` },
+  // An imported comment is the importer's: the name its source gave is
+  // shown as that, never as a member's own (docs/decisions.md 20.v).
+  const imported = m.imported_author;
+  const who = imported ? imported : m.author_type === "system" ? "system" : m.author ? m.author.name : "someone";
+  return h("article", { class: `message ${m.author_type}${imported ? " imported" : ""}`, dataset: { id: m.id }, "aria-label": `message from ${who}` },
     h("header", null,
-      m.author ? memberDot(m.author) : null,
+      m.author && !imported ? memberDot(m.author) : null,
       h("strong", null, who),
-      m.author ? h("span", { class: "muted" }, ` @${m.author.slug}`) : null,
+      imported
+        ? h("span", { class: "muted imported-by" }, ` · imported${m.author ? ` by ${m.author.name} @${m.author.slug}` : ""}`)
+        : m.author ? h("span", { class: "muted" }, ` @${m.author.slug}`) : null,
       h("time", { datetime: m.created_at, class: "muted", title: m.created_at }, ` · ${timeAgo(m.created_at)}`)),
     m.thinking ? h("details", { class: "thinking" }, h("summary", null, "Thinking"), h("pre", null, m.thinking)) : null,
     m.content ? markdown(m.content) : null,

@@ -242,6 +242,7 @@ impl Board {
                 attachment_ids,
                 created_at: tx.now,
                 event_seq: None,
+                imported_author: None,
             };
             Board::write_message(tx, &mut m, None)
         })

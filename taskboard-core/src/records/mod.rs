@@ -246,6 +246,11 @@ pub struct MessageRecord {
     /// `MESSAGE_EVENTS` instead, which is still read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_seq: Option<u64>,
+    /// On a comment an import brought in: its author's name as the
+    /// source wrote it; the comment itself is the importer's
+    /// (`board::import`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported_author: Option<String>,
 }
 
 impl MessageRecord {
@@ -267,6 +272,7 @@ impl MessageRecord {
             attachment_ids: Vec::new(),
             created_at: at,
             event_seq: None,
+            imported_author: None,
         }
     }
 }

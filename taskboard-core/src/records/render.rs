@@ -113,6 +113,7 @@ pub trait Render: Records {
             voice_url: m.voice_url.clone(),
             attachments,
             created_at: m.created_at,
+            imported_author: m.imported_author.clone(),
         })
     }
 

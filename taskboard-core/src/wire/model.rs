@@ -361,6 +361,12 @@ pub struct Message {
     pub voice_url: Option<String>,
     pub attachments: Vec<Attachment>,
     pub created_at: Timestamp,
+    /// On a comment brought in by an import: its author's name as the
+    /// source wrote it (`owner@example.com`, `Carol Danvers`). The
+    /// comment is the importer's (`author`), never that person's own words
+    /// on this board, whatever member the name resembles.
+    #[serde(default)]
+    pub imported_author: Option<String>,
 }
 
 /// Descriptor of an uploaded file, returned by `POST /upload` and passed

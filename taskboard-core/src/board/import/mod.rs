@@ -186,6 +186,7 @@ fn apply(tx: &mut Tx<'_>, me: Uuid, project_id: Uuid, req: &ImportRequest) -> Re
                     lease: None,
                     external_ref: Some(ExternalRef { source: source.to_string(), id: r.id.clone() }),
                     title_fold: None,
+                    work: Default::default(),
                 };
                 if let Some(a) = assignee {
                     t.add_watcher(a);
@@ -291,7 +292,7 @@ fn apply(tx: &mut Tx<'_>, me: Uuid, project_id: Uuid, req: &ImportRequest) -> Re
         if sync_steps(tx, *id, r)? {
             changed.push("steps".into());
         }
-        if add_comments(tx, &mut people, me, *id, r)? {
+        if add_comments(tx, me, *id, r)? {
             changed.push("comments".into());
         }
         it.unresolved = unresolved;
@@ -496,9 +497,28 @@ fn sync_steps(tx: &mut Tx<'_>, id: Uuid, r: &ImportRecord) -> Result<bool> {
     Ok(true)
 }
 
+/// Longest author name kept on an imported comment.
+const MAX_IMPORTED_AUTHOR: usize = 200;
+
+/// The author of an imported comment as its source wrote it, trimmed,
+/// without control characters and at most 200 characters; `None` for a
+/// source that names none.
+fn imported_author(written: Option<&str>) -> Option<String> {
+    let name: String =
+        written?.trim().chars().filter(|c| !c.is_control()).take(MAX_IMPORTED_AUTHOR).collect();
+    Some(name).filter(|n| !n.is_empty())
+}
+
 /// Adds the record's comments the task does not have yet (the same text
 /// at the same time).
-fn add_comments(tx: &mut Tx<'_>, people: &mut People, me: Uuid, id: Uuid, r: &ImportRecord) -> Result<bool> {
+///
+/// An imported comment is the importer's message (docs/decisions.md
+/// 20.v): the source says who wrote it, not the board, so no member is
+/// made to have written it, even one whose slug or email the source's
+/// name matches (`owner@evil.example` is not the member `owner`). The
+/// name as the source wrote it is kept beside the text, in
+/// `imported_author`, for the board and the command line to show.
+fn add_comments(tx: &mut Tx<'_>, me: Uuid, id: Uuid, r: &ImportRecord) -> Result<bool> {
     if r.comments.is_empty() {
         return Ok(false);
     }
@@ -510,30 +530,27 @@ fn add_comments(tx: &mut Tx<'_>, people: &mut People, me: Uuid, id: Uuid, r: &Im
             have.insert((m.created_at, m.content));
         }
     }
+    let kind = match tx.w.member(me)?.map(|m| m.kind) {
+        Some(MemberType::Agent) => AuthorType::Agent,
+        _ => AuthorType::Human,
+    };
     let mut added = false;
     for c in &r.comments {
         let at = c.created_at.unwrap_or(tx.now);
-        let author = match &c.author {
-            Some(a) => people.resolve(tx, a)?,
-            None => None,
-        };
-        let content = match (&c.author, author) {
-            (Some(name), None) => format!("{}:\n\n{}", name.trim(), c.content.as_str()),
-            _ => c.content.to_string(),
-        };
-        if have.contains(&(at, content.clone())) {
+        let author = imported_author(c.author.as_deref());
+        let content = c.content.to_string();
+        // Builds before 20.u kept the name of an author no member matched
+        // in the text; such a comment is the same comment.
+        let earlier = author.as_ref().map(|a| format!("{a}:\n\n{content}"));
+        if have.contains(&(at, content.clone())) || earlier.is_some_and(|e| have.contains(&(at, e))) {
             continue;
         }
-        let author_id = author.unwrap_or(me);
-        let kind = match tx.w.member(author_id)?.map(|m| m.kind) {
-            Some(MemberType::Agent) => AuthorType::Agent,
-            _ => AuthorType::Human,
-        };
         let m = MessageRecord {
             id: id_at(at),
             task_id: Some(id),
-            author_id: Some(author_id),
+            author_id: Some(me),
             actor_id: Some(me),
+            imported_author: author,
             ..MessageRecord::plain(at, kind, content.clone())
         };
         tx.w.put_message(&m)?;
@@ -545,6 +562,16 @@ fn add_comments(tx: &mut Tx<'_>, people: &mut People, me: Uuid, id: Uuid, r: &Im
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_imported_author_is_kept_as_written_within_bounds() {
+        use super::imported_author;
+        assert_eq!(imported_author(Some(" owner@evil.example ")).as_deref(), Some("owner@evil.example"));
+        assert_eq!(imported_author(Some("Ada\u{7}\nLovelace")).as_deref(), Some("AdaLovelace"));
+        assert_eq!(imported_author(Some(&"x".repeat(300))).map(|a| a.len()), Some(200));
+        assert_eq!(imported_author(Some("  ")), None);
+        assert_eq!(imported_author(None), None);
+    }
+
     #[test]
     fn slugs_of_names_and_emails() {
         assert_eq!(super::super::members::slug_base("Ada Lovelace", "imported"), "ada-lovelace");

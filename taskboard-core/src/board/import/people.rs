@@ -1,5 +1,6 @@
-//! The people an import names: found among the board's members, or
-//! created as inactive members when the import asks for it.
+//! The assignees an import names: found among the board's members, or
+//! created as inactive members when the import asks for it. (The authors
+//! of imported comments are never members: see `add_comments`.)
 
 use std::collections::HashMap;
 
