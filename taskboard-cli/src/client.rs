@@ -282,7 +282,9 @@ impl Perform for Client {
         if E::Response::KIND == ReplyKind::Redirect && (300..400).contains(&status) {
             let location = response.headers().get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok());
             let location = location.ok_or_else(|| Error::internal("a redirect without a Location"))?;
-            return E::Response::decode(Encoded::Redirect(location.to_string()));
+            let redirect =
+                taskboard_core::wire::Redirect { location: location.to_string(), set_cookie: None };
+            return E::Response::decode(Encoded::Redirect(redirect));
         }
         if !(200..300).contains(&status) {
             let body = response.text().await.unwrap_or_default();

@@ -84,20 +84,25 @@ pub fn remove() -> Result<bool> {
 const SSO_WAIT: std::time::Duration = std::time::Duration::from_secs(10 * 60);
 
 /// `login --sso`: single sign-on through the browser. Listens on
-/// 127.0.0.1 port 0, has the server start a sign-in that returns there,
-/// prints the address to open (and opens it with `$BROWSER` when that is
-/// set), waits for the browser to come back with its login code and
-/// exchanges it for a login.
+/// 127.0.0.1 port 0, prints the server's address that starts a sign-in
+/// returning there (and opens it with `$BROWSER` when that is set), waits
+/// for the browser to come back with its login code and exchanges it for
+/// a login. The browser itself starts the sign-in, as the board binds a
+/// sign-in to the browser that started it (docs/decisions.md 20.r).
 pub async fn sso(client: &crate::client::Client) -> Result<taskboard_core::model::LoginResponse> {
-    use taskboard_core::api::{ExchangeLoginCode, LoginCodeRequest, SignInQuery, StartSignIn};
+    use taskboard_core::api::{ExchangeLoginCode, GetAuthMethods, LoginCodeRequest};
+    let methods = client.call::<GetAuthMethods>((), (), ()).await?;
+    let sso =
+        methods.sso.ok_or_else(|| Error::not_found("single sign-on is not configured on this server"))?;
     let io =
         |e: std::io::Error| Error::bad_request(format!("cannot listen on 127.0.0.1 for the sign-in: {e}"));
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.map_err(io)?;
     let port = listener.local_addr().map_err(io)?.port();
-    let return_to = format!("http://127.0.0.1:{port}/");
-    let start = client.call::<StartSignIn>((), SignInQuery { return_to }, ()).await?;
-    eprintln!("Open this address in a browser to sign in:\n  {}", start.location);
-    open_browser(&start.location);
+    let return_to: String =
+        form_urlencoded::byte_serialize(format!("http://127.0.0.1:{port}/").as_bytes()).collect();
+    let start = format!("{}{}?return_to={return_to}", client.base_url(), sso.start);
+    eprintln!("Open this address in a browser to sign in with {}:\n  {start}", sso.name);
+    open_browser(&start);
     let code = tokio::time::timeout(SSO_WAIT, receive_login_code(&listener))
         .await
         .map_err(|_| Error::bad_request("no sign-in came back within 10 minutes"))??;

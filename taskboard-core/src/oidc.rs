@@ -23,6 +23,10 @@ use crate::error::{Error, Result};
 /// The path the provider sends the browser back to.
 pub const CALLBACK_PATH: &str = "/api/v1/auth/oidc/callback";
 
+/// The cookie binding a sign-in to the browser that started it
+/// (docs/decisions.md 20.r): set by the start, sent to the callback only.
+pub const BROWSER_COOKIE: &str = "taskboard_sso";
+
 /// A future of the protocol side.
 pub type ProviderFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'a>>;
 
@@ -92,11 +96,34 @@ pub struct OidcOptions {
     /// Members in this group are admins, the others members (owners keep
     /// their role), set at every sign-in (`--oidc-admin-group`).
     pub admin_group: Option<String>,
-    /// The URL the board is reached at (`--public-url`), for the
-    /// redirect URI; the address of the request starting the sign-in
-    /// when `None`.
-    pub public_url: Option<String>,
+    /// The URL the board is reached at (`--public-url`), as checked by
+    /// [`check_public_url`]: the redirect URI is under it, never under the
+    /// address a request names (its `Host` header is the client's to
+    /// choose), and the browser cookie is `Secure` when it is https.
+    pub public_url: String,
+    /// How many sign-ins may be under way.
+    pub limits: SignInLimits,
     pub provider: Arc<dyn IdentityProvider>,
+}
+
+/// Bounds on the sign-ins under way (docs/decisions.md 20.s): each start
+/// stores a state for 10 minutes, so starts are counted per client
+/// address (in the windows of the login throttle, 429 with the time
+/// left beyond) and the states kept are bounded for the whole board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SignInLimits {
+    /// Sign-ins one client address (an IPv6 one by its /64) may start
+    /// within the login throttle's window.
+    pub per_address: u32,
+    /// Sign-ins under way on the board at once (started, not yet back
+    /// from the provider nor expired); a start beyond is 429.
+    pub pending: u64,
+}
+
+impl Default for SignInLimits {
+    fn default() -> SignInLimits {
+        SignInLimits { per_address: 60, pending: 10_000 }
+    }
 }
 
 impl OidcOptions {
@@ -111,14 +138,44 @@ impl OidcOptions {
             .unwrap_or_else(|| self.issuer.clone())
     }
 
-    /// The redirect URI: under `--public-url`, else under the origin the
-    /// starting request came to.
-    pub(crate) fn redirect_uri(&self, origin: Option<&str>) -> Result<String> {
-        let base = self.public_url.as_deref().or(origin).ok_or_else(|| {
-            Error::bad_request("the board's address is unknown; set --public-url for single sign-on")
-        })?;
-        Ok(format!("{}{CALLBACK_PATH}", base.trim_end_matches('/')))
+    /// The redirect URI, under `--public-url`.
+    pub(crate) fn redirect_uri(&self) -> String {
+        format!("{}{CALLBACK_PATH}", self.public_url.trim_end_matches('/'))
     }
+
+    /// The `Set-Cookie` value binding a sign-in to its browser: sent back
+    /// to the callback path only, for the sign-in's 10 minutes, out of
+    /// reach of scripts, along with the provider's redirect (a top-level
+    /// navigation, which `SameSite=Lax` lets through) and over https only
+    /// when the board is reached over https.
+    pub(crate) fn browser_cookie(&self, value: &str, max_age_secs: i64) -> String {
+        let secure = if self.public_url.starts_with("https://") { "; Secure" } else { "" };
+        format!(
+            "{BROWSER_COOKIE}={value}; Path={CALLBACK_PATH}; Max-Age={max_age_secs}; HttpOnly; \
+             SameSite=Lax{secure}"
+        )
+    }
+}
+
+/// The board's public URL (`--public-url`): `http://` or `https://` with
+/// a host, and no user, query or fragment. Given without a trailing
+/// slash.
+pub fn check_public_url(url: &str) -> Result<String> {
+    let refuse = |why: &str| Error::invalid("public-url", format!("{url:?} {why}"));
+    let parsed = url::Url::parse(url).map_err(|e| refuse(&format!("is not a URL: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(refuse("must be http:// or https://"));
+    }
+    if parsed.host().is_none() {
+        return Err(refuse("has no host"));
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(refuse("must not hold a user or a password"));
+    }
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        return Err(refuse("must not have a query or a fragment"));
+    }
+    Ok(url.trim_end_matches('/').to_string())
 }
 
 /// Lower-cased and trimmed, the form emails are compared and indexed in.
@@ -219,6 +276,22 @@ mod tests {
         assert!(e.detail().contains("https://"), "{}", e.detail());
         assert!(check_issuer("ftp://127.0.0.1").is_err());
         assert!(check_issuer("not a url").is_err());
+    }
+
+    #[test]
+    fn a_public_url_is_http_or_https_with_a_host_and_nothing_else() {
+        assert_eq!(check_public_url("https://board.example.com/").unwrap(), "https://board.example.com");
+        assert_eq!(check_public_url("http://127.0.0.1:8080/tb").unwrap(), "http://127.0.0.1:8080/tb");
+        for bad in [
+            "board.example.com",
+            "ftp://board.example.com",
+            "https://u:p@board.example.com",
+            "https://b.example/?x=1",
+            "https://b.example/#x",
+        ] {
+            let e = check_public_url(bad).unwrap_err();
+            assert!(e.detail().starts_with("public-url"), "{bad}: {}", e.detail());
+        }
     }
 
     #[test]

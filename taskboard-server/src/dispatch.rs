@@ -47,19 +47,6 @@ fn event_stream(req: &Request<Incoming>) -> Option<Option<u64>> {
     Some(last)
 }
 
-/// The scheme and host a request came to, from its `Host` header.
-fn origin(state: &State, req: &Request<Incoming>) -> Option<String> {
-    let host = req.headers().get(header::HOST)?.to_str().ok()?;
-    if host.is_empty() || host.contains(['/', '\\', '@', ' ']) {
-        return None;
-    }
-    let scheme = if state.tls { "https://" } else { "http://" };
-    let mut origin = String::with_capacity(scheme.len() + host.len());
-    origin.push_str(scheme);
-    origin.push_str(host);
-    Some(origin)
-}
-
 pub(crate) async fn authenticate(state: &State, req: &Request<Incoming>) -> Result<Actor, Error> {
     match credentials(req)? {
         Some(token) if !token.is_empty() => state.board.authenticate(&token).await,
@@ -90,8 +77,8 @@ async fn prepare<E: Endpoint>(
     let actor = actor.map(|a| a.presenting(lease));
     let address = Some(state.proxies.client(peer.addr, req.headers()));
     let event_stream = event_stream(req);
-    let origin = if E::ORIGIN { origin(state, req) } else { None };
-    let caller = Caller { actor, address, event_stream, origin };
+    let cookie = E::COOKIE.and_then(|name| parse::cookie(req.headers(), name));
+    let caller = Caller { actor, address, event_stream, cookie };
     let path = E::Path::from_ids(ids.as_slice());
     let query = E::Query::from_json(parse::query(req.uri().query(), &route.query)?)?;
     let status = StatusCode::from_u16(E::INFO.status).unwrap_or(StatusCode::OK);
@@ -304,15 +291,21 @@ fn render(
         Encoded::Stream(chunks) => streamed(status, JSON, chunks),
         Encoded::Download(d) => files::download(d),
         Encoded::Upgrade(_) => error(&Error::bad_request("this endpoint does not upgrade")),
-        Encoded::Redirect(location) => match HeaderValue::from_str(&location) {
-            Ok(v) => {
-                let mut res = empty(StatusCode::FOUND);
-                res.headers_mut().insert(header::LOCATION, v);
-                res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-                res
+        Encoded::Redirect(redirect) => {
+            let cookie = redirect.set_cookie.as_deref().map(HeaderValue::from_str).transpose();
+            match (HeaderValue::from_str(&redirect.location), cookie) {
+                (Ok(v), Ok(cookie)) => {
+                    let mut res = empty(StatusCode::FOUND);
+                    res.headers_mut().insert(header::LOCATION, v);
+                    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+                    if let Some(cookie) = cookie {
+                        res.headers_mut().insert(header::SET_COOKIE, cookie);
+                    }
+                    res
+                }
+                _ => error(&Error::internal("a redirect no header can hold")),
             }
-            Err(_) => error(&Error::internal("a redirect to an address no header can hold")),
-        },
+        }
     }
 }
 

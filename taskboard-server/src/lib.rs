@@ -123,8 +123,8 @@ pub struct Config {
     pub oidc: Option<oidc::OidcConfig>,
     /// Who may log in with a password (`--password-login`).
     pub password_login: taskboard_core::oidc::PasswordLogin,
-    /// The URL the board is reached at (`--public-url`), for the
-    /// addresses it hands out; the request's own when `None`.
+    /// The URL the board is reached at (`--public-url`), under which
+    /// single sign-on's redirect URI is; required with `oidc`.
     pub public_url: Option<String>,
     /// The time source of the rules that count time; tests use a manual one.
     #[doc(hidden)]
@@ -217,8 +217,6 @@ pub(crate) struct State {
     pub mcp: mcp::Mcp,
     pub metrics: Arc<metrics::Metrics>,
     pub proxies: proxy::TrustedProxies,
-    /// Serving HTTPS (for the addresses the board hands out).
-    pub tls: bool,
 }
 
 /// A bound server that is not yet serving: the listener already accepts
@@ -260,6 +258,13 @@ impl Server {
         let listener = TcpListener::bind(config.listen)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+        Server::on_listener(listener, config).await
+    }
+
+    /// [`Server::bind`] on a listener bound already, whose address can
+    /// then go into the configuration (a test's `public_url` on port 0);
+    /// `config.listen` is not used.
+    pub async fn on_listener(listener: TcpListener, config: Config) -> Result<Server, StartError> {
         let addr = listener.local_addr()?;
         let metrics_listener = match config.metrics_listen {
             Some(at) => Some(
@@ -276,7 +281,7 @@ impl Server {
             session_lifetime: config.session_lifetime,
             clock: config.clock.clone(),
             oidc: match &config.oidc {
-                Some(oidc) => Some(oidc.options(config.public_url.clone())?),
+                Some(oidc) => Some(oidc.options(config.public_url.as_deref())?),
                 None => None,
             },
             password_login: config.password_login,
@@ -325,7 +330,6 @@ impl Server {
             },
             metrics,
             proxies: proxy::TrustedProxies::new(config.trusted_proxies.clone()),
-            tls: tls.is_some(),
             board,
         });
         let maintenance = state.board.spawn_maintenance();

@@ -101,7 +101,7 @@ struct Args {
     password_login: taskboard_core::oidc::PasswordLogin,
     /// The URL people reach the board at (`https://board.example.com`),
     /// for the redirect URI of single sign-on (URL/api/v1/auth/oidc/callback);
-    /// the address of each request when absent.
+    /// required with --oidc-issuer.
     #[arg(long, env = "TASKBOARD_PUBLIC_URL", value_name = "URL")]
     public_url: Option<String>,
     /// Timeout of a delivery attempt in milliseconds (tests).
@@ -324,6 +324,7 @@ async fn run(args: Args) -> Result<(), taskboard_server::StartError> {
             scopes: args.oidc_scopes,
             create_members: args.oidc_create_members,
             admin_group: args.oidc_admin_group,
+            limits: Default::default(),
         });
     }
     if let Some(ms) = args.webhook_timeout_ms {

@@ -37,6 +37,10 @@ pub struct OidcConfig {
     pub scopes: Vec<String>,
     pub create_members: bool,
     pub admin_group: Option<String>,
+    /// Bounds on the sign-ins under way (per client address, and on the
+    /// board); the defaults unless a test narrows them.
+    #[doc(hidden)]
+    pub limits: taskboard_core::oidc::SignInLimits,
 }
 
 /// The scopes asked for unless `--oidc-scopes` says otherwise.
@@ -52,6 +56,7 @@ impl Default for OidcConfig {
             scopes: DEFAULT_SCOPES.iter().map(|s| s.to_string()).collect(),
             create_members: false,
             admin_group: None,
+            limits: Default::default(),
         }
     }
 }
@@ -63,11 +68,21 @@ impl OidcConfig {
     /// The board's options, with the protocol side over HTTP. Nothing is
     /// fetched yet: discovery happens at the first sign-in (and again
     /// after one failed), so the board starts while the provider is down.
-    pub fn options(&self, public_url: Option<String>) -> Result<OidcOptions, crate::StartError> {
+    /// `public_url` is required: the redirect URI is under it, never under
+    /// a request's `Host` (docs/decisions.md 20.s).
+    pub fn options(&self, public_url: Option<&str>) -> Result<OidcOptions, crate::StartError> {
         let issuer = taskboard_core::oidc::check_issuer(&self.issuer).map_err(|e| e.detail().to_string())?;
         if self.client_id.is_empty() {
             return Err("--oidc-client-id is required with --oidc-issuer".into());
         }
+        let public_url = public_url.ok_or(
+            "single sign-on (--oidc-issuer) needs --public-url URL (`public-url` in the configuration \
+             file, TASKBOARD_PUBLIC_URL): the address people reach the board at, under which the \
+             identity provider sends them back (URL/api/v1/auth/oidc/callback); the board never takes it \
+             from a request's Host header",
+        )?;
+        let public_url =
+            taskboard_core::oidc::check_public_url(public_url).map_err(|e| e.detail().to_string())?;
         let http = reqwest::Client::builder()
             // A redirect followed here could reach anywhere (SSRF).
             .redirect(reqwest::redirect::Policy::none())
@@ -87,6 +102,7 @@ impl OidcConfig {
             create_members: self.create_members,
             admin_group: self.admin_group.clone().filter(|g| !g.is_empty()),
             public_url,
+            limits: self.limits,
             provider: Arc::new(provider),
         })
     }

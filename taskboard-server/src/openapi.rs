@@ -184,6 +184,15 @@ fn error_statuses<E: Endpoint>(has_query: bool) -> Vec<(u16, &'static str)> {
 fn header_params<E: Endpoint>() -> Vec<Value> {
     let e = &E::INFO;
     let mut params = Vec::new();
+    if let Some(name) = E::COOKIE {
+        params.push(json!({
+            "name": name,
+            "in": "cookie",
+            "required": false,
+            "description": "The cookie the start of this sign-in set in the browser; a callback without it, or with another value, is 400.",
+            "schema": {"type": "string"}
+        }));
+    }
     if !e.auth || !matches!(e.method, Method::Post | Method::Patch | Method::Delete) {
         return params;
     }
@@ -268,7 +277,10 @@ pub fn openapi_document() -> Value {
             } else if E::Response::KIND == ReplyKind::Redirect {
                 json!({
                     "description": "Found: the browser goes on to `Location`",
-                    "headers": {"Location": {"description": "Where to go next", "schema": {"type": "string"}}}
+                    "headers": {
+                        "Location": {"description": "Where to go next", "schema": {"type": "string"}},
+                        "Set-Cookie": {"description": "The cookie binding a single sign-on to the browser: set by its start, cleared by its callback", "schema": {"type": "string"}}
+                    }
                 })
             } else {
                 json!({"description": "Success", "content": {"application/json": {"schema": io.response}}})

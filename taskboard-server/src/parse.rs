@@ -279,6 +279,21 @@ pub(crate) fn query_token(query: Option<&str>) -> Result<Option<Cow<'_, str>>> {
     Ok(first)
 }
 
+/// The value of the cookie `name` among the request's `Cookie` headers
+/// (the first, when it comes more than once), for the one endpoint that
+/// declares it.
+pub(crate) fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(hyper::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(n, _)| *n == name)
+        .map(|(_, value)| value.trim().trim_matches('"').to_string())
+        .filter(|value| !value.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,6 +317,17 @@ mod tests {
         assert_eq!(f.page.limit, Some(5));
         let m: MemberListQuery = parsed("include_inactive=true").unwrap();
         assert!(m.include_inactive);
+    }
+
+    #[test]
+    fn a_cookie_is_found_by_its_name_among_the_others() {
+        let mut h = HeaderMap::new();
+        h.append(header::COOKIE, "a=1; taskboard_sso=xyz ;b=2".parse().unwrap());
+        h.append(header::COOKIE, "taskboard_sso=later".parse().unwrap());
+        assert_eq!(cookie(&h, "taskboard_sso").as_deref(), Some("xyz"));
+        assert_eq!(cookie(&h, "b").as_deref(), Some("2"));
+        assert_eq!(cookie(&h, "taskboard"), None);
+        assert_eq!(cookie(&HeaderMap::new(), "a"), None);
     }
 
     #[test]

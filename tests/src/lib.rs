@@ -126,7 +126,12 @@ impl RunningServer {
         config.owner_password = Some(OWNER_PASSWORD.into());
         configure(&mut config);
         let (handle, token) = runtime.block_on(async {
-            let server = Server::bind(config).await.expect("the server binds");
+            // Bound first: single sign-on's public URL (required) names the port.
+            let listener = tokio::net::TcpListener::bind(config.listen).await.expect("the server binds");
+            if config.oidc.is_some() && config.public_url.is_none() {
+                config.public_url = Some(format!("http://{}", listener.local_addr().expect("an address")));
+            }
+            let server = Server::on_listener(listener, config).await.expect("the server binds");
             let token = server.board().login("owner", OWNER_PASSWORD, None).await.expect("owner login").token;
             (server.spawn(), token)
         });

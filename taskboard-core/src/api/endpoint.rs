@@ -83,11 +83,9 @@ pub struct Caller {
     /// (`Accept: text/event-stream`), resuming after `Last-Event-ID`
     /// when it sent one.
     pub event_stream: Option<Option<u64>>,
-    /// The scheme and host the request came to (`http://127.0.0.1:8080`),
-    /// for the addresses the board hands out when it has no
-    /// `--public-url`; given to the endpoints that declare
-    /// [`Endpoint::ORIGIN`].
-    pub origin: Option<String>,
+    /// The value of the cookie the endpoint declares in
+    /// [`Endpoint::COOKIE`], when the request sent it.
+    pub cookie: Option<String>,
 }
 
 impl Caller {
@@ -152,10 +150,9 @@ pub trait Endpoint: Send + Sync + 'static {
     /// body).
     const BOARD_WIDE: bool = false;
 
-    /// The endpoint reads [`Caller::origin`] (the addresses it hands out
-    /// name the server the request came to); the server fills it in only
-    /// for such endpoints.
-    const ORIGIN: bool = false;
+    /// The cookie the endpoint reads, into [`Caller::cookie`]; no other
+    /// endpoint sees the request's cookies.
+    const COOKIE: Option<&'static str> = None;
 
     /// Whether the endpoint overrides [`Endpoint::current_etag`], so
     /// `If-Match` makes it conditional (the OpenAPI document lists the

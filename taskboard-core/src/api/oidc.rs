@@ -46,23 +46,25 @@ impl Endpoint for StartSignIn {
         status: 302,
         summary: "Start a single sign-on (302 to the provider)",
         description: "Answers 302 to the OpenID Connect provider's authorization endpoint (authorization \
-            code flow with PKCE, a one-time `state` and a `nonce`). `return_to` is where the sign-in \
-            comes back with `?login_code=`: a path of this server (`/`, the default) or a loopback \
-            URL (`http://127.0.0.1:PORT/…`, for `taskboard login --sso`); anything else is 422, so \
-            the board redirects nowhere else. 404 when single sign-on is not configured, 503 when the \
-            provider cannot be reached. A sign-in has 10 minutes at the provider.",
-        errors: &[404, 503],
+            code flow with PKCE, a one-time `state` and a `nonce`), with the redirect URI under the \
+            board's `--public-url` (never the request's `Host`), and sets the cookie `taskboard_sso` \
+            (HttpOnly, SameSite=Lax, Secure when the public URL is https, sent to the callback path \
+            only, for 10 minutes) that binds the sign-in to this browser. `return_to` is where the \
+            sign-in comes back with `?login_code=`: a path of this server (`/`, the default) or a \
+            loopback URL (`http://127.0.0.1:PORT/…`, for `taskboard login --sso`); anything else is \
+            422, so the board redirects nowhere else. One client address may start 60 sign-ins within \
+            15 minutes, and the board keeps at most 10,000 under way: 429 with `Retry-After` beyond. \
+            404 when single sign-on is not configured, 503 when the provider cannot be reached. A \
+            sign-in has 10 minutes at the provider.",
+        errors: &[404, 429, 503],
     };
     type Path = ();
     type Query = SignInQuery;
     type Body = ();
     type Response = Redirect;
 
-    const ORIGIN: bool = true;
-
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Redirect> {
-        let location = board.oidc_start(&call.query.return_to, caller.origin.as_deref()).await?;
-        Ok(Redirect { location })
+        board.oidc_start(&call.query.return_to, caller.address).await
     }
 }
 
@@ -79,7 +81,10 @@ impl Endpoint for SignInCallback {
         status: 302,
         summary: "Where the provider returns (302 to return_to with a login code)",
         description: "The provider's redirect URI. Takes the `state` out of the board (400 when it is \
-            unknown, expired or already used: a callback works once), exchanges the `code` and verifies \
+            unknown, expired or already used: a callback works once), refuses it with 400 when the \
+            browser does not send back the `taskboard_sso` cookie its start set (a sign-in finishes \
+            only in the browser that started it; the state is used up all the same), exchanges the \
+            `code` and verifies \
             the ID token: its signature against the provider's published keys (fetched again when the \
             token names a key not yet known, so a rotation is followed), its issuer, audience, expiry \
             and nonce (401 naming what fails; 401 too when the provider answered with an `error`). \
@@ -89,7 +94,7 @@ impl Endpoint for SignInCallback {
             (`--oidc-create-members`; 403 otherwise). With `--oidc-admin-group` the member is an admin \
             when the token's `groups` hold that group, a member when not (owners keep their role). \
             Answers 302 to the sign-in's `return_to` with `?login_code=`, a one-time code valid 60 \
-            seconds for `POST /auth/oidc/exchange`.",
+            seconds for `POST /auth/oidc/exchange`, and clears the cookie.",
         errors: &[400, 401, 403, 404, 503],
     };
     type Path = ();
@@ -97,8 +102,10 @@ impl Endpoint for SignInCallback {
     type Body = ();
     type Response = Redirect;
 
-    async fn handle(board: &Board, _: &Caller, call: Call<Self>) -> Result<Redirect> {
-        Ok(Redirect { location: board.oidc_callback(call.query).await? })
+    const COOKIE: Option<&'static str> = Some(crate::oidc::BROWSER_COOKIE);
+
+    async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Redirect> {
+        board.oidc_callback(call.query, caller.cookie.as_deref()).await
     }
 }
 

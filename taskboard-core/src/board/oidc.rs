@@ -3,7 +3,13 @@
 //!
 //! A sign-in starts with a random `state`; the store keeps only its hash
 //! (`OIDC_STATES`) with where the sign-in returns to, so a flow started
-//! on one server process of a board finishes on another. The PKCE
+//! on one server process of a board finishes on another. The start also
+//! hands the browser a cookie holding a random value whose hash is kept
+//! with the state, and the callback refuses a state whose browser does
+//! not send that value back (docs/decisions.md 20.r): someone who
+//! finished a sign-in at the provider cannot have another browser follow
+//! their callback address and be signed in as them (login CSRF). Starts
+//! are counted per client address and the states kept are bounded. The PKCE
 //! verifier and the nonce are keyed hashes of the state (the key derives
 //! from the board's JWT secret, which all its processes share), so they
 //! are never stored either. The callback takes the state out of the store
@@ -21,6 +27,8 @@
 //! ID token's `groups` hold that group and a member when they do not;
 //! owners keep their role. Every sign-in and every refusal is logged with
 //! the member or the reason, never a token.
+
+use std::net::IpAddr;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -44,6 +52,7 @@ use crate::storage::tables::{LOGIN_CODES, OIDC_EXPIRY, OIDC_STATES, OIDC_SUBJECT
 use crate::storage::{Direction, KeyRange, Scan, WriteTxn};
 use crate::validate::Slug;
 use crate::wire::CallbackQuery;
+use crate::wire::Redirect;
 
 /// How long a started sign-in may take at the provider.
 const STATE_LIFETIME: SignedDuration = SignedDuration::from_mins(10);
@@ -52,12 +61,21 @@ pub const LOGIN_CODE_LIFETIME: SignedDuration = SignedDuration::from_secs(60);
 /// Expired states and codes swept by each one stored.
 const SWEEP: usize = 8;
 
+/// Where the count of the states kept is, in `OIDC_STATES` (whose other
+/// keys are hex digests).
+const PENDING_COUNT: &[u8] = b"#pending";
+
 /// A sign-in waiting for the provider's answer.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct PendingSignIn {
     return_to: ReturnTo,
     redirect_uri: String,
     expires_at: Timestamp,
+    /// The hash of the value of the browser's cookie; empty for a
+    /// sign-in started before browsers were bound, which no callback
+    /// finishes.
+    #[serde(default)]
+    browser: String,
 }
 
 /// A finished sign-in waiting to be exchanged for a login.
@@ -92,6 +110,14 @@ fn expiry_key(at: Timestamp, kind: u8, hash: &str) -> Vec<u8> {
     Key::new().u64(at.as_millisecond().max(0) as u64).u8(kind).str(hash).build()
 }
 
+/// Adds `by` to the count of the states kept.
+fn count_pending(w: &mut dyn WriteTxn, by: i64) -> Result<u64> {
+    let now: u64 = w.record(OIDC_STATES, PENDING_COUNT)?.unwrap_or(0);
+    let next = now.saturating_add_signed(by);
+    w.put_record(OIDC_STATES, PENDING_COUNT, &next)?;
+    Ok(next)
+}
+
 /// Removes up to [`SWEEP`] states and codes that expired before `now`.
 fn sweep(w: &mut dyn WriteTxn, now: Timestamp) -> Result<()> {
     let cut = now.as_millisecond().max(0) as u64;
@@ -104,10 +130,16 @@ fn sweep(w: &mut dyn WriteTxn, now: Timestamp) -> Result<()> {
         ended.push(k.to_vec());
         Ok(Scan::Continue)
     })?;
+    let mut states = 0;
     for key in ended {
         w.delete(OIDC_EXPIRY, &key)?;
         let table = if key.get(8) == Some(&b's') { OIDC_STATES } else { LOGIN_CODES };
-        w.delete(table, &key[9..])?;
+        if w.delete(table, &key[9..])? && table == OIDC_STATES {
+            states += 1;
+        }
+    }
+    if states > 0 {
+        count_pending(w, -states)?;
     }
     Ok(())
 }
@@ -136,14 +168,21 @@ impl Board {
         (derive("pkce"), derive("nonce"))
     }
 
-    /// `GET /auth/oidc/start`: where to send the browser. `origin` is the
-    /// scheme and host the request came to, for the redirect URI when no
-    /// `--public-url` is set.
-    pub async fn oidc_start(&self, return_to: &str, origin: Option<&str>) -> Result<String> {
+    /// `GET /auth/oidc/start`: where to send the browser, with the
+    /// cookie that binds the sign-in to it. `client` is the address the
+    /// start comes from, for the count of starts per address.
+    pub async fn oidc_start(&self, return_to: &str, client: Option<IpAddr>) -> Result<Redirect> {
         let oidc = self.oidc()?;
         let return_to = ReturnTo::parse(return_to).map_err(refused)?;
-        let redirect_uri = oidc.redirect_uri(origin)?;
+        let limits = oidc.limits;
+        // Refused before the provider is asked anything.
+        let inner = self.inner.clone();
+        self.read(move |r| inner.throttle.check_sign_in(r, client, limits.per_address))
+            .await
+            .map_err(refused)?;
+        let redirect_uri = oidc.redirect_uri();
         let state = random_secret();
+        let browser = random_secret();
         let (pkce_verifier, nonce) = self.oidc_secrets(&state);
         let request = AuthorizationRequest {
             redirect_uri: redirect_uri.clone(),
@@ -153,45 +192,67 @@ impl Board {
         };
         let url = oidc.provider.authorization_url(&request).await?;
         let hash = credentials::token_hash(&state);
+        let browser_hash = credentials::token_hash(&browser);
+        let inner = self.inner.clone();
         self.write(move |tx| {
             let expires_at = tx.now.checked_add(STATE_LIFETIME).map_err(Error::internal)?;
             sweep(tx.w, tx.now)?;
-            tx.w.put_record(
-                OIDC_STATES,
-                hash.as_bytes(),
-                &PendingSignIn { return_to, redirect_uri, expires_at },
-            )?;
+            inner.throttle.count_sign_in(tx.w, client, limits.per_address, tx.now)?;
+            if count_pending(tx.w, 1)? > limits.pending {
+                return Err(Error::too_many_requests(
+                    "too many sign-ins are under way on this board; try again in a minute",
+                    std::time::Duration::from_secs(60),
+                ));
+            }
+            let pending = PendingSignIn { return_to, redirect_uri, expires_at, browser: browser_hash };
+            tx.w.put_record(OIDC_STATES, hash.as_bytes(), &pending)?;
             tx.w.put_marker(OIDC_EXPIRY, &expiry_key(expires_at, b's', &hash))?;
             Ok(())
         })
-        .await?;
-        Ok(url)
+        .await
+        .map_err(|e| if e.kind() == ErrorKind::TooManyRequests { refused(e) } else { e })?;
+        let max_age = STATE_LIFETIME.as_secs();
+        Ok(Redirect { location: url, set_cookie: Some(oidc.browser_cookie(&browser, max_age)) })
     }
 
     /// `GET /auth/oidc/callback`: where the browser goes next, with a
-    /// one-time login code.
-    pub async fn oidc_callback(&self, answer: CallbackQuery) -> Result<String> {
-        let result = self.oidc_callback_inner(answer).await;
-        result.map_err(|e| if e.kind() == ErrorKind::Internal { e } else { refused(e) })
+    /// one-time login code. `browser` is the value of the sign-in's
+    /// cookie the browser sent, if any.
+    pub async fn oidc_callback(&self, answer: CallbackQuery, browser: Option<&str>) -> Result<Redirect> {
+        let result = self.oidc_callback_inner(answer, browser).await;
+        let location = result.map_err(|e| if e.kind() == ErrorKind::Internal { e } else { refused(e) })?;
+        // The cookie has served: the browser forgets it.
+        let cleared = self.oidc()?.browser_cookie("", 0);
+        Ok(Redirect { location, set_cookie: Some(cleared) })
     }
 
-    async fn oidc_callback_inner(&self, answer: CallbackQuery) -> Result<String> {
+    async fn oidc_callback_inner(&self, answer: CallbackQuery, browser: Option<&str>) -> Result<String> {
         let oidc = self.oidc()?;
         let state = answer.state.clone().ok_or_else(|| Error::invalid("state", "missing query parameter"))?;
         let hash = credentials::token_hash(&state);
-        // Taken out first, so a replay finds nothing whatever happens next.
+        // Taken out first, so a replay finds nothing whatever happens
+        // next: a callback is one attempt, refused or not.
         let pending = self
             .write(move |tx| {
                 let pending: Option<PendingSignIn> = tx.w.record(OIDC_STATES, hash.as_bytes())?;
                 let Some(pending) = pending else { return Ok(None) };
                 tx.w.delete(OIDC_STATES, hash.as_bytes())?;
                 tx.w.delete(OIDC_EXPIRY, &expiry_key(pending.expires_at, b's', &hash))?;
+                count_pending(tx.w, -1)?;
                 Ok((pending.expires_at > tx.now).then_some(pending))
             })
             .await?
             .ok_or_else(|| {
                 Error::bad_request("unknown, expired or already used state: start the sign-in again")
             })?;
+        let same_browser = browser
+            .is_some_and(|b| !pending.browser.is_empty() && credentials::token_hash(b) == pending.browser);
+        if !same_browser {
+            return Err(Error::bad_request(
+                "this sign-in was not started in this browser (its sign-in cookie is missing or does not \
+                 match): start the sign-in again here",
+            ));
+        }
         if let Some(iss) = &answer.iss
             && iss != &oidc.issuer
         {

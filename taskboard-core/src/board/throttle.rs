@@ -17,6 +17,11 @@
 //! of parallel attempts cannot slip past it. Finished windows are swept
 //! a few at a time by every failure recorded, so the table holds only the
 //! windows of the last `window`.
+//!
+//! The sign-ins of single sign-on a client address starts are counted
+//! the same way, in the same table and windows, under a key of their own
+//! (`s`, then the address), each start counted as it is stored
+//! (docs/decisions.md 20.s).
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -58,12 +63,14 @@ impl Default for LoginLimits {
 const SWEEP: usize = 8;
 
 /// What an attempt is counted under: the member its login names, a keyed
-/// hash of a login that names none, or the client address.
+/// hash of a login that names none, or the client address; and the
+/// sign-ins a client address started (`board::oidc`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum CountKey {
     Member(Uuid),
     Text([u8; 16]),
     Address(IpAddr),
+    SignIns(IpAddr),
 }
 
 impl CountKey {
@@ -89,6 +96,17 @@ impl CountKey {
             CountKey::Text(hash) => Key::new().u8(b't').bytes(hash).build(),
             CountKey::Address(IpAddr::V4(a)) => Key::new().u8(b'4').bytes(&a.octets()).build(),
             CountKey::Address(IpAddr::V6(a)) => Key::new().u8(b'6').bytes(&a.octets()).build(),
+            CountKey::SignIns(IpAddr::V4(a)) => Key::new().u8(b's').u8(b'4').bytes(&a.octets()).build(),
+            CountKey::SignIns(IpAddr::V6(a)) => Key::new().u8(b's').u8(b'6').bytes(&a.octets()).build(),
+        }
+    }
+
+    /// The sign-ins started from an address, counted as
+    /// [`CountKey::address`] counts it.
+    fn sign_ins(ip: IpAddr) -> CountKey {
+        match CountKey::address(ip) {
+            CountKey::Address(a) => CountKey::SignIns(a),
+            other => other,
         }
     }
 }
@@ -215,6 +233,44 @@ impl LoginThrottle {
             // Full only with attempts still being checked: their outcome
             // is a moment away.
             _ => Some(Duration::from_secs(1)),
+        }
+    }
+
+    /// Refuses a client address that started `limit` sign-ins within the
+    /// window (429 with the time left), read before the provider is
+    /// asked anything.
+    pub fn check_sign_in(&self, r: &dyn ReadTxn, address: Option<IpAddr>, limit: u32) -> Result<()> {
+        let Some(key) = address.map(CountKey::sign_ins) else { return Ok(()) };
+        let now = self.clock.timestamp();
+        let window = self.open_window(r, key, now)?;
+        self.sign_in_refused(window, limit, now)
+    }
+
+    /// Counts a sign-in started from `address`, inside the write that
+    /// stores it, refusing it when the address is at its limit: the
+    /// check made inside the write, so parallel starts cannot pass it
+    /// together.
+    pub fn count_sign_in(
+        &self,
+        w: &mut dyn WriteTxn,
+        address: Option<IpAddr>,
+        limit: u32,
+        now: Timestamp,
+    ) -> Result<()> {
+        let Some(key) = address.map(CountKey::sign_ins) else { return Ok(()) };
+        let stored: Option<Window> = w.record(LOGIN_FAILURES, &key.bytes())?;
+        let window = stored.filter(|w| elapsed(w.start, now) < self.limits.window);
+        self.sign_in_refused(window, limit, now)?;
+        Outcome::Failed { login: key, address: None, window: self.limits.window }.apply(w, now)
+    }
+
+    fn sign_in_refused(&self, window: Option<Window>, limit: u32, now: Timestamp) -> Result<()> {
+        match self.refused(window, 0, limit, now) {
+            Some(left) => Err(Error::too_many_requests(
+                "too many sign-ins started from this address; try again later",
+                left,
+            )),
+            None => Ok(()),
         }
     }
 

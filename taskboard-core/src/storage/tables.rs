@@ -190,14 +190,15 @@ tables! {
     RUN_TRANSCRIPT = "runid_n_entry";
     /// kind key → Window: the open window of failed logins of a member
     /// (`m` uuid), of a login naming none (`t` and a keyed hash of its
-    /// text) or of a client address (`4` or `6` and its octets), see
-    /// `board::throttle`
+    /// text) or of a client address (`4` or `6` and its octets), and of
+    /// the sign-ins a client address started (`s`, `4` or `6`, its
+    /// octets), see `board::throttle`
     LOGIN_FAILURES = "kind_key_loginfailures";
     /// start(ms) kind key → () so ended windows are swept in order
     LOGIN_FAILURE_AGE = "startms_kind_key";
     /// sha256(state) → PendingSignIn: a single sign-on started and not
     /// yet back from the provider (`board::oidc`); the state itself is
-    /// not stored
+    /// not stored. `#pending` → u64: how many there are
     OIDC_STATES = "statehash_pendingsignin";
     /// sha256(login code) → LoginCode: the one-time code a finished
     /// single sign-on hands to the page or the command line

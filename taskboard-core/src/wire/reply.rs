@@ -44,8 +44,8 @@ pub enum Encoded {
     Stream(super::paged::JsonStream),
     Download(Download),
     Upgrade(Upgrade),
-    /// 302 to this address.
-    Redirect(String),
+    /// 302 to this address, setting a cookie when there is one.
+    Redirect(Redirect),
 }
 
 /// An answer type.
@@ -208,6 +208,9 @@ impl Reply for Upgrade {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Redirect {
     pub location: String,
+    /// A `Set-Cookie` value sent with it (the browser binding of single
+    /// sign-on).
+    pub set_cookie: Option<String>,
 }
 
 impl Reply for Redirect {
@@ -216,11 +219,11 @@ impl Reply for Redirect {
         None
     }
     fn encode(self) -> Result<Encoded> {
-        Ok(Encoded::Redirect(self.location))
+        Ok(Encoded::Redirect(self))
     }
     fn decode(encoded: Encoded) -> Result<Redirect> {
         match encoded {
-            Encoded::Redirect(location) => Ok(Redirect { location }),
+            Encoded::Redirect(redirect) => Ok(redirect),
             _ => Err(Error::internal("unexpected response: expected a redirect")),
         }
     }

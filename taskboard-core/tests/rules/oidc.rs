@@ -3,14 +3,17 @@
 //! start and the exchange agree on verifier, nonce and redirect URI;
 //! accounts link by subject, then by verified email; members are created
 //! only when allowed; groups set the admin role but never an owner's; a
-//! state and a login code work once; links are kept in an archive.
+//! state and a login code work once; links are kept in an archive; a
+//! sign-in finishes only in the browser that started it, and starts are
+//! bounded per client address and on the board (docs/decisions.md 20.r, 20.s).
 
 use std::sync::{Arc, Mutex};
 
 use taskboard_core::api::{CallbackQuery, MemberPatch, Patch};
+use taskboard_core::board::Clock;
 use taskboard_core::model::{LoginResponse, Role};
 use taskboard_core::oidc::{
-    AuthorizationRequest, CodeExchange, Identity, IdentityProvider, OidcOptions, ProviderFuture,
+    AuthorizationRequest, CodeExchange, Identity, IdentityProvider, OidcOptions, ProviderFuture, SignInLimits,
 };
 use taskboard_core::validate::Email;
 use taskboard_core::{BoardOptions, ErrorKind, Result};
@@ -38,14 +41,33 @@ impl IdentityProvider for StandIn {
 }
 
 async fn sso_board(create_members: bool, admin_group: Option<&str>) -> (Fx, Arc<StandIn>) {
+    sso_board_limited(create_members, admin_group, SignInLimits::default()).await
+}
+
+async fn sso_board_limited(
+    create_members: bool,
+    admin_group: Option<&str>,
+    limits: SignInLimits,
+) -> (Fx, Arc<StandIn>) {
+    sso_board_at(create_members, admin_group, limits, Clock::system()).await
+}
+
+async fn sso_board_at(
+    create_members: bool,
+    admin_group: Option<&str>,
+    limits: SignInLimits,
+    clock: Clock,
+) -> (Fx, Arc<StandIn>) {
     let provider = Arc::new(StandIn::default());
     let options = BoardOptions {
+        clock,
         oidc: Some(OidcOptions {
             issuer: "https://id.example.com".into(),
             display_name: None,
             create_members,
             admin_group: admin_group.map(String::from),
-            public_url: Some("https://board.example.com/".into()),
+            public_url: "https://board.example.com".into(),
+            limits,
             provider: provider.clone(),
         }),
         ..BoardOptions::default()
@@ -64,22 +86,40 @@ fn person(subject: &str, email: &str, verified: bool, groups: &[&str]) -> Identi
     }
 }
 
-/// The state of a started sign-in, from the provider's address.
-async fn start(fx: &Fx) -> String {
-    let url = fx.board.oidc_start("/", None).await.unwrap();
-    url.split_once("state=").unwrap().1.to_string()
+/// A started sign-in: its state, from the provider's address, and the
+/// value of the cookie the browser got.
+#[derive(Debug)]
+struct Started {
+    state: String,
+    browser: String,
 }
 
-async fn back(fx: &Fx, state: &str) -> Result<String> {
+async fn start(fx: &Fx) -> Started {
+    start_from(fx, None).await.unwrap()
+}
+
+async fn start_from(fx: &Fx, client: Option<std::net::IpAddr>) -> Result<Started> {
+    let redirect = fx.board.oidc_start("/", client).await?;
+    let state = redirect.location.split_once("state=").unwrap().1.to_string();
+    let cookie = redirect.set_cookie.expect("a cookie binds the sign-in to the browser");
+    let browser = cookie.strip_prefix("taskboard_sso=").unwrap().split(';').next().unwrap().to_string();
+    Ok(Started { state, browser })
+}
+
+async fn back_in(fx: &Fx, state: &str, browser: Option<&str>) -> Result<String> {
     let answer = CallbackQuery { code: Some("code".into()), state: Some(state.into()), ..Default::default() };
-    let location = fx.board.oidc_callback(answer).await?;
-    Ok(location.split_once("login_code=").unwrap().1.to_string())
+    let redirect = fx.board.oidc_callback(answer, browser).await?;
+    Ok(redirect.location.split_once("login_code=").unwrap().1.to_string())
+}
+
+async fn back(fx: &Fx, started: &Started) -> Result<String> {
+    back_in(fx, &started.state, Some(&started.browser)).await
 }
 
 async fn sign_in(fx: &Fx, provider: &StandIn, identity: Identity) -> Result<LoginResponse> {
     *provider.identity.lock().unwrap() = identity;
-    let state = start(fx).await;
-    let code = back(fx, &state).await?;
+    let started = start(fx).await;
+    let code = back(fx, &started).await?;
     fx.board.oidc_exchange(&code).await
 }
 
@@ -144,10 +184,11 @@ async fn groups_set_the_admin_role_but_never_an_owners() {
 async fn a_state_and_a_login_code_work_once() {
     let (fx, provider) = sso_board(true, None).await;
     *provider.identity.lock().unwrap() = person("ana", "ana@example.com", true, &[]);
-    let state = start(&fx).await;
-    let code = back(&fx, &state).await.unwrap();
-    assert_eq!(kind(back(&fx, &state).await), ErrorKind::BadRequest);
-    assert_eq!(kind(back(&fx, "made-up").await), ErrorKind::BadRequest);
+    let started = start(&fx).await;
+    let code = back(&fx, &started).await.unwrap();
+    assert_eq!(kind(back(&fx, &started).await), ErrorKind::BadRequest);
+    let made_up = Started { state: "made-up".into(), browser: started.browser.clone() };
+    assert_eq!(kind(back(&fx, &made_up).await), ErrorKind::BadRequest);
     fx.board.oidc_exchange(&code).await.unwrap();
     assert_eq!(kind(fx.board.oidc_exchange(&code).await), ErrorKind::Unauthorized);
     assert_eq!(kind(fx.board.oidc_start("https://evil.example/", None).await), ErrorKind::Validation);
@@ -172,4 +213,78 @@ async fn links_to_accounts_and_emails_are_kept_in_an_archive() {
     // And the email is indexed again: another account of hers links to her.
     let other = sign_in(&restored, &provider, person("ana-2", "ANA@example.com", true, &[])).await.unwrap();
     assert_eq!(other.member_id, ana.member_id);
+}
+
+#[tokio::test]
+async fn a_sign_in_finishes_only_in_the_browser_that_started_it() {
+    let (fx, provider) = sso_board(true, None).await;
+    *provider.identity.lock().unwrap() = person("mallory", "mallory@example.com", true, &[]);
+    // Mallory started a sign-in and went through the provider; her
+    // callback address is followed by another browser: without her
+    // cookie, or with a cookie of its own sign-in.
+    let theirs = start(&fx).await;
+    for browser in [None, Some(theirs.browser.as_str()), Some("made-up")] {
+        let hers = start(&fx).await;
+        let refused = back_in(&fx, &hers.state, browser).await.unwrap_err();
+        assert_eq!(refused.kind(), ErrorKind::BadRequest, "{browser:?}");
+        assert!(refused.detail().contains("not started in this browser"), "{}", refused.detail());
+        // A refused callback used the state up, and signed nobody in.
+        let replayed = back_in(&fx, &hers.state, Some(&hers.browser)).await.unwrap_err();
+        assert!(replayed.detail().contains("already used state"), "{}", replayed.detail());
+    }
+    assert!(provider.exchanged.lock().unwrap().is_empty(), "the provider was never asked");
+    // The other browser's own sign-in still finishes, and clears its cookie.
+    let answer =
+        CallbackQuery { code: Some("code".into()), state: Some(theirs.state.clone()), ..Default::default() };
+    let redirect = fx.board.oidc_callback(answer, Some(&theirs.browser)).await.unwrap();
+    assert!(redirect.set_cookie.unwrap().contains("Max-Age=0"));
+}
+
+#[tokio::test]
+async fn the_browser_cookie_is_http_only_lax_secure_and_limited_to_the_callback() {
+    let (fx, _provider) = sso_board(true, None).await;
+    let redirect = fx.board.oidc_start("/", None).await.unwrap();
+    let cookie = redirect.set_cookie.unwrap();
+    for part in ["HttpOnly", "SameSite=Lax", "Secure", "Path=/api/v1/auth/oidc/callback", "Max-Age=600"] {
+        assert!(cookie.split("; ").any(|p| p == part), "{part} in {cookie}");
+    }
+}
+
+#[tokio::test]
+async fn starts_are_counted_per_client_address_and_bounded_on_the_board() {
+    let limits = SignInLimits { per_address: 3, pending: 5 };
+    let (fx, _provider) = sso_board_limited(true, None, limits).await;
+    let one: std::net::IpAddr = "203.0.113.7".parse().unwrap();
+    for _ in 0..3 {
+        start_from(&fx, Some(one)).await.unwrap();
+    }
+    let e = start_from(&fx, Some(one)).await.err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::TooManyRequests);
+    assert!(e.retry_after().is_some_and(|s| s > 0) && e.detail().contains("sign-ins"), "{}", e.detail());
+    // Another address has its own count; an IPv6 host is counted by its /64.
+    let v6 = |s: &str| Some(s.parse::<std::net::IpAddr>().unwrap());
+    start_from(&fx, v6("2001:db8:1:2::1")).await.unwrap();
+    start_from(&fx, v6("2001:db8:1:2::2")).await.unwrap();
+    // Five under way on the board: no further start, from anywhere.
+    let e = start_from(&fx, v6("2001:db8:9::1")).await.err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::TooManyRequests);
+    assert!(e.detail().contains("under way"), "{}", e.detail());
+}
+
+#[tokio::test]
+async fn a_finished_or_expired_sign_in_makes_room_for_another() {
+    let clock = Clock::manual();
+    let limits = SignInLimits { per_address: 100, pending: 2 };
+    let (fx, provider) = sso_board_at(true, None, limits, clock.clone()).await;
+    *provider.identity.lock().unwrap() = person("ana", "ana@example.com", true, &[]);
+    let first = start(&fx).await;
+    start(&fx).await;
+    assert_eq!(kind(start_from(&fx, None).await), ErrorKind::TooManyRequests);
+    back(&fx, &first).await.unwrap();
+    start(&fx).await;
+    assert_eq!(kind(start_from(&fx, None).await), ErrorKind::TooManyRequests);
+    // Both left at the provider expire after 10 minutes.
+    clock.advance(std::time::Duration::from_secs(601));
+    start(&fx).await;
+    start(&fx).await;
 }

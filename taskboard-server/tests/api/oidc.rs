@@ -1,7 +1,9 @@
 //! Single sign-on with OpenID Connect against a real provider: the
 //! certified `oidc-provider` package, pinned, started per test on port 0
 //! (tests/oidc-provider). The board discovers it, sends the browser
-//! there, and verifies what comes back.
+//! there, and verifies what comes back. The harness's browser keeps the
+//! cookies it is given, as a browser does: the one binding a sign-in to
+//! it (docs/decisions.md 20.r) among them.
 
 use std::time::Duration;
 
@@ -281,6 +283,106 @@ async fn without_single_sign_on_its_endpoints_are_404() {
     assert_eq!(methods, json!({"password": "all", "sso": null}));
     app.get(&start_path("/"), None).await.error(404, "not_found", "single sign-on is not configured");
     exchange(&app, "nothing").await.error(401, "unauthorized", "login code");
+}
+
+/// A client that follows no redirect, to read the start's own answer.
+fn unfollowing() -> reqwest::Client {
+    reqwest::Client::builder().no_proxy().redirect(reqwest::redirect::Policy::none()).build().unwrap()
+}
+
+#[tokio::test]
+async fn a_callback_followed_in_another_browser_signs_nobody_in() {
+    let (app, _provider) = creating().await;
+    // Mallory goes through the provider as herself and stops before the
+    // board: her callback address, which she has someone else open.
+    let mallory = Browser::new();
+    let hers = mallory.sign_in(&app.url(&start_path("/")), "mallory").await;
+    let victim = Browser::new();
+    let step = victim.send(hers.clone(), None).await;
+    refused(&step, 400, "not started in this browser");
+    assert!(step.location.is_none(), "no login code: {:?}", step.location);
+    // Nor with a cookie of the victim's own sign-in.
+    let victims_own = victim.send(app.url(&start_path("/")).parse().unwrap(), None).await;
+    assert_eq!(victims_own.status, 302, "{}", victims_own.body);
+    let again = Browser::new().sign_in(&app.url(&start_path("/")), "mallory").await;
+    refused(&victim.send(again, None).await, 400, "not started in this browser");
+    // The refused callback used its state up: not even Mallory's own
+    // browser finishes it now.
+    refused(&mallory.send(hers, None).await, 400, "already used state");
+    let members: Vec<Value> = app.get("/api/v1/members", app.owner()).await.expect(200);
+    assert!(members.iter().all(|m| m["slug"] != "mallory"), "nobody signed in: {members:?}");
+}
+
+#[tokio::test]
+async fn the_start_sets_a_cookie_for_the_callback_only_which_the_callback_checks() {
+    let (app, _provider) = creating().await;
+    let res = unfollowing().get(app.url(&start_path("/"))).send().await.unwrap();
+    assert_eq!(res.status(), 302);
+    let cookie = res.headers()["set-cookie"].to_str().unwrap().to_string();
+    let parts: Vec<&str> = cookie.split("; ").collect();
+    assert!(parts[0].starts_with("taskboard_sso=") && parts[0].len() > 40, "{cookie}");
+    for part in ["HttpOnly", "SameSite=Lax", "Path=/api/v1/auth/oidc/callback", "Max-Age=600"] {
+        assert!(parts.contains(&part), "{part} in {cookie}");
+    }
+    assert!(!parts.contains(&"Secure"), "the board is reached over http here: {cookie}");
+
+    let browser = Browser::new();
+    let back = browser.sign_in(&app.url(&start_path("/")), "ana").await;
+    let res = unfollowing().get(back).header("cookie", "taskboard_sso=wrong").send().await.unwrap();
+    assert_eq!(res.status(), 400);
+}
+
+#[tokio::test]
+async fn starting_sign_ins_is_throttled_per_client_address() {
+    let (app, _provider) = with_provider(|_, o| {
+        o.limits = taskboard_core::oidc::SignInLimits { per_address: 3, pending: 10_000 };
+    })
+    .await;
+    let client = unfollowing();
+    for _ in 0..3 {
+        let res = client.get(app.url(&start_path("/"))).send().await.unwrap();
+        assert_eq!(res.status(), 302);
+    }
+    let res = client.get(app.url(&start_path("/"))).send().await.unwrap();
+    assert_eq!(res.status(), 429);
+    let wait: u64 = res.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=15 * 60).contains(&wait), "{wait}");
+    let body: Value = res.json().await.unwrap();
+    assert!(body["detail"].as_str().unwrap().contains("too many sign-ins"), "{body}");
+}
+
+#[tokio::test]
+async fn the_redirect_uri_is_under_the_public_url_whatever_the_host_header_says() {
+    let (app, _provider) = with_provider(|c, _| {
+        c.public_url = Some("https://board.example.com/".into());
+    })
+    .await;
+    let res =
+        unfollowing().get(app.url(&start_path("/"))).header("host", "evil.example").send().await.unwrap();
+    assert_eq!(res.status(), 302);
+    let to: reqwest::Url = res.headers()["location"].to_str().unwrap().parse().unwrap();
+    let redirect_uri = to.query_pairs().find(|(k, _)| k == "redirect_uri").unwrap().1.into_owned();
+    assert_eq!(redirect_uri, "https://board.example.com/api/v1/auth/oidc/callback");
+    let cookie = res.headers()["set-cookie"].to_str().unwrap();
+    assert!(cookie.split("; ").any(|p| p == "Secure"), "https public URL: {cookie}");
+}
+
+#[tokio::test]
+async fn single_sign_on_without_a_public_url_does_not_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::new(dir.path());
+    config.listen = "127.0.0.1:0".parse().unwrap();
+    config.oidc = Some(OidcConfig {
+        issuer: "https://id.example.com".into(),
+        client_id: CLIENT_ID.into(),
+        ..OidcConfig::default()
+    });
+    let e = taskboard_server::Server::bind(config.clone()).await.unwrap_err().to_string();
+    assert!(e.contains("--public-url") && e.contains("public-url` in the configuration file"), "{e}");
+    assert!(e.contains("Host"), "{e}");
+    config.public_url = Some("board.example.com".into());
+    let e = taskboard_server::Server::bind(config).await.unwrap_err().to_string();
+    assert!(e.contains("public-url"), "{e}");
 }
 
 #[tokio::test]

@@ -71,6 +71,32 @@ fn an_issuer_that_is_not_https_off_loopback_stops_the_start() {
     assert!(err.contains("must be https://"), "{err}");
 }
 
+#[test]
+fn single_sign_on_without_a_public_url_stops_the_start_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let (code, _, err) = run(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        data.to_str().unwrap(),
+        "--oidc-issuer",
+        "https://id.example.com",
+        "--oidc-client-id",
+        "taskboard",
+    ]);
+    assert_ne!(code, 0, "{err}");
+    assert!(err.contains("--public-url") && err.contains("`public-url`"), "the flag and the key: {err}");
+    assert!(!data.join("board.redb").exists(), "nothing was started");
+}
+
+/// The provider's redirect to the public URL, sent to the server itself,
+/// as a reverse proxy at the public URL would (the test cannot know the
+/// server's port before it starts).
+fn through_the_proxy(back: &reqwest::Url, server: &str) -> reqwest::Url {
+    format!("{server}{}?{}", back.path(), back.query().unwrap()).parse().unwrap()
+}
+
 #[tokio::test]
 async fn each_sign_in_and_each_refusal_is_logged_without_a_token() {
     let provider = Provider::start().await;
@@ -79,6 +105,7 @@ async fn each_sign_in_and_each_refusal_is_logged_without_a_token() {
     command
         .args(["--listen", "127.0.0.1:0", "--log-format", "json", "--oidc-create-members"])
         .args(["--oidc-issuer", &provider.issuer, "--oidc-client-id", CLIENT_ID])
+        .args(["--public-url", "http://127.0.0.1:1"])
         .env("TASKBOARD_OIDC_CLIENT_SECRET", CLIENT_SECRET)
         .arg("--data-dir")
         .arg(dir.path().join("data"));
@@ -87,6 +114,8 @@ async fn each_sign_in_and_each_refusal_is_logged_without_a_token() {
 
     let browser = Browser::new();
     let back = browser.sign_in(&start, "ana").await;
+    assert!(back.as_str().starts_with("http://127.0.0.1:1/"), "under the public URL: {back}");
+    let back = through_the_proxy(&back, &server.base);
     let step = browser.send(back.clone(), None).await;
     let code = step.login_code();
     let login: Value = http()
@@ -104,7 +133,8 @@ async fn each_sign_in_and_each_refusal_is_logged_without_a_token() {
     let replayed = browser.send(back.clone(), None).await;
     assert_eq!(replayed.status, 400);
     let unverified = Browser::new();
-    let refused = unverified.send(unverified.sign_in(&start, "unverified-cy").await, None).await;
+    let back_cy = through_the_proxy(&unverified.sign_in(&start, "unverified-cy").await, &server.base);
+    let refused = unverified.send(back_cy, None).await;
     assert_eq!(refused.status, 403);
 
     assert!(server.stop().success());

@@ -32,7 +32,12 @@ impl App {
         config.owner_password = Some(OWNER_PASSWORD.to_string());
         config.jwt_secret = Some("test-secret".to_string());
         configure(&mut config);
-        let server = Server::bind(config.clone()).await.expect("the server starts");
+        // Bound first: single sign-on's public URL (required) names the port.
+        let listener = tokio::net::TcpListener::bind(config.listen).await.expect("a port");
+        if config.oidc.is_some() && config.public_url.is_none() {
+            config.public_url = Some(format!("http://{}", listener.local_addr().unwrap()));
+        }
+        let server = Server::on_listener(listener, config.clone()).await.expect("the server starts");
         let addr = server.local_addr();
         let handle = server.spawn();
         let http = reqwest::Client::builder().no_proxy().build().unwrap();

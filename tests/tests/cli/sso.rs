@@ -1,8 +1,8 @@
 //! `taskboard login --sso` against a real OpenID Connect provider (the
 //! pinned `oidc-provider` package, tests/oidc-provider): the command
-//! prints the address to open, the test plays the browser on the
-//! provider's login page, and the login comes back to the command's
-//! loopback listener.
+//! prints the board's address that starts the sign-in, the test plays the
+//! browser there and on the provider's login page, and the login comes
+//! back to the command's loopback listener.
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
@@ -53,7 +53,9 @@ fn login_sso_signs_in_through_the_browser_and_stores_the_login_like_a_password_l
         }
     };
     assert!(printed.contains("Open this address in a browser"), "{printed}");
-    assert!(url.starts_with(&provider.issuer), "{url} is the provider's");
+    // The board's own start, so the browser gets the cookie that binds
+    // the sign-in to it (docs/decisions.md 20.r).
+    assert!(url.starts_with(&format!("{server}/api/v1/auth/oidc/start?return_to=")), "{url} is the board's");
 
     runtime.block_on(async {
         let browser = Browser::new();
