@@ -7,6 +7,7 @@ mod driver;
 mod files;
 mod harness;
 mod hooks;
+mod imports;
 mod member;
 mod people;
 #[path = "../api/receiver.rs"]
