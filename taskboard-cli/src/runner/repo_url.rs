@@ -149,7 +149,7 @@ fn scp_like(url: &str) -> std::result::Result<(), &'static str> {
         },
     };
     if !word(host) {
-        return Err("the host of USER@HOST:PATH is letters, digits, '.' and '-', not first '-'");
+        return Err("the host of USER@HOST:PATH is letters, digits, '.', '_' and '-', not first '-'");
     }
     if path.is_empty() || path.starts_with([':', '-']) {
         return Err("the path of USER@HOST:PATH is not empty and starts with neither ':' nor '-'");

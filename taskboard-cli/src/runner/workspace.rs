@@ -77,6 +77,19 @@ async fn cached_clone(state: &Path, url: &RepoUrl) -> Result<PathBuf> {
         git(Some(&partial), &["config", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*"])
             .await?;
         std::fs::rename(&partial, &cache)?;
+    } else {
+        // Two addresses can share a directory name (`a.b`, `a_b`): a
+        // clone made for the other is never this one's workspace.
+        let origin = git(Some(&cache), &["config", "--get", "remote.origin.url"]).await.unwrap_or_default();
+        if origin != url.as_str() {
+            return Err(failed(
+                "the cached clone",
+                format!(
+                    "{} was made for another repository address; move it away to clone this one",
+                    cache.display()
+                ),
+            ));
+        }
     }
     git_with(fetch, Some(&cache), &["fetch", "--quiet", "--prune", "origin"]).await?;
     // Where the remote's HEAD points, for new branches.

@@ -216,6 +216,30 @@ fn a_local_repository_is_cloned_only_when_the_runners_file_allows_it_and_else_no
 }
 
 #[test]
+fn a_cached_clone_of_another_address_under_the_same_name_is_never_a_workspace() {
+    let env = Env::remote();
+    // `a.b` and `a_b` make the same directory name under `repos`.
+    let first = origin(&env, "a.b", &[("FROM", "a.b\n")]);
+    let second = origin(&env, "a_b", &[("FROM", "a_b\n")]);
+    project(&env, "one", Some(&first.display().to_string()));
+    project(&env, "two", Some(&second.display().to_string()));
+    let token = agent(&env, "bot", "member", &["one", "two"], None);
+    let agents = sh_agent("bot", &token, "cat FROM", "");
+    let (path, _) = runner_file(&env, "shared", "allow_local_repos = true", &agents);
+    let _runner = Runner::start(&env, &path);
+    let one = task(&env, "one", "First");
+    let run = ended(&env, &one);
+    assert_eq!(run["state"], "succeeded", "{run}");
+    assert!(transcript(&env, run["id"].as_str().unwrap()).contains("output: a.b"));
+    let two = task(&env, "two", "Second");
+    let run = ended(&env, &two);
+    assert_eq!(run["state"], "failed", "{run}");
+    let why = run["stop_reason"].as_str().unwrap_or_default();
+    assert!(why.contains("made for another repository address"), "{run}");
+    assert!(!transcript(&env, run["id"].as_str().unwrap()).contains("output: a.b"));
+}
+
+#[test]
 fn an_ext_transport_or_an_option_as_an_address_is_refused_and_runs_nothing_even_where_git_allows_ext() {
     let env = Env::remote();
     let by_ext = env.dir.path().join("ext-ran");
