@@ -73,19 +73,28 @@ fn an_issuer_that_is_not_https_off_loopback_stops_the_start() {
 
 #[test]
 fn single_sign_on_without_a_public_url_stops_the_start_naming_the_flag() {
+    use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let (code, _, err) = run(&[
-        "--listen",
-        "127.0.0.1:0",
-        "--data-dir",
-        data.to_str().unwrap(),
-        "--oidc-issuer",
-        "https://id.example.com",
-        "--oidc-client-id",
-        "taskboard",
-    ]);
-    assert_ne!(code, 0, "{err}");
+    let mut child = server_command()
+        .args(["--listen", "127.0.0.1:0", "--data-dir", data.to_str().unwrap()])
+        .args(["--oidc-issuer", "https://id.example.com", "--oidc-client-id", "taskboard"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A server that starts says where it listens; one that refuses ends.
+    for line in std::io::BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if line.contains("listening on") {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the server started with single sign-on and no --public-url: {line}");
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
     assert!(err.contains("--public-url") && err.contains("`public-url`"), "the flag and the key: {err}");
     assert!(!data.join("board.redb").exists(), "nothing was started");
 }
