@@ -48,6 +48,7 @@ mod perform;
 pub mod private;
 pub mod records;
 pub mod redact;
+pub mod review;
 pub mod runs;
 pub mod storage;
 pub mod tokens;

@@ -10,6 +10,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::model::MemberRef;
+use crate::review::{ChangesSummary, MergeMethod, RunPurpose};
 
 /// Default cap of a run's transcript: 10 MB of entry text and data.
 pub const DEFAULT_TRANSCRIPT_CAP: u64 = 10 * 1000 * 1000;
@@ -151,6 +152,10 @@ pub struct Run {
     pub question: Option<Question>,
     /// Entries in the transcript.
     pub transcript_count: u64,
+    /// What the run is for (`work` unless it reviews, lands or discards),
+    /// its round, and its change.
+    #[serde(flatten)]
+    pub work: RunWork,
 }
 
 /// What a transcript entry holds: `output` is what the agent printed,
@@ -218,6 +223,45 @@ pub struct RunRecord {
     pub dropped_bytes: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped_entry: Option<u64>,
+    /// What the run is for, and where it stands in the task's review.
+    #[serde(default, skip_serializing_if = "RunWork::is_plain")]
+    pub work: RunWork,
+}
+
+/// What a run is for beyond doing its task: the round it works on, the
+/// review it answers, the landing it performs (docs/rules.md, review and
+/// land). Kept on the record and shown on the run.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct RunWork {
+    #[serde(default)]
+    pub purpose: RunPurpose,
+    /// The task's review round the run belongs to (0 before any).
+    #[serde(default)]
+    pub round: u32,
+    /// The review whose requested changes a `work` run makes, or the
+    /// landing (a `land` run) whose failure it repairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_id: Option<Uuid>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repairs_run_id: Option<Uuid>,
+    /// A `land` run's method.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge_method: Option<MergeMethod>,
+    /// A `land` run's result: the commit now on the base branch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge_commit: Option<String>,
+    /// A failed `land` run's conflicting files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<String>,
+    /// The run's own change, once recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes: Option<ChangesSummary>,
+}
+
+impl RunWork {
+    pub fn is_plain(&self) -> bool {
+        *self == RunWork::default()
+    }
 }
 
 impl RunRecord {
@@ -247,6 +291,7 @@ impl RunRecord {
             transcript_bytes: 0,
             dropped_bytes: 0,
             dropped_entry: None,
+            work: RunWork::default(),
         }
     }
 }

@@ -152,6 +152,7 @@ pub(super) async fn project<B: Perform>(b: &B, c: ProjectCmd, out: Out) -> Resul
                 repo_urls: repos,
                 status: patch(status, false),
                 auto_assign: patch(auto_assign, false),
+                ..ProjectPatch::default()
             };
             out.item(&b.call::<UpdateProject>(id, (), patch).await?)
         }

@@ -52,6 +52,7 @@ mod members;
 mod messages;
 mod oidc;
 mod projects;
+mod reviews;
 mod runs;
 mod scopes;
 mod steps;
@@ -73,6 +74,7 @@ pub use members::*;
 pub use messages::*;
 pub use oidc::*;
 pub use projects::*;
+pub use reviews::*;
 pub use runs::*;
 pub use scopes::permit;
 pub use steps::*;
@@ -182,6 +184,13 @@ pub fn visit_all(v: &mut impl Visitor) {
     v.visit::<UpdateRun>();
     v.visit::<AppendTranscript>();
     v.visit::<CancelRun>();
+    v.visit::<RecordChanges>();
+    v.visit::<GetRunChanges>();
+    v.visit::<GetTaskChanges>();
+    v.visit::<ListReviews>();
+    v.visit::<CreateReview>();
+    v.visit::<MergeTask>();
+    v.visit::<DiscardTask>();
     v.visit::<AnswerRun>();
 }
 

@@ -80,6 +80,7 @@ impl Board {
                 auto_assign: new.auto_assign,
                 created_by: creator,
                 created_at: tx.now,
+                landing: Default::default(),
             };
             tx.w.put_project(None, &p)?;
             tx.w.put_record(CHATS, chat.id.as_bytes(), &chat)?;
@@ -101,6 +102,7 @@ impl Board {
                 check_repository_rights(tx, &actor)?;
             }
             let mut p = old.clone();
+            p.landing = landing_settings(tx, &actor, &old.landing, &patch)?;
             if let Some(name) = patch.name.value() {
                 p.name = name.to_string();
             }
@@ -278,6 +280,96 @@ fn project_members_list(project: Uuid) -> IndexList<impl ItemFn<ProjectMember>> 
             role,
         }))
     })
+}
+
+/// The project's landing settings after `patch`: admins and owners only,
+/// since a runner runs the check and pushes to the base (docs/rules.md,
+/// review and land). Reviewers are active agents, by slug or id.
+fn landing_settings(
+    tx: &Tx<'_>,
+    actor: &Actor,
+    old: &crate::review::LandingSettings,
+    patch: &ProjectPatch,
+) -> Result<crate::review::LandingSettings> {
+    use crate::wire::Patch;
+    let touched = !patch.base_branch.is_absent()
+        || !patch.check_command.is_absent()
+        || !patch.on_conflict.is_absent()
+        || !patch.reviewers.is_absent()
+        || !patch.required_approvals.is_absent()
+        || !patch.max_rounds.is_absent();
+    if !touched {
+        return Ok(old.clone());
+    }
+    if !super::rights::load_actor_member(tx, actor)?.role.is_admin() {
+        return Err(Error::forbidden(
+            "only an admin or owner may change a project's landing settings (base_branch, check_command, \
+             on_conflict, reviewers, required_approvals, max_rounds): runners act on them",
+        ));
+    }
+    let mut l = old.clone();
+    let text = |field: &str, p: &Patch<String>, max: usize| -> Result<Option<Option<String>>> {
+        match p {
+            Patch::Absent => Ok(None),
+            Patch::Null => Ok(Some(None)),
+            Patch::Value(v) if v.trim().is_empty() || v.len() > max || v.contains(['\0', '\n']) => {
+                Err(Error::invalid(field, format!("must be 1 to {max} bytes on one line")))
+            }
+            Patch::Value(v) => Ok(Some(Some(v.trim().to_string()))),
+        }
+    };
+    if let Some(b) = text("base_branch", &patch.base_branch, 250)? {
+        if let Some(name) = &b
+            && (name.starts_with('-') || name.contains("..") || name.contains(char::is_whitespace))
+        {
+            return Err(Error::invalid(
+                "base_branch",
+                "must be a branch name (no leading '-', '..' or spaces)",
+            ));
+        }
+        l.base_branch = b;
+    }
+    if let Some(c) = text("check_command", &patch.check_command, 2000)? {
+        l.check_command = c;
+    }
+    if let Patch::Value(o) = &patch.on_conflict {
+        l.on_conflict = *o;
+    }
+    match &patch.reviewers {
+        Patch::Absent => {}
+        Patch::Null => l.reviewers.clear(),
+        Patch::Value(names) => {
+            let mut ids = Vec::new();
+            for name in names {
+                let found = match name.parse::<Uuid>() {
+                    Ok(id) => tx.w.member(id)?,
+                    Err(_) => tx.w.member_by_slug(name)?,
+                };
+                match found {
+                    Some(m) if m.is_active && m.is_agent() => {
+                        if !ids.contains(&m.id) {
+                            ids.push(m.id);
+                        }
+                    }
+                    _ => return Err(Error::invalid("reviewers", format!("{name} is not an active agent"))),
+                }
+            }
+            l.reviewers = ids;
+        }
+    }
+    if let Patch::Value(n) = patch.required_approvals {
+        if n > 10 {
+            return Err(Error::invalid("required_approvals", "must be 0 to 10"));
+        }
+        l.required_approvals = n;
+    }
+    if let Patch::Value(n) = patch.max_rounds {
+        if !(1..=20).contains(&n) {
+            return Err(Error::invalid("max_rounds", "must be 1 to 20"));
+        }
+        l.max_rounds = n;
+    }
+    Ok(l)
 }
 
 /// A project's repository is where runners fetch code that agents run

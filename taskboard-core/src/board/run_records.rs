@@ -48,6 +48,7 @@ pub(super) fn render(r: &(impl Records + ?Sized), rec: &RunRecord) -> Result<Run
         usage: rec.usage,
         question: rec.question.clone(),
         transcript_count: rec.transcript_count,
+        work: rec.work.clone(),
     })
 }
 
@@ -88,7 +89,9 @@ pub(super) fn put_run(tx: &mut Tx<'_>, old: Option<&RunRecord>, rec: &RunRecord)
             tx.w.put(TASK_RUNS, &Key::new().uuid(t).uuid(rec.id).build(), &[])?;
         }
     }
-    if let Some(t) = rec.task_id {
+    // A reviewer's run reads the task beside others; every other run of a
+    // task holds it, one at a time.
+    if let Some(t) = rec.task_id.filter(|_| rec.work.purpose != crate::review::RunPurpose::Review) {
         if rec.state.is_final() {
             if live_run_of(tx.w, t)? == Some(rec.id) {
                 tx.w.delete(LIVE_RUNS, t.as_bytes())?;

@@ -171,6 +171,7 @@ impl Board {
                 task: Some(RunTask { id: task_id, key: key.clone(), title: task.title.clone() }),
                 project_id: Some(task.project_id),
                 message_id: None,
+                work: RunWork { round: task.work.review.round.max(1), ..RunWork::default() },
                 ..RunRecord::starting(agent.id, me, new.runner.clone(), tx.now)
             };
             put_run(tx, None, &rec)?;
@@ -212,7 +213,14 @@ impl Board {
         let paces = self.output_paces();
         self.write_as(actor.request(), move |tx| {
             let old = own_open_run(tx, id, me, "it")?;
+            super::landing::check_landing_report(&old, &patch.merge_commit, &patch.conflicts)?;
             let mut rec = old.clone();
+            if let Some(c) = patch.merge_commit {
+                rec.work.merge_commit = Some(c);
+            }
+            if let Some(files) = patch.conflicts {
+                rec.work.conflicts = files;
+            }
             if let Some(v) = patch.runner {
                 if let Some(held) = old.runner.as_ref().filter(|r| **r != v) {
                     return Err(Error::conflict(format!("run {id} is started by runner {held}")));
@@ -316,10 +324,27 @@ impl Board {
         let run = render(tx.w, &rec)?;
         let audience = run_audience(tx.w, &rec)?;
         tx.emit(EventKind::RunUpdated, &run, audience)?;
-        let Some(task_id) = rec.task_id else { return Ok(run) };
-        let Some(task) = tx.w.task(task_id)? else { return Ok(run) };
+        if rec.work.purpose.is_work() {
+            Board::work_run_ended(tx, &rec, state, text, actor)?;
+        }
+        super::landing::run_ended(tx, &rec, state)?;
+        Ok(run)
+    }
+
+    /// What the end of a work run does to its task, when its agent still
+    /// holds it: `succeeded` moves it to review; any other end gives it
+    /// back with a comment quoting the tail of the output.
+    fn work_run_ended(
+        tx: &mut Tx<'_>,
+        rec: &RunRecord,
+        state: RunState,
+        text: String,
+        actor: Uuid,
+    ) -> Result<()> {
+        let Some(task_id) = rec.task_id else { return Ok(()) };
+        let Some(task) = tx.w.task(task_id)? else { return Ok(()) };
         if task.assignee_id != Some(rec.agent_id) || task.status != TaskStatus::InProgress {
-            return Ok(run);
+            return Ok(());
         }
         if state == RunState::Succeeded {
             let mut t = task.clone();
@@ -335,7 +360,7 @@ impl Board {
             };
             agent_comment(tx, rec.agent_id, task_id, content)?;
         }
-        Ok(run)
+        Ok(())
     }
 
     /// `POST /runs/{id}/transcript`: the run's agent appends.
@@ -473,7 +498,7 @@ fn own_open_run(tx: &mut Tx<'_>, id: Uuid, me: Uuid, what: &str) -> Result<RunRe
     Ok(old)
 }
 
-fn check_open(rec: &RunRecord) -> Result<()> {
+pub(super) fn check_open(rec: &RunRecord) -> Result<()> {
     if rec.state.is_final() {
         return Err(Error::conflict(format!("run {} is {}; a final state never changes", rec.id, rec.state)));
     }

@@ -234,6 +234,10 @@ impl Board {
         changes.note("parent_id", &old.parent_id, &t.parent_id);
         changes.note("position", &old.position, &t.position);
         changes.note("watcher_ids", &old.watcher_ids, &t.watcher_ids);
+        let head = |t: &TaskRecord| t.work.changes.as_ref().map(|c| c.head_commit.clone());
+        changes.note("head_commit", &head(old), &head(&t));
+        changes.note("review", &old.work.review, &t.work.review);
+        changes.note("merge_commit", &old.work.merge_commit, &t.work.merge_commit);
         t.end_lease_if_moved();
         if old.lease.is_some() && t.lease.map(|l| l.holder) != old.lease.map(|l| l.holder) {
             Board::end_live_run(
@@ -243,7 +247,7 @@ impl Board {
                 "the task was moved or reassigned",
             )?;
         }
-        if changes.0.is_empty() && t.lease == old.lease {
+        if changes.0.is_empty() && t.lease == old.lease && t.work == old.work {
             return tx.w.render_task(old);
         }
         let ended = ended_lease(tx, actor, old, &t, &mut changes.0)?;
@@ -488,6 +492,7 @@ fn create_in(tx: &mut Tx<'_>, creator: Uuid, project_id: Uuid, new: NewTask) -> 
         lease: None,
         external_ref: None,
         title_fold: None,
+        work: Default::default(),
     };
     if t.assignee_id.is_none() && project.auto_assign {
         let names = label_names(tx.w, &t.label_ids)?;

@@ -81,6 +81,8 @@ event_kinds! {
     RunUpdated => "run.updated",
     /// New transcript entries of a run, batched.
     RunOutput => "run.output",
+    /// A review of a task's changes, by a person or an agent.
+    ReviewCreated => "review.created",
 }
 
 impl EventKind {
@@ -97,7 +99,8 @@ impl EventKind {
             // one rather than every rendering.
             TaskLeaseRenewed | MemberLoggedOut | TokenCreated | TokenRevoked | AgentStatus
             | ConfigUpdated | MessageNew | FileUploaded | FileReplaced | FileUpdated | FileDeleted
-            | WebhookCreated | WebhookUpdated | WebhookDeleted | RunCreated | RunUpdated | RunOutput => false,
+            | WebhookCreated | WebhookUpdated | WebhookDeleted | RunCreated | RunUpdated | RunOutput
+            | ReviewCreated => false,
         }
     }
 
@@ -113,7 +116,7 @@ impl EventKind {
             | LinkDeleted | StepCreated | StepUpdated | StepDeleted | LabelCreated | LabelUpdated
             | LabelDeleted | MessageNew | FileUploaded | FileReplaced | FileUpdated | FileDeleted
             | WebhookCreated | WebhookUpdated | WebhookDeleted | TaskLeaseRenewed | RunCreated
-            | RunUpdated | RunOutput => false,
+            | RunUpdated | RunOutput | ReviewCreated => false,
         }
     }
 

@@ -97,6 +97,8 @@ pub struct ProjectRecord {
     pub auto_assign: bool,
     pub created_by: Uuid,
     pub created_at: Timestamp,
+    #[serde(default)]
+    pub landing: crate::review::LandingSettings,
 }
 
 impl ProjectRecord {
@@ -111,6 +113,7 @@ impl ProjectRecord {
             task_counter: self.task_counter,
             chat_id: Some(self.chat_id),
             auto_assign: self.auto_assign,
+            landing: self.landing.clone(),
         }
     }
     pub fn to_ref(&self) -> ProjectRef {
@@ -157,6 +160,9 @@ pub struct TaskRecord {
     /// before the index kept its entries in posting lists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title_fold: Option<u64>,
+    /// The agent's branch, its review and its landing.
+    #[serde(default, skip_serializing_if = "crate::review::TaskWork::is_empty")]
+    pub work: crate::review::TaskWork,
 }
 
 /// A lease on a task; indexed in `LEASES` by its expiry.

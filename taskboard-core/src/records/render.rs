@@ -60,6 +60,9 @@ pub trait Render: Records {
             created_at: t.created_at,
             updated_at: t.updated_at,
             external_ref: t.external_ref.clone(),
+            changes: t.work.changes.clone(),
+            review: t.work.review,
+            merge_commit: t.work.merge_commit.clone(),
         })
     }
 

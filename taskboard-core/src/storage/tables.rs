@@ -211,6 +211,13 @@ tables! {
     OIDC_SUBJECTS = "issuer_subject_memberid";
     /// lower(email) → member_id for members with an email
     MEMBER_EMAIL = "email_memberid";
+    /// task_id → Changes: the task's branch against its base, as the last
+    /// run that recorded it saw it
+    TASK_CHANGES = "taskid_changes";
+    /// run_id → Changes: the change of one run (its round)
+    RUN_CHANGES = "runid_changes";
+    /// task_id review_id → ReviewRecord, in the order they were made
+    REVIEWS = "taskid_reviewid_review";
 }
 
 /// Tables earlier builds wrote and this one neither reads nor writes:

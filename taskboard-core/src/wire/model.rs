@@ -218,6 +218,9 @@ pub struct Project {
     pub task_counter: u64,
     pub chat_id: Option<Uuid>,
     pub auto_assign: bool,
+    /// How the project's work is reviewed and landed.
+    #[serde(flatten)]
+    pub landing: crate::review::LandingSettings,
 }
 
 /// `{id, slug, name}` of the project a task belongs to.
@@ -285,6 +288,16 @@ pub struct Task {
     /// Where an imported task came from; absent for tasks made here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_ref: Option<ExternalRef>,
+    /// The agent's branch and its change against the base, once a run
+    /// recorded one.
+    #[serde(default)]
+    pub changes: Option<crate::review::ChangesSummary>,
+    /// Where the review of the changes stands.
+    #[serde(default)]
+    pub review: crate::review::TaskReview,
+    /// The commit that landed the work on the base branch.
+    #[serde(default)]
+    pub merge_commit: Option<String>,
 }
 
 /// The origin of an imported task: the tracker it came from and its id

@@ -214,6 +214,24 @@ pub struct ProjectPatch {
     pub status: Patch<ProjectStatus>,
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
     pub auto_assign: Patch<bool>,
+    /// The branch work lands on; null: the repository's default. Admins
+    /// and owners only, as the landing settings below.
+    #[serde(default, skip_serializing_if = "Patch::is_absent")]
+    pub base_branch: Patch<String>,
+    /// The command a landing runs before it pushes; null: none.
+    #[serde(default, skip_serializing_if = "Patch::is_absent")]
+    pub check_command: Patch<String>,
+    #[serde(default, skip_serializing_if = "Patch::is_absent")]
+    pub on_conflict: Patch<crate::review::OnConflict>,
+    /// Reviewer agents, by slug or id.
+    #[serde(default, skip_serializing_if = "Patch::is_absent")]
+    pub reviewers: Patch<Vec<String>>,
+    /// 0–10.
+    #[serde(default, skip_serializing_if = "Patch::is_absent")]
+    pub required_approvals: Patch<u32>,
+    /// 1–20.
+    #[serde(default, skip_serializing_if = "Patch::is_absent")]
+    pub max_rounds: Patch<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

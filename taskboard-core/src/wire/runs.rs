@@ -85,6 +85,12 @@ pub struct RunPatch {
     /// null withdraws it.
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
     pub question: Patch<Question>,
+    /// A `land` run that succeeded: the commit now on the base branch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge_commit: Option<String>,
+    /// A `land` run that failed on conflicts: the conflicting files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflicts: Option<Vec<String>>,
 }
 
 /// One entry of `POST /runs/{id}/transcript`.

@@ -22,6 +22,7 @@ mod paging;
 mod projects;
 mod reads;
 mod retries;
+mod review;
 mod runs;
 mod schema;
 mod security;

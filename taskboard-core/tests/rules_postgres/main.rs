@@ -31,11 +31,11 @@ mod paging;
 mod projects;
 #[path = "../rules/retries.rs"]
 mod retries;
+#[path = "../rules/security.rs"]
+mod security;
 mod shared;
 #[path = "../rules/support.rs"]
 mod support;
-#[path = "../rules/security.rs"]
-mod security;
 #[path = "../rules/tasks.rs"]
 mod tasks;
 #[path = "../rules/tokens.rs"]

@@ -186,6 +186,7 @@ fn apply(tx: &mut Tx<'_>, me: Uuid, project_id: Uuid, req: &ImportRequest) -> Re
                     lease: None,
                     external_ref: Some(ExternalRef { source: source.to_string(), id: r.id.clone() }),
                     title_fold: None,
+                    work: Default::default(),
                 };
                 if let Some(a) = assignee {
                     t.add_watcher(a);

@@ -1,0 +1,517 @@
+//! Review and land (docs/rules.md, review and land): an agent's changes as
+//! its runner records them, reviews with line comments, and the landing
+//! of a branch, as the API shows them and as the store keeps them. The
+//! rules are in `board::changes`, `board::reviews` and `board::landing`.
+
+use jiff::Timestamp;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::error::{Error, Result};
+use crate::model::MemberRef;
+
+/// Largest diff a change set holds (2 MB); a runner cuts a longer one and
+/// says so with `truncated`.
+pub const MAX_DIFF_BYTES: usize = 2 * 1000 * 1000;
+/// Most files a change set lists.
+pub const MAX_CHANGED_FILES: usize = 20_000;
+/// Longest review body and comment, in bytes.
+pub const MAX_REVIEW_TEXT: usize = 64 * 1024;
+/// Most line comments in one review.
+pub const MAX_REVIEW_COMMENTS: usize = 500;
+/// Rounds of agent reviews asking for changes before the task goes to a
+/// person, unless the project says otherwise.
+pub const DEFAULT_MAX_ROUNDS: u32 = 3;
+
+/// What a run is for. A `work` run does the task (and, after a review
+/// asked for changes or a landing failed, brings the branch up to date);
+/// a `review` run is a reviewer agent reviewing the task's changes; a
+/// `land` run brings the branch onto the base; a `discard` run deletes
+/// the branch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunPurpose {
+    #[default]
+    Work,
+    Review,
+    Land,
+    Discard,
+}
+
+impl RunPurpose {
+    pub fn is_work(&self) -> bool {
+        *self == RunPurpose::Work
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunPurpose::Work => "work",
+            RunPurpose::Review => "review",
+            RunPurpose::Land => "land",
+            RunPurpose::Discard => "discard",
+        }
+    }
+}
+
+/// How a landing brings the branch onto the base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MergeMethod {
+    /// A merge commit with both parents.
+    #[default]
+    Merge,
+    /// One new commit on the base with the branch's whole change.
+    Squash,
+    /// The branch's commits replayed on the base.
+    Rebase,
+}
+
+/// What a landing that failed met.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OnConflict {
+    /// A run of the task's agent brings its branch up to date.
+    #[default]
+    Agent,
+    /// The task goes back to the person who asked for the landing.
+    Person,
+}
+
+/// How a file changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FileStatus {
+    Added,
+    Modified,
+    Deleted,
+    Renamed,
+    /// A binary file: listed, never inlined in the diff.
+    Binary,
+}
+
+/// One file of a change set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FileChange {
+    pub path: String,
+    /// The path before a rename.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<String>,
+    pub status: FileStatus,
+    pub additions: u64,
+    pub deletions: u64,
+}
+
+/// A change set as a runner reports it: the branch against a base commit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NewChanges {
+    /// The commit the change is measured from (the base, or for a run the
+    /// branch's head before it).
+    pub base_commit: String,
+    pub head_commit: String,
+    pub branch: String,
+    pub files: Vec<FileChange>,
+    /// Unified, 3 lines of context; at most 2 MB.
+    pub diff: String,
+    /// The diff was cut at its cap; `files` still lists every file.
+    #[serde(default)]
+    pub truncated: bool,
+}
+
+/// The body of `POST /runs/{id}/changes`: the task's whole change against
+/// its base, and this run's own (its round's) change.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ChangesReport {
+    pub task: NewChanges,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<NewChanges>,
+}
+
+/// A change set as the board serves it, without the repository.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Changes {
+    pub base_commit: String,
+    pub head_commit: String,
+    pub branch: String,
+    pub files: Vec<FileChange>,
+    pub diff: String,
+    pub truncated: bool,
+    /// The run that recorded it.
+    pub run_id: Uuid,
+    pub recorded_at: Timestamp,
+}
+
+/// A change set in one line: what a task or run shows wherever runs are
+/// shown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ChangesSummary {
+    pub branch: String,
+    pub head_commit: String,
+    pub files: u64,
+    pub additions: u64,
+    pub deletions: u64,
+}
+
+impl Changes {
+    pub fn summary(&self) -> ChangesSummary {
+        ChangesSummary {
+            branch: self.branch.clone(),
+            head_commit: self.head_commit.clone(),
+            files: self.files.len() as u64,
+            additions: self.files.iter().map(|f| f.additions).sum(),
+            deletions: self.files.iter().map(|f| f.deletions).sum(),
+        }
+    }
+}
+
+impl NewChanges {
+    /// Checks a reported change set: names and commits present, the diff
+    /// within its cap, the counts and files within bounds.
+    pub fn checked(self, field: &str) -> Result<NewChanges> {
+        for (name, value, max) in [
+            ("base_commit", &self.base_commit, 100),
+            ("head_commit", &self.head_commit, 100),
+            ("branch", &self.branch, 250),
+        ] {
+            if value.trim().is_empty() || value.len() > max {
+                return Err(Error::invalid(&format!("{field}.{name}"), format!("must be 1 to {max} bytes")));
+            }
+        }
+        if self.diff.len() > MAX_DIFF_BYTES {
+            return Err(Error::invalid(
+                &format!("{field}.diff"),
+                format!(
+                    "must be at most {MAX_DIFF_BYTES} bytes (cut it and set truncated), got {}",
+                    self.diff.len()
+                ),
+            ));
+        }
+        if self.files.len() > MAX_CHANGED_FILES {
+            return Err(Error::invalid(
+                &format!("{field}.files"),
+                format!("must list at most {MAX_CHANGED_FILES} files, got {}", self.files.len()),
+            ));
+        }
+        for (i, f) in self.files.iter().enumerate() {
+            if f.path.is_empty() || f.path.len() > 4096 || f.path.contains('\0') {
+                return Err(Error::invalid(&format!("{field}.files[{i}].path"), "must be 1 to 4096 bytes"));
+            }
+        }
+        Ok(self)
+    }
+
+    pub fn recorded(self, run_id: Uuid, at: Timestamp) -> Changes {
+        Changes {
+            base_commit: self.base_commit,
+            head_commit: self.head_commit,
+            branch: self.branch,
+            files: self.files,
+            diff: self.diff,
+            truncated: self.truncated,
+            run_id,
+            recorded_at: at,
+        }
+    }
+}
+
+/// A reviewer's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Approve,
+    RequestChanges,
+    Comment,
+}
+
+/// Which side of the diff a comment's line number counts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// The line as the branch has it (added or context lines).
+    #[default]
+    New,
+    /// The line as the base had it (removed or context lines).
+    Old,
+}
+
+/// A comment on one line of the diff.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NewReviewComment {
+    pub path: String,
+    /// The line's number on its side, from 1.
+    pub line: u32,
+    #[serde(default)]
+    pub side: Side,
+    pub body: String,
+}
+
+/// The body of `POST /tasks/{id}/reviews`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct NewReview {
+    pub verdict: Verdict,
+    /// What the reviewer says of the whole change (may be empty with
+    /// comments).
+    #[serde(default)]
+    pub body: String,
+    #[serde(default)]
+    pub comments: Vec<NewReviewComment>,
+}
+
+/// A line comment as the board keeps it: with the line's text when it
+/// was made, so a later round can tell that the line changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewCommentRecord {
+    pub path: String,
+    pub line: u32,
+    pub side: Side,
+    pub body: String,
+    /// The commented line as the diff showed it.
+    pub text: String,
+}
+
+/// A review as the board keeps it (table `REVIEWS`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewRecord {
+    pub id: Uuid,
+    pub task_id: Uuid,
+    pub author_id: Uuid,
+    pub verdict: Verdict,
+    pub body: String,
+    pub comments: Vec<ReviewCommentRecord>,
+    /// The head of the changes the review was made on.
+    pub head_commit: String,
+    pub round: u32,
+    pub created_at: Timestamp,
+}
+
+/// A line comment as the API shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ReviewComment {
+    pub path: String,
+    pub line: u32,
+    pub side: Side,
+    pub body: String,
+    /// The commented line as it read when the comment was made.
+    pub text: String,
+    /// The line changed (or left the diff) in a later round.
+    pub outdated: bool,
+}
+
+/// A review as the API shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Review {
+    pub id: Uuid,
+    pub task_id: Uuid,
+    pub author: MemberRef,
+    pub verdict: Verdict,
+    pub body: String,
+    pub comments: Vec<ReviewComment>,
+    pub head_commit: String,
+    pub round: u32,
+    pub created_at: Timestamp,
+}
+
+/// Where a task's review stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewState {
+    /// No changes to review.
+    #[default]
+    None,
+    /// Changes wait for reviews.
+    Pending,
+    ChangesRequested,
+    Approved,
+}
+
+/// A task's review: its state, the round (1 for the first run's changes,
+/// one more for each round sent back) and the approvals of the current
+/// head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct TaskReview {
+    pub state: ReviewState,
+    pub round: u32,
+    pub approvals: u32,
+}
+
+impl TaskReview {
+    pub fn is_none(&self) -> bool {
+        *self == TaskReview::default()
+    }
+}
+
+/// Where an agent's work on a task stands, as the task record keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TaskWork {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes: Option<ChangesSummary>,
+    #[serde(default, skip_serializing_if = "TaskReview::is_none")]
+    pub review: TaskReview,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge_commit: Option<String>,
+    /// The agent whose work the changes are: the agent of the run that
+    /// recorded them, which a round sent back goes to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<Uuid>,
+    /// Rounds that reviewer agents sent back, against `max_rounds`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub agent_rounds: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl TaskWork {
+    pub fn is_empty(&self) -> bool {
+        *self == TaskWork::default()
+    }
+}
+
+/// How a project's work is reviewed and landed. Set by admins and owners
+/// (`PATCH /projects/{id}`): a runner runs `check_command` and pushes to
+/// `base_branch`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct LandingSettings {
+    /// Where work lands; null: the repository's default branch.
+    pub base_branch: Option<String>,
+    /// Run by the landing runner in the merged tree before it pushes
+    /// (`sh -c`); a non-zero exit fails the landing. Null: none.
+    pub check_command: Option<String>,
+    /// What a failed landing does: `agent` (default) starts a run of the
+    /// task's agent to bring its branch up to date; `person` leaves it to
+    /// the person who asked.
+    pub on_conflict: OnConflict,
+    /// Reviewer agents: each reviews every successful run's changes.
+    pub reviewers: Vec<Uuid>,
+    /// Approvals a landing needs (default 0).
+    pub required_approvals: u32,
+    /// Rounds reviewer agents may send back before the task goes to its
+    /// creator (default 3).
+    pub max_rounds: u32,
+}
+
+impl Default for LandingSettings {
+    fn default() -> LandingSettings {
+        LandingSettings {
+            base_branch: None,
+            check_command: None,
+            on_conflict: OnConflict::Agent,
+            reviewers: Vec::new(),
+            required_approvals: 0,
+            max_rounds: DEFAULT_MAX_ROUNDS,
+        }
+    }
+}
+
+/// The body of `POST /tasks/{id}/merge`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct MergeRequest {
+    /// `merge` (default), `squash` or `rebase`.
+    #[serde(default)]
+    pub method: MergeMethod,
+}
+
+/// The lines of a unified diff, by file and side: what a comment anchors
+/// to. Added and context lines count on the new side, removed and context
+/// lines on the old.
+#[derive(Debug, Default)]
+pub struct DiffLines<'a> {
+    lines: std::collections::HashMap<(&'a str, Side, u32), &'a str>,
+}
+
+impl<'a> DiffLines<'a> {
+    /// Reads a unified diff as `git diff` writes it (`diff --git`, `---`,
+    /// `+++`, `@@ -a,b +c,d @@` hunks). What it cannot read is skipped.
+    pub fn parse(diff: &'a str) -> DiffLines<'a> {
+        let mut out = DiffLines::default();
+        let (mut path, mut old, mut new): (Option<&str>, u32, u32) = (None, 0, 0);
+        let mut in_hunk = false;
+        for line in diff.lines() {
+            if line.starts_with("diff --git ") {
+                path = None;
+                in_hunk = false;
+            } else if !in_hunk && let Some(p) = line.strip_prefix("+++ ") {
+                path = p.strip_prefix("b/").or(Some(p)).filter(|p| *p != "/dev/null");
+            } else if !in_hunk && line.starts_with("--- ") {
+                // The old path; the new one names the file.
+            } else if let Some(rest) = line.strip_prefix("@@ ") {
+                let mut parts = rest.split(' ');
+                let start = |s: Option<&str>, sign: char| -> u32 {
+                    s.and_then(|s| s.strip_prefix(sign))
+                        .and_then(|s| s.split(',').next())
+                        .and_then(|n| n.parse().ok())
+                        .unwrap_or(0)
+                };
+                old = start(parts.next(), '-');
+                new = start(parts.next(), '+');
+                in_hunk = true;
+            } else if in_hunk && let Some(p) = path {
+                match line.as_bytes().first() {
+                    Some(b'+') => {
+                        out.lines.insert((p, Side::New, new), &line[1..]);
+                        new += 1;
+                    }
+                    Some(b'-') => {
+                        out.lines.insert((p, Side::Old, old), &line[1..]);
+                        old += 1;
+                    }
+                    Some(b' ') => {
+                        out.lines.insert((p, Side::New, new), &line[1..]);
+                        out.lines.insert((p, Side::Old, old), &line[1..]);
+                        new += 1;
+                        old += 1;
+                    }
+                    Some(b'\\') => {}
+                    _ => in_hunk = false,
+                }
+            }
+        }
+        out
+    }
+
+    /// The text of `line` of `path` on `side`, if the diff shows it.
+    pub fn line(&self, path: &str, side: Side, line: u32) -> Option<&'a str> {
+        self.lines.get(&(path, side, line)).copied()
+    }
+}
+
+crate::wire::wire!(Changes, ChangesReport, Review, NewReview, MergeRequest);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DIFF: &str = "diff --git a/src/lib.rs b/src/lib.rs
+index 1111111..2222222 100644
+--- a/src/lib.rs
++++ b/src/lib.rs
+@@ -1,3 +1,4 @@
+ fn a() {}
+-fn b() {}
++fn b() -> u8 { 1 }
++fn c() {}
+ fn d() {}
+diff --git a/new.txt b/new.txt
+new file mode 100644
+--- /dev/null
++++ b/new.txt
+@@ -0,0 +1,2 @@
++hello
++world
+";
+
+    #[test]
+    fn a_diff_is_read_line_by_line_on_both_sides() {
+        let lines = DiffLines::parse(DIFF);
+        assert_eq!(lines.line("src/lib.rs", Side::New, 1), Some("fn a() {}"));
+        assert_eq!(lines.line("src/lib.rs", Side::New, 2), Some("fn b() -> u8 { 1 }"));
+        assert_eq!(lines.line("src/lib.rs", Side::New, 3), Some("fn c() {}"));
+        assert_eq!(lines.line("src/lib.rs", Side::New, 4), Some("fn d() {}"));
+        assert_eq!(lines.line("src/lib.rs", Side::Old, 2), Some("fn b() {}"));
+        assert_eq!(lines.line("src/lib.rs", Side::Old, 3), Some("fn d() {}"));
+        assert_eq!(lines.line("new.txt", Side::New, 2), Some("world"));
+        assert_eq!(lines.line("new.txt", Side::New, 3), None);
+        assert_eq!(lines.line("src/lib.rs", Side::New, 9), None);
+    }
+}
