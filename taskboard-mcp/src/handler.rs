@@ -31,6 +31,7 @@ const TASK_URI: &str = "taskboard://tasks/";
 
 static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| tools::definitions(Profile::Full));
 static WORKER_TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| tools::definitions(Profile::Worker));
+static REVIEWER_TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| tools::definitions(Profile::Reviewer));
 
 const INSTRUCTIONS: &str = "Taskboard: a task board shared by people and agents. Find work with \
 ready_tasks or claim_task, read it with get_task, plan it as steps, report with comment, and \
@@ -65,6 +66,7 @@ impl<C: Connect> McpServer<C> {
         match self.profile {
             Profile::Full => &TOOLS,
             Profile::Worker => &WORKER_TOOLS,
+            Profile::Reviewer => &REVIEWER_TOOLS,
         }
     }
 }

@@ -117,3 +117,45 @@ pub(crate) fn task_markdown(t: &Task, links: &[TaskLink], comments: &[Message]) 
     }
     md
 }
+
+/// A change set as text: its files with counts, then the unified diff.
+pub(crate) fn changes(c: &taskboard_core::review::Changes) -> String {
+    let (adds, dels): (u64, u64) =
+        c.files.iter().fold((0, 0), |(a, d), f| (a + f.additions, d + f.deletions));
+    let mut out = format!(
+        "branch {} at {} (base {}): {} files, +{adds} -{dels}\n",
+        c.branch,
+        short(&c.head_commit),
+        short(&c.base_commit),
+        c.files.len()
+    );
+    for f in &c.files {
+        let _ = writeln!(out, "  {:?} {} +{} -{}", f.status, f.path, f.additions, f.deletions);
+    }
+    out.push('\n');
+    out.push_str(&c.diff);
+    if c.truncated {
+        out.push_str("\n[the diff was cut at its cap; every file is listed above]\n");
+    }
+    out
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
+}
+
+/// Reviews as text: verdict, author and body, then each line comment.
+pub(crate) fn reviews(list: &[taskboard_core::review::Review]) -> String {
+    if list.is_empty() {
+        return "no reviews yet".into();
+    }
+    let mut out = String::new();
+    for r in list {
+        let _ = writeln!(out, "round {} {:?} by {}: {}", r.round, r.verdict, r.author.slug, r.body.trim());
+        for c in &r.comments {
+            let outdated = if c.outdated { " (outdated)" } else { "" };
+            let _ = writeln!(out, "  {}:{} {:?}{outdated}: {}", c.path, c.line, c.side, c.body.trim());
+        }
+    }
+    out
+}

@@ -44,6 +44,9 @@ pub const TOOL_NAMES: &[&str] = &[
     "post_chat",
     "read_chat",
     "wait_for_events",
+    "get_changes",
+    "get_reviews",
+    "review_submit",
 ];
 
 /// The tools of the `worker` profile: what an agent at work on a task
@@ -59,7 +62,15 @@ pub const WORKER_TOOL_NAMES: &[&str] = &[
     "complete_step",
     "comment",
     "wait_for_events",
+    "get_changes",
+    "get_reviews",
 ];
+
+/// The tools of the `reviewer` profile: what a reviewer agent needs to
+/// read a task's changes and file its review (the runner offers it to
+/// review runs).
+pub const REVIEWER_TOOL_NAMES: &[&str] =
+    &["get_task", "get_changes", "get_reviews", "review_submit", "comment"];
 
 /// Which tools a connection offers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -69,6 +80,8 @@ pub enum Profile {
     Full,
     /// [`WORKER_TOOL_NAMES`] only.
     Worker,
+    /// [`REVIEWER_TOOL_NAMES`] only.
+    Reviewer,
 }
 
 impl Profile {
@@ -76,6 +89,7 @@ impl Profile {
         match self {
             Profile::Full => TOOL_NAMES,
             Profile::Worker => WORKER_TOOL_NAMES,
+            Profile::Reviewer => REVIEWER_TOOL_NAMES,
         }
     }
 
@@ -83,6 +97,7 @@ impl Profile {
         match self {
             Profile::Full => "full",
             Profile::Worker => "worker",
+            Profile::Reviewer => "reviewer",
         }
     }
 }
@@ -93,7 +108,8 @@ impl std::str::FromStr for Profile {
         match s {
             "full" => Ok(Profile::Full),
             "worker" => Ok(Profile::Worker),
-            _ => Err(format!("unknown MCP profile {s:?}, expected full or worker")),
+            "reviewer" => Ok(Profile::Reviewer),
+            _ => Err(format!("unknown MCP profile {s:?}, expected full, worker or reviewer")),
         }
     }
 }
@@ -168,6 +184,25 @@ pub(crate) async fn call<B: Perform>(b: &B, name: &str, mut args: Map<String, Va
                 None => "nothing is ready; wait_for_events tells when a task becomes ready".into(),
             };
             answer("task", &task, text)
+        }
+        "get_changes" => {
+            let id = b.task_id(&refs::need_str(args, "task")?).await?;
+            let changes = b.call::<GetTaskChanges>(id, (), ()).await?;
+            let text = render::changes(&changes);
+            answer("changes", &changes, text)
+        }
+        "get_reviews" => {
+            let id = b.task_id(&refs::need_str(args, "task")?).await?;
+            let reviews = b.call::<ListReviews>(id, (), ()).await?;
+            answer("reviews", &reviews, render::reviews(&reviews))
+        }
+        "review_submit" => {
+            let id = b.task_id(&refs::need_str(args, "task")?).await?;
+            let ((), body) = decode::<CreateReview>(std::mem::take(args))?;
+            let review = b.call::<CreateReview>(id, (), body).await?;
+            let text =
+                format!("filed {} review {} of round {}", verdict(review.verdict), review.id, review.round);
+            answer("review", &review, text)
         }
         "take_task" => task_call::<B, TakeTask>(b, args, "took").await,
         "heartbeat" => task_call::<B, HeartbeatTask>(b, args, "lease renewed:").await,
@@ -374,5 +409,13 @@ mod tests {
         args.insert("limit".into(), json!(5));
         let (filter, ()) = decode::<ListTasks>(args).expect("a filter");
         assert_eq!(filter.page.limit, Some(5));
+    }
+}
+
+fn verdict(v: taskboard_core::review::Verdict) -> &'static str {
+    match v {
+        taskboard_core::review::Verdict::Approve => "an approving",
+        taskboard_core::review::Verdict::RequestChanges => "a changes-requesting",
+        taskboard_core::review::Verdict::Comment => "a comment",
     }
 }

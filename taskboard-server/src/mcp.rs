@@ -61,6 +61,7 @@ type Service = StreamableHttpService<McpServer<SessionConnect>, Sessions>;
 pub(crate) struct Mcp {
     full: Service,
     worker: Service,
+    reviewer: Service,
     sessions: Arc<Sessions>,
 }
 
@@ -94,7 +95,12 @@ pub(crate) fn service(board: Board, shutdown: &CancellationToken, limits: McpLim
             config.clone(),
         )
     };
-    Mcp { full: service(Profile::Full), worker: service(Profile::Worker), sessions }
+    Mcp {
+        full: service(Profile::Full),
+        worker: service(Profile::Worker),
+        reviewer: service(Profile::Reviewer),
+        sessions,
+    }
 }
 
 /// The board as the member of each request.
@@ -233,6 +239,7 @@ pub(crate) async fn serve(state: &State, req: Request<Incoming>) -> Response<Res
     let service = match profile {
         Profile::Full => &mcp.full,
         Profile::Worker => &mcp.worker,
+        Profile::Reviewer => &mcp.reviewer,
     };
     let mut res = service.handle(Request::from_parts(parts, Full::new(body))).await;
     drop(opening);

@@ -288,14 +288,12 @@ pub struct Task {
     /// Where an imported task came from; absent for tasks made here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_ref: Option<ExternalRef>,
-    /// The agent's branch and its change against the base, once a run
-    /// recorded one.
+    /// The agent's branch against its base.
     #[serde(default)]
     pub changes: Option<crate::review::ChangesSummary>,
-    /// Where the review of the changes stands.
     #[serde(default)]
     pub review: crate::review::TaskReview,
-    /// The commit that landed the work on the base branch.
+    /// The commit that landed the work.
     #[serde(default)]
     pub merge_commit: Option<String>,
 }

