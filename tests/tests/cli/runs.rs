@@ -6,6 +6,11 @@ fn run_commands(env: &Env) {
     env.run(&["project", "create", "--name", "Web", "--slug", "web"]).success();
     env.run(&["member", "create", "--name", "Bot", "--slug", "bot", "--type", "agent"]).success();
     env.run(&["task", "create", "--project", "web", "--title", "A"]).success();
+    // Runs are started only of the project's agents.
+    let refused = env.run(&["run", "start", "WEB-1", "--agent", "bot"]).failure();
+    let said = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+    assert!(said.contains("agent bot is not a member of project web"), "{said}");
+    env.run(&["project", "add-member", "web", "bot"]).success();
     let run = env.json(&["run", "start", "WEB-1", "--agent", "bot"]);
     assert_eq!(run["state"], "starting");
     assert_eq!(run["task"]["key"], "WEB-1");
