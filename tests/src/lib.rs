@@ -11,7 +11,9 @@ use std::sync::OnceLock;
 use serde_json::Value;
 use taskboard_server::{Config, Server, ServerHandle};
 
+pub mod claude_code;
 pub mod layers;
+pub mod model_server;
 
 pub const OWNER_PASSWORD: &str = "owner-password-1";
 

@@ -2,6 +2,7 @@
 
 mod admin;
 mod backups;
+mod claude_code;
 mod first_use;
 mod imports;
 mod modes;
