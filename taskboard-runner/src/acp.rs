@@ -25,18 +25,19 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Lines};
 use futures_util::{SinkExt, TryFutureExt, TryStreamExt};
-use taskboard_core::runs::{Run, RunState};
-use taskboard_core::{Error, Result};
+use taskboard_core::runs::RunState;
+use taskboard_core::{Error, Perform, Result};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::codec::{FramedRead, FramedWrite, LinesCodec};
 
+use super::agent::{Job, Outcome};
 use super::process::{self, Spawn};
 use super::reports::{self, End};
 use super::workspace::Workspace;
 use super::{AgentCtx, Live};
 use report::Report;
-pub(super) use report::Target;
+pub(crate) use report::Target;
 
 /// The longest line the agent may send (a JSON-RPC message); a longer
 /// one ends the connection.
@@ -65,15 +66,8 @@ type Pending =
 
 /// Runs an ACP agent to the end of its turn (or until the run is
 /// stopped); the process group is gone when it returns.
-pub(super) async fn run(
-    a: &AgentCtx,
-    run: &Run,
-    target: Target,
-    ws: &Workspace,
-    env: Vec<(String, String)>,
-    markdown: String,
-    live: &Live,
-) -> Result<End> {
+pub(super) async fn run<C: Perform>(a: &AgentCtx<C>, job: Job<'_>, live: &Live) -> Result<Outcome> {
+    let Job { run, target, ws, env, markdown, lease, .. } = job;
     let (out_tx, out_rx) = mpsc::channel(256);
     let spawn = Spawn { argv: &a.entry.command, dir: &ws.dir, env, stdin: None };
     let (mut child, stdin, stdout) = process::spawn_piped(spawn, out_tx)?;
@@ -90,9 +84,8 @@ pub(super) async fn run(
         Err(e) => Err(e),
         Ok(true) => match cx.await {
             Ok(cx) => {
-                let leased = target.leased_task();
                 let mut report = Report::new(a, run.id, target);
-                let end = drive(a, leased, ws, markdown, live, &cx, &mut child, in_rx, &mut report).await;
+                let end = drive(a, lease, ws, markdown, live, &cx, &mut child, in_rx, &mut report).await;
                 report.flush().await;
                 Ok(end)
             }
@@ -103,7 +96,7 @@ pub(super) async fn run(
     process::kill_group(pgid);
     let _ = child.wait().await;
     output.finish().await;
-    end
+    Ok(Outcome { end: end?, tail: String::new(), reply: None })
 }
 
 /// Speaks ACP over the agent's stdin and stdout: what the agent sends
@@ -169,7 +162,7 @@ fn left(status: Option<Option<i32>>, e: impl std::fmt::Display) -> End {
 
 /// The board's MCP server as the agent member, in the lean `worker`
 /// profile: this very program over stdio, with the agent's token.
-fn board_mcp(a: &AgentCtx) -> Result<McpServer> {
+fn board_mcp<C>(a: &AgentCtx<C>) -> Result<McpServer> {
     let exe = std::env::current_exe().map_err(|e| Error::internal(format!("the runner's own path: {e}")))?;
     let server = McpServerStdio::new("taskboard", exe)
         .args(vec!["mcp".into(), "--profile".into(), "worker".into()])
@@ -184,8 +177,8 @@ fn board_mcp(a: &AgentCtx) -> Result<McpServer> {
 /// the agent sends meanwhile, the lease's heartbeats, the timeout and
 /// cancellation.
 #[allow(clippy::too_many_arguments)]
-async fn drive(
-    a: &AgentCtx,
+async fn drive<C: Perform>(
+    a: &AgentCtx<C>,
     leased: Option<uuid::Uuid>,
     ws: &Workspace,
     markdown: String,
@@ -193,7 +186,7 @@ async fn drive(
     cx: &ConnectionTo<Agent>,
     child: &mut Child,
     mut inbound: mpsc::Receiver<Inbound>,
-    report: &mut Report<'_>,
+    report: &mut Report<'_, C>,
 ) -> End {
     let init = InitializeRequest::new(ProtocolVersion::V1)
         .client_capabilities(ClientCapabilities::default())
@@ -313,7 +306,7 @@ async fn drive(
 
 /// The run's end for the prompt's answer: what the agent said is posted,
 /// its usage recorded.
-async fn end_of_turn(report: &mut Report<'_>, answer: PromptResponse) -> End {
+async fn end_of_turn<C: Perform>(report: &mut Report<'_, C>, answer: PromptResponse) -> End {
     let (state, reason) = match answer.stop_reason {
         StopReason::EndTurn => (RunState::Succeeded, None),
         StopReason::MaxTokens => (RunState::Failed, Some("the agent reached its token limit")),

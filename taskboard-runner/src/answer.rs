@@ -5,38 +5,30 @@
 //! writes on stdout is posted as its reply when it exits 0. An ACP agent
 //! gets the same as its prompt, and what it says is posted as replies.
 
-use std::collections::VecDeque;
-use std::time::Duration;
-
 use taskboard_core::api::{
-    ListMessages, MessageFilter, NewEntry, NewMessage, NewMessageRun, PostMessage, RunPatch, StartMessageRun,
-    UpdateRun,
+    ListMessages, MessageFilter, NewMessage, NewMessageRun, PostMessage, RunPatch, StartMessageRun, UpdateRun,
 };
 use taskboard_core::model::{AuthorType, Listen, Message};
 use taskboard_core::runs::{Run, RunState};
 use taskboard_core::{Error, ErrorKind, Perform, Result};
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
-use super::config::AgentMode;
+use super::acp::Target;
+use super::agent::{self, Job, Outcome};
+use super::command::REPLY_CHARS;
 use super::message_prompt::{self, Ask};
-use super::process::{self, Spawn};
 use super::reports::{self, End};
+use super::workspace::Workspace;
 use super::{AgentCtx, Live};
 
 /// Messages looked through, newest first, to find the one answered.
 const SEARCH_PAGES: usize = 10;
-/// Characters of output kept for a failed run's stop reason.
-const TAIL_CHARS: usize = 1500;
-/// The longest reply posted (the board's limit of a message).
-const REPLY_CHARS: usize = 100_000;
 
 /// Whether the agent answers `m`, a `message.new` of its event stream:
 /// never its own; a chat message by `chat_listen`, a comment by
 /// `task_listen`: `mentions` when it is mentioned, `all` also every
 /// message of a person (not of another agent, so two agents never answer
 /// each other without end).
-pub(super) fn answers(a: &AgentCtx, m: &Message) -> bool {
+pub(super) fn answers<C>(a: &AgentCtx<C>, m: &Message) -> bool {
     if m.author_id == Some(a.me.id) {
         return false;
     }
@@ -50,7 +42,7 @@ pub(super) fn answers(a: &AgentCtx, m: &Message) -> bool {
 /// runner when it has a free slot (the run is then started here), else
 /// unnamed, for the first runner of the agent with a free slot. None when
 /// another runner already answers it (409).
-pub(super) async fn ask(a: &AgentCtx, m: &Message, named: bool) -> Result<Option<Run>> {
+pub(super) async fn ask<C: Perform>(a: &AgentCtx<C>, m: &Message, named: bool) -> Result<Option<Run>> {
     let new = NewMessageRun { agent_id: a.me.id, runner: named.then(|| a.shared.name.clone()) };
     match a.client.call::<StartMessageRun>(m.id, (), new).await {
         Ok(run) => Ok(Some(run)),
@@ -60,7 +52,7 @@ pub(super) async fn ask(a: &AgentCtx, m: &Message, named: bool) -> Result<Option
 }
 
 /// The message `id`, looked for among the newest messages of the board.
-async fn find_message(a: &AgentCtx, id: uuid::Uuid) -> Result<Message> {
+async fn find_message<C: Perform>(a: &AgentCtx<C>, id: uuid::Uuid) -> Result<Message> {
     let mut cursor = None;
     for _ in 0..SEARCH_PAGES {
         let filter = MessageFilter { limit: Some(MessageFilter::MAX_LIMIT), cursor, ..Default::default() };
@@ -77,7 +69,7 @@ async fn find_message(a: &AgentCtx, id: uuid::Uuid) -> Result<Message> {
 }
 
 /// Runs `run`, which answers a message, to its end.
-pub(super) async fn run(a: &AgentCtx, run: Run, live: &Live) -> Result<()> {
+pub(super) async fn run<C: Perform>(a: &AgentCtx<C>, run: Run, live: &Live) -> Result<()> {
     let Some(message_id) = run.message_id else { return Err(Error::internal("a run without a message")) };
     let message = find_message(a, message_id).await?;
     let filter = MessageFilter {
@@ -101,15 +93,14 @@ pub(super) async fn run(a: &AgentCtx, run: Run, live: &Live) -> Result<()> {
     result
 }
 
-async fn answer(
-    a: &AgentCtx,
+async fn answer<C: Perform>(
+    a: &AgentCtx<C>,
     run: &Run,
     message: &Message,
     dir: &std::path::Path,
     markdown: String,
     live: &Live,
 ) -> Result<()> {
-    let cancel = &live.cancel;
     let mut env: Vec<(String, String)> = a.entry.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     env.extend([
         ("TASKBOARD_SERVER".to_string(), a.shared.server.clone()),
@@ -128,52 +119,21 @@ async fn answer(
     if let Some(model) = a.entry.model.clone().or_else(|| a.me.agent_config.model.clone()) {
         env.push(("TASKBOARD_MODEL".to_string(), model));
     }
-    if a.entry.mode == AgentMode::Acp {
-        return answer_acp(a, run, message, dir, env, markdown, live).await;
-    }
-    let (tx, mut rx) = mpsc::channel::<NewEntry>(256);
-    let (to_pump, pump_rx) = mpsc::channel::<NewEntry>(256);
-    // Stdout is kept for the reply; everything goes to the transcript.
-    let keep = tokio::spawn(async move {
-        let (mut reply, mut tail) = (String::new(), VecDeque::<String>::new());
-        while let Some(e) = rx.recv().await {
-            let stdout = e.data.as_ref().and_then(|d| d["stream"].as_str()) == Some("stdout");
-            if stdout && reply.chars().count() < REPLY_CHARS {
-                reply.push_str(&e.text);
-                reply.push('\n');
-            }
-            tail.push_back(e.text.clone());
-            while tail.iter().map(|t| t.chars().count() + 1).sum::<usize>() > TAIL_CHARS && tail.len() > 1 {
-                tail.pop_front();
-            }
-            let _ = to_pump.send(e).await;
-        }
-        (reply, tail.into_iter().collect::<Vec<_>>().join("\n"))
-    });
-    let spawn = Spawn { argv: &a.entry.command, dir, env, stdin: Some(markdown) };
-    let mut child = process::spawn(spawn, tx)?;
-    let pgid = child.id().unwrap_or(0);
-    process::write_pid_file(&a.shared.state, run.id, pgid)?;
-    let output = reports::Output::start(a, run.id, pump_rx);
-    let ws = super::workspace::Workspace { dir: dir.to_path_buf(), branch: None };
-    let end = match reports::mark_running(a, run, &ws).await {
-        Ok(false) => End::Cancelled,
-        Err(e) => {
-            process::kill_group(pgid);
-            return Err(e);
-        }
-        Ok(true) => watch(a, &mut child, cancel).await,
+    let ws = Workspace { dir: dir.to_path_buf(), branch: None };
+    let job = Job {
+        run,
+        target: Target::Reply(message.clone()),
+        ws: &ws,
+        env,
+        markdown,
+        prompt_file: None,
+        lease: None,
     };
-    process::kill_group(pgid);
-    let _ = child.wait().await;
-    let (reply, tail) = tokio::time::timeout(Duration::from_secs(5), keep)
-        .await
-        .ok()
-        .and_then(|r| r.ok())
-        .unwrap_or_default();
-    output.finish().await;
-    let (state, exit_code, stop_reason) = match end {
-        End::Exited(Some(0)) => {
+    let Outcome { end, tail, reply, .. } = agent::run(a, job, live).await?;
+    let (state, exit_code, stop_reason) = match (end, reply) {
+        // A command agent's standard output is its reply; an ACP agent's
+        // words were posted as replies while it spoke.
+        (End::Exited(Some(0)), Some(reply)) => {
             let content: String = reply.trim().chars().take(REPLY_CHARS).collect();
             let posted = if content.is_empty() {
                 Some("the agent wrote no answer".to_string())
@@ -194,7 +154,7 @@ async fn answer(
             };
             (RunState::Succeeded, Some(0), posted)
         }
-        End::Exited(code) => {
+        (End::Exited(code), Some(_)) => {
             let why = if code.is_none() { "killed by a signal" } else { "exited" };
             let reason = if tail.is_empty() {
                 format!("the agent {why}, without output")
@@ -203,13 +163,16 @@ async fn answer(
             };
             (RunState::Failed, code, Some(reason))
         }
-        End::TimedOut => {
+        (End::Exited(_), None) => {
+            (RunState::Failed, None, Some("the agent ended before its turn did".to_string()))
+        }
+        (End::TimedOut, _) => {
             (RunState::TimedOut, None, Some(format!("no end after {} seconds", a.entry.timeout_seconds)))
         }
-        End::Stopped => (RunState::Failed, None, Some("the runner stopped".to_string())),
-        End::Failed(reason) => (RunState::Failed, None, Some(reason)),
-        End::Turn { state, reason } => (state, None, reason),
-        End::Cancelled | End::LeaseLost(_) => return Ok(()),
+        (End::Stopped, _) => (RunState::Failed, None, Some("the runner stopped".to_string())),
+        (End::Failed(reason), _) => (RunState::Failed, None, Some(reason)),
+        (End::Turn { state, reason }, _) => (state, None, reason),
+        (End::Cancelled | End::LeaseLost(_), _) => return Ok(()),
     };
     let done = RunPatch {
         state: Some(state),
@@ -220,54 +183,11 @@ async fn answer(
     reports::end_run(a, run.id, done).await
 }
 
-/// An ACP agent answers: prompted with the message and the conversation
-/// before it in a scratch directory, what it says is posted as replies
-/// to the message (acp/report.rs), and its turn's end is the run's.
-async fn answer_acp(
-    a: &AgentCtx,
-    run: &Run,
-    message: &Message,
-    dir: &std::path::Path,
-    env: Vec<(String, String)>,
-    markdown: String,
-    live: &Live,
-) -> Result<()> {
-    let ws = super::workspace::Workspace { dir: dir.to_path_buf(), branch: None };
-    let target = super::acp::Target::Reply(message.clone());
-    let end = super::acp::run(a, run, target, &ws, env, markdown, live).await?;
-    let (state, stop_reason) = match end {
-        End::Turn { state, reason } => (state, reason),
-        End::Failed(reason) => (RunState::Failed, Some(reason)),
-        End::TimedOut => {
-            (RunState::TimedOut, Some(format!("no end after {} seconds", a.entry.timeout_seconds)))
-        }
-        End::Stopped => (RunState::Failed, Some("the runner stopped".to_string())),
-        End::Exited(_) => (RunState::Failed, Some("the agent ended before its turn did".to_string())),
-        End::Cancelled | End::LeaseLost(_) => return Ok(()),
-    };
-    let done = RunPatch {
-        state: Some(state),
-        stop_reason: stop_reason.map(|r| r.chars().take(2000).collect()),
-        ..Default::default()
-    };
-    reports::end_run(a, run.id, done).await
-}
-
-/// Waits for the agent's end: no lease to renew, only the timeout and a
-/// cancel.
-async fn watch(a: &AgentCtx, child: &mut tokio::process::Child, cancel: &CancellationToken) -> End {
-    tokio::select! {
-        status = child.wait() => End::Exited(status.ok().and_then(|s| s.code())),
-        _ = cancel.cancelled() => if a.shared.stop.is_cancelled() { End::Stopped } else { End::Cancelled },
-        _ = tokio::time::sleep(Duration::from_secs(a.entry.timeout_seconds)) => End::TimedOut,
-    }
-}
-
 /// Ends the message runs a predecessor runner (of the same state
 /// directory) left open: their agent's process is gone and, holding no
 /// lease, nothing else would end them. `runs` are the runs its pid files
 /// named.
-pub(super) async fn end_left_open(a: &AgentCtx, runs: &[uuid::Uuid]) {
+pub(super) async fn end_left_open<C: Perform>(a: &AgentCtx<C>, runs: &[uuid::Uuid]) {
     for id in runs {
         let Ok(run) = a.client.call::<taskboard_core::api::GetRun>(*id, (), ()).await else { continue };
         if run.agent.id != a.me.id || run.message_id.is_none() || run.state.is_final() {

@@ -258,7 +258,7 @@ mod tests {
 
     #[test]
     fn the_readme_example_is_a_valid_configuration() {
-        let readme = include_str!("../../../README.md");
+        let readme = include_str!("../../README.md");
         let from = readme.find("The configuration file (default").expect("the README's runner section");
         let block = &readme[from..];
         let start = block.find("```toml\n").expect("a TOML block") + "```toml\n".len();

@@ -1,10 +1,14 @@
-//! `taskboard agent run`: a long-running process acting for agent
-//! members (docs/decisions.md, "Runner"). For each agent it follows the
-//! event stream, picks up the runs a person started for it, claims ready
-//! work matching its labels under a lease and starts a run of it, then
-//! supervises the agent's process to the run's end. Every rule is the
-//! board's: the runner only calls the endpoints, as the agent (its
-//! token).
+//! # taskboard-runner
+//!
+//! The runner behind `taskboard agent run`: a long-running process acting
+//! for agent members (docs/decisions.md, "Runner"). For each agent it
+//! follows the event stream, picks up the runs a person started for it,
+//! claims ready work matching its labels under a lease and starts a run
+//! of it, then supervises the agent's process to the run's end. Every
+//! rule is the board's: the runner only calls the endpoints, as the agent
+//! (its token), through any [`Perform`] (the command line gives it its
+//! HTTP client).
+#![forbid(unsafe_code)]
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -22,13 +26,15 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
-use crate::client::{Client, Reconnect};
+use backoff::Backoff;
 
 mod acp;
+mod agent;
 mod answer;
+mod backoff;
+mod command;
 pub mod config;
 pub mod guard;
-pub mod local;
 mod message_prompt;
 mod process;
 mod prompt;
@@ -63,11 +69,11 @@ pub(crate) struct Shared {
     pub slots: Arc<Semaphore>,
 }
 
-/// One agent the runner acts for.
-pub(crate) struct AgentCtx {
+/// One agent the runner acts for, calling the board through `C`.
+pub(crate) struct AgentCtx<C> {
     pub entry: AgentEntry,
     pub token: String,
-    pub client: Client,
+    pub client: C,
     pub me: Member,
     pub shared: Arc<Shared>,
     /// Runs of this agent at a time.
@@ -96,7 +102,7 @@ pub(crate) enum Origin {
 }
 
 /// What `taskboard agent run` was given.
-pub struct Options {
+pub struct Options<C> {
     pub config: Option<PathBuf>,
     pub agents: Vec<String>,
     /// `--server`, `TASKBOARD_SERVER` or the stored login's server; in
@@ -104,6 +110,9 @@ pub struct Options {
     pub server: Option<String>,
     /// Local mode: `server` is this process's, whatever the file says.
     pub local: bool,
+    /// A caller of the board at a server's URL with a token: the command
+    /// line's HTTP client.
+    pub connect: fn(&str, Option<String>) -> Result<C>,
 }
 
 fn host_name() -> String {
@@ -117,7 +126,7 @@ fn host_name() -> String {
 
 /// Runs until interrupted (SIGINT or SIGTERM): the agents' processes are
 /// then stopped and their runs end `failed`.
-pub async fn run(o: Options) -> Result<()> {
+pub async fn run<C: Perform>(o: Options<C>) -> Result<()> {
     let path = match o.config {
         Some(p) => p,
         None => config::default_path()
@@ -172,7 +181,7 @@ pub async fn run(o: Options) -> Result<()> {
     let mut agents = Vec::new();
     for entry in entries {
         let token = entry.token()?;
-        let client = Client::new(&shared.server, Some(token.clone()))?;
+        let client = (o.connect)(&shared.server, Some(token.clone()))?;
         let me = client.call::<GetMe>((), (), ()).await?;
         if me.kind != MemberType::Agent || me.slug != entry.slug {
             return Err(Error::bad_request(format!(
@@ -224,11 +233,11 @@ async fn stop_signal() {
 }
 
 /// Follows the event stream for one agent until the runner stops.
-async fn follow(a: Arc<AgentCtx>, tracker: tokio_util::task::TaskTracker) {
+async fn follow<C: Perform>(a: Arc<AgentCtx<C>>, tracker: tokio_util::task::TaskTracker) {
     let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
     let mut seq: Option<u64> = None;
     let mut look = true;
-    let mut reconnect = Reconnect::default();
+    let mut reconnect = Backoff::default();
     let mut looked = tokio::time::Instant::now();
     loop {
         if a.shared.stop.is_cancelled() {
@@ -269,7 +278,7 @@ async fn follow(a: Arc<AgentCtx>, tracker: tokio_util::task::TaskTracker) {
             Some(()) = done_rx.recv() => look = true,
             page = a.client.call::<PollEvents>((), q, ()) => match page {
                 Ok(p) => {
-                    reconnect = Reconnect::default();
+                    reconnect = Backoff::default();
                     seq = Some(p.next);
                     look |= p.resync_required;
                     if p.resync_required {
@@ -295,7 +304,7 @@ async fn follow(a: Arc<AgentCtx>, tracker: tokio_util::task::TaskTracker) {
 
 /// Waits before trying the server again; true when the runner stops
 /// meanwhile, or the error is one waiting cannot fix.
-async fn wait_or_stop(a: &AgentCtx, reconnect: &mut Reconnect, e: Error) -> bool {
+async fn wait_or_stop<C>(a: &AgentCtx<C>, reconnect: &mut Backoff, e: Error) -> bool {
     eprintln!("runner: {}: {}", a.me.slug, e.detail());
     tokio::select! {
         _ = a.shared.stop.cancelled() => true,
@@ -305,7 +314,7 @@ async fn wait_or_stop(a: &AgentCtx, reconnect: &mut Reconnect, e: Error) -> bool
 
 /// Reacts to one event: stops a run that ended on the board; true when
 /// there may be new work (a run asked for, a task changed).
-fn on_event(a: &AgentCtx, e: &serde_json::Value) -> bool {
+fn on_event<C>(a: &AgentCtx<C>, e: &serde_json::Value) -> bool {
     let kind = e["type"].as_str().unwrap_or("");
     match kind {
         "run.created" | "run.updated" => {
@@ -333,8 +342,8 @@ fn on_event(a: &AgentCtx, e: &serde_json::Value) -> bool {
 /// Answers a `message.new` the agent answers by its listen modes: a run
 /// of the agent started here when a slot is free, else left for the
 /// first runner with one. True when such a run waits.
-async fn on_message(
-    a: &Arc<AgentCtx>,
+async fn on_message<C: Perform>(
+    a: &Arc<AgentCtx<C>>,
     e: &serde_json::Value,
     tracker: &tokio_util::task::TaskTracker,
     done: &tokio::sync::mpsc::UnboundedSender<()>,
@@ -368,7 +377,7 @@ async fn on_message(
 
 /// Two permits: one of the agent's, one of the runner's; None when
 /// either is used up.
-fn slot(a: &AgentCtx) -> Option<(OwnedSemaphorePermit, OwnedSemaphorePermit)> {
+fn slot<C>(a: &AgentCtx<C>) -> Option<(OwnedSemaphorePermit, OwnedSemaphorePermit)> {
     let mine = a.slots.clone().try_acquire_owned().ok()?;
     let all = a.shared.slots.clone().try_acquire_owned().ok()?;
     Some((mine, all))
@@ -376,8 +385,8 @@ fn slot(a: &AgentCtx) -> Option<(OwnedSemaphorePermit, OwnedSemaphorePermit)> {
 
 /// Picks up the runs asked for the agent, then claims ready work, while
 /// it has free slots.
-async fn find_work(
-    a: &Arc<AgentCtx>,
+async fn find_work<C: Perform>(
+    a: &Arc<AgentCtx<C>>,
     tracker: &tokio_util::task::TaskTracker,
     done: &tokio::sync::mpsc::UnboundedSender<()>,
 ) -> Result<()> {
@@ -419,8 +428,8 @@ async fn find_work(
     }
 }
 
-fn start(
-    a: &Arc<AgentCtx>,
+fn start<C: Perform>(
+    a: &Arc<AgentCtx<C>>,
     tracker: &tokio_util::task::TaskTracker,
     done: &tokio::sync::mpsc::UnboundedSender<()>,
     run: Run,

@@ -13,9 +13,9 @@ use taskboard_core::runs::{Run, RunState};
 use taskboard_core::{Error, ErrorKind, Perform, Result};
 use tokio::sync::mpsc;
 
+use super::backoff::Backoff;
 use super::workspace::Workspace;
 use super::{AgentCtx, Shared};
-use crate::client::{Client, Reconnect};
 
 /// Entries and bytes of one transcript append at most, and how long
 /// output waits to be sent with what follows.
@@ -51,7 +51,7 @@ pub(super) enum End {
 
 /// Reports the run `running`, in this runner's name, with its branch.
 /// False when it ended on the board meanwhile.
-pub(super) async fn mark_running(a: &AgentCtx, run: &Run, ws: &Workspace) -> Result<bool> {
+pub(super) async fn mark_running<C: Perform>(a: &AgentCtx<C>, run: &Run, ws: &Workspace) -> Result<bool> {
     let running = RunPatch {
         state: Some(RunState::Running),
         runner: Some(a.shared.name.clone()),
@@ -68,7 +68,7 @@ pub(super) async fn mark_running(a: &AgentCtx, run: &Run, ws: &Workspace) -> Res
 /// Reports a run's end. A server out of reach for a while (restarting,
 /// or the network down) is waited for, up to one lease; a run that
 /// ended on the board meanwhile has nothing more to hear.
-pub(super) async fn end_run(a: &AgentCtx, run: uuid::Uuid, done: RunPatch) -> Result<()> {
+pub(super) async fn end_run<C: Perform>(a: &AgentCtx<C>, run: uuid::Uuid, done: RunPatch) -> Result<()> {
     let answer = until_answered(&a.shared, || a.client.call::<UpdateRun>(run, (), done.clone())).await;
     match answer {
         Err(e) if e.kind() == ErrorKind::Conflict => Ok(()),
@@ -91,7 +91,7 @@ where
     F: std::future::Future<Output = Result<T>>,
 {
     let until = tokio::time::Instant::now() + Duration::from_secs(u64::from(shared.lease_seconds));
-    let mut reconnect = Reconnect::default();
+    let mut reconnect = Backoff::default();
     loop {
         let answer = tokio::time::timeout(ATTEMPT, call()).await.unwrap_or_else(|_| {
             Err(Error::new(
@@ -115,7 +115,7 @@ where
 
 /// Renews the task's lease; an end when it is gone. A network failure
 /// is not, nor a server slower than a beat: the next beat tries again.
-pub(super) async fn heartbeat(a: &AgentCtx, task: uuid::Uuid) -> Option<End> {
+pub(super) async fn heartbeat<C: Perform>(a: &AgentCtx<C>, task: uuid::Uuid) -> Option<End> {
     let beat = a.client.call::<HeartbeatTask>(task, (), Optional(None));
     match tokio::time::timeout(beat_every(a), beat).await {
         Ok(Err(e))
@@ -128,7 +128,7 @@ pub(super) async fn heartbeat(a: &AgentCtx, task: uuid::Uuid) -> Option<End> {
 }
 
 /// How often the lease is renewed: a third of it.
-pub(super) fn beat_every(a: &AgentCtx) -> Duration {
+pub(super) fn beat_every<C>(a: &AgentCtx<C>) -> Duration {
     Duration::from_secs(u64::from(a.shared.lease_seconds / 3).max(1))
 }
 
@@ -141,7 +141,7 @@ pub(super) struct Output {
 
 impl Output {
     /// Sends what arrives on `rx` to the transcript of `run`, in batches.
-    pub fn start(a: &AgentCtx, run: uuid::Uuid, rx: mpsc::Receiver<NewEntry>) -> Output {
+    pub fn start<C: Perform>(a: &AgentCtx<C>, run: uuid::Uuid, rx: mpsc::Receiver<NewEntry>) -> Output {
         let ended = Arc::new(tokio::sync::Notify::new());
         let pump = tokio::spawn(pump(a.client.clone(), a.shared.clone(), run, rx, ended.clone()));
         Output { pump, ended }
@@ -163,8 +163,8 @@ impl Output {
 /// it can (the agent meanwhile waits on its full pipe). Once the run is
 /// final on the board the rest is read and dropped, so the agent never
 /// waits on a full pipe.
-async fn pump(
-    c: Client,
+async fn pump<C: Perform>(
+    c: C,
     shared: Arc<Shared>,
     run: uuid::Uuid,
     mut rx: mpsc::Receiver<NewEntry>,

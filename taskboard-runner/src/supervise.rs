@@ -4,20 +4,18 @@
 //! tells the board on the way is in reports.rs.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use taskboard_core::api::{GetProject, GetTask, ListMessages, MessageFilter, RunPatch, UpdateRun};
 use taskboard_core::model::Task;
 use taskboard_core::runs::{Run, RunState};
 use taskboard_core::{Error, ErrorKind, Perform, Result};
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
-use super::acp;
-use super::config::{AgentMode, PromptVia};
-use super::process::{self, Spawn};
+use super::acp::Target;
+use super::agent::{self, Job};
+use super::config::PromptVia;
+use super::process;
 use super::prompt::{self, Brief};
-use super::reports::{End, Output, beat_every, end_run, heartbeat, mark_running};
+use super::reports::{End, end_run};
 use super::workspace::{self, Workspace};
 use super::{AgentCtx, Live, Origin};
 
@@ -25,7 +23,7 @@ use super::{AgentCtx, Live, Origin};
 const DEPENDENCIES: usize = 20;
 
 /// Runs `run` to its end. Errors end the run `failed`, saying why.
-pub(super) async fn supervise(a: Arc<AgentCtx>, run: Run, origin: Origin, live: Live) {
+pub(super) async fn supervise<C: Perform>(a: Arc<AgentCtx<C>>, run: Run, origin: Origin, live: Live) {
     let id = run.id;
     if let Err(e) = run_once(&a, run, origin, &live).await {
         eprintln!("runner: {}: run {id}: {}", a.me.slug, e.detail());
@@ -40,7 +38,7 @@ pub(super) async fn supervise(a: Arc<AgentCtx>, run: Run, origin: Origin, live: 
     let _ = std::fs::remove_file(process::pid_file(&a.shared.state, id));
 }
 
-async fn run_once(a: &AgentCtx, run: Run, origin: Origin, live: &Live) -> Result<()> {
+async fn run_once<C: Perform>(a: &AgentCtx<C>, run: Run, origin: Origin, live: &Live) -> Result<()> {
     let c = &a.client;
     let shared = &a.shared;
     if origin == Origin::Requested {
@@ -84,14 +82,18 @@ async fn run_once(a: &AgentCtx, run: Run, origin: Origin, live: &Live) -> Result
         run: run.id,
         branch: ws.branch.as_deref(),
     };
-    let markdown = prompt::render(&brief);
-    let env = agent_env(a, &run, &task, &ws);
-    let result = match a.entry.mode {
-        AgentMode::Command => run_command(a, &run, &task, &ws, env, markdown, &live.cancel).await,
-        AgentMode::Acp => acp::run(a, &run, acp::Target::Task(task.id), &ws, env, markdown, live).await,
+    let job = Job {
+        run: &run,
+        target: Target::Task(task.id),
+        ws: &ws,
+        env: agent_env(a, &run, &task, &ws),
+        markdown: prompt::render(&brief),
+        prompt_file: (a.entry.prompt.unwrap_or_default() == PromptVia::File)
+            .then(|| ws.dir.with_extension("md")),
+        lease: Some(task.id),
     };
-    let result = match result {
-        Ok(end) => report(a, &run, &task, &ws, end).await,
+    let result = match agent::run(a, job, live).await {
+        Ok(outcome) => report(a, &run, &task, &ws, outcome.end).await,
         Err(e) => Err(e),
     };
     shared.live_dirs.lock().unwrap().retain(|d| *d != ws.dir);
@@ -103,7 +105,7 @@ async fn run_once(a: &AgentCtx, run: Run, origin: Origin, live: &Live) -> Result
 
 /// The agent's environment: the runner file's `env`, then where the
 /// board is, who the agent is and what it works on.
-fn agent_env(a: &AgentCtx, run: &Run, task: &Task, ws: &Workspace) -> Vec<(String, String)> {
+fn agent_env<C>(a: &AgentCtx<C>, run: &Run, task: &Task, ws: &Workspace) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = a.entry.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     env.extend([
         ("TASKBOARD_SERVER".to_string(), a.shared.server.clone()),
@@ -122,48 +124,9 @@ fn agent_env(a: &AgentCtx, run: &Run, task: &Task, ws: &Workspace) -> Vec<(Strin
     env
 }
 
-/// Runs a command agent to its end.
-async fn run_command(
-    a: &AgentCtx,
-    run: &Run,
-    task: &Task,
-    ws: &Workspace,
-    mut env: Vec<(String, String)>,
-    markdown: String,
-    cancel: &CancellationToken,
-) -> Result<End> {
-    let stdin = match a.entry.prompt.unwrap_or_default() {
-        PromptVia::Stdin => Some(markdown),
-        PromptVia::File => {
-            let file = ws.dir.with_extension("md");
-            super::state_dir::write(&file, markdown.as_bytes())?;
-            env.push(("TASKBOARD_PROMPT_FILE".to_string(), file.to_string_lossy().into_owned()));
-            None
-        }
-    };
-    let (tx, rx) = mpsc::channel(256);
-    let spawn = Spawn { argv: &a.entry.command, dir: &ws.dir, env, stdin };
-    let mut child = process::spawn(spawn, tx)?;
-    let pgid = child.id().unwrap_or(0);
-    process::write_pid_file(&a.shared.state, run.id, pgid)?;
-    let output = Output::start(a, run.id, rx);
-    let end = match mark_running(a, run, ws).await {
-        Ok(false) => End::Cancelled,
-        Err(e) => {
-            process::kill_group(pgid);
-            return Err(e);
-        }
-        Ok(true) => watch(a, &mut child, task.id, cancel).await,
-    };
-    process::kill_group(pgid);
-    let _ = child.wait().await;
-    output.finish().await;
-    Ok(end)
-}
-
 /// Commits what the agent left in its workspace and reports the run's
 /// end, unless it already ended on the board.
-async fn report(a: &AgentCtx, run: &Run, task: &Task, ws: &Workspace, end: End) -> Result<()> {
+async fn report<C: Perform>(a: &AgentCtx<C>, run: &Run, task: &Task, ws: &Workspace, end: End) -> Result<()> {
     let message = format!("{}: work of run {}", task.key, run.id);
     let commit = match workspace::finish(ws, &a.me.slug, &message).await {
         Ok(c) => c,
@@ -198,31 +161,4 @@ async fn report(a: &AgentCtx, run: &Run, task: &Task, ws: &Workspace, end: End) 
         ..Default::default()
     };
     end_run(a, run.id, done).await
-}
-
-/// Waits for the agent's end, renewing the task's lease meanwhile.
-async fn watch(
-    a: &AgentCtx,
-    child: &mut tokio::process::Child,
-    task: uuid::Uuid,
-    cancel: &CancellationToken,
-) -> End {
-    let deadline = tokio::time::sleep(Duration::from_secs(a.entry.timeout_seconds));
-    tokio::pin!(deadline);
-    let every = beat_every(a);
-    let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-    loop {
-        tokio::select! {
-            status = child.wait() => return End::Exited(status.ok().and_then(|s| s.code())),
-            _ = cancel.cancelled() => {
-                return if a.shared.stop.is_cancelled() { End::Stopped } else { End::Cancelled };
-            }
-            _ = &mut deadline => return End::TimedOut,
-            _ = beat.tick() => {
-                if let Some(end) = heartbeat(a, task).await {
-                    return end;
-                }
-            }
-        }
-    }
 }

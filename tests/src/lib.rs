@@ -27,7 +27,9 @@ pub const OWNER_PASSWORD: &str = "owner-password-1";
 /// otherwise cost minutes).
 pub fn taskboard_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| workspace_bin("taskboard-cli", "taskboard", &["taskboard-cli/src"]))
+    BIN.get_or_init(|| {
+        workspace_bin("taskboard-cli", "taskboard", &["taskboard-cli/src", "taskboard-runner/src"])
+    })
 }
 
 /// The `taskboard-server` binary, checked once per test run the same way

@@ -23,7 +23,7 @@ use taskboard_core::validate::{LongText, Title};
 use taskboard_core::{ErrorKind, Perform};
 use uuid::Uuid;
 
-use super::super::AgentCtx;
+use crate::AgentCtx;
 
 /// Most characters of a comment (the board's limit).
 const COMMENT_CHARS: usize = 100_000;
@@ -55,7 +55,7 @@ struct Asked {
 
 /// Where what the agent says goes.
 #[derive(Clone)]
-pub(in crate::runner) enum Target {
+pub(crate) enum Target {
     /// A run at a task: comments on it, the plan as its steps.
     Task(Uuid),
     /// A run answering a message: replies to it in its chat or thread;
@@ -63,19 +63,9 @@ pub(in crate::runner) enum Target {
     Reply(Message),
 }
 
-impl Target {
-    /// The task whose lease the run holds.
-    pub fn leased_task(&self) -> Option<Uuid> {
-        match self {
-            Target::Task(t) => Some(*t),
-            Target::Reply(_) => None,
-        }
-    }
-}
-
 /// What the agent said, on its way to the board.
-pub(super) struct Report<'a> {
-    a: &'a AgentCtx,
+pub(super) struct Report<'a, C> {
+    a: &'a AgentCtx<C>,
     run: Uuid,
     target: Target,
     /// Transcript entries not yet sent; none once the run is closed.
@@ -124,8 +114,8 @@ fn bounded(data: Value) -> Option<Value> {
     (data.to_string().len() <= MAX_ENTRY_TEXT).then_some(data)
 }
 
-impl<'a> Report<'a> {
-    pub fn new(a: &'a AgentCtx, run: Uuid, target: Target) -> Report<'a> {
+impl<'a, C: Perform> Report<'a, C> {
+    pub fn new(a: &'a AgentCtx<C>, run: Uuid, target: Target) -> Report<'a, C> {
         Report {
             a,
             run,
