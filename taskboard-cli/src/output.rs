@@ -356,6 +356,25 @@ fn task_details(task: &Task, dependencies: Vec<String>) -> Vec<String> {
         format!("created:   {}", when(&task.created_at)),
         format!("updated:   {}", when(&task.updated_at)),
     ];
+    if let Some(c) = &task.changes {
+        out.push(format!(
+            "branch:    {} at {} ({} in {} files)",
+            c.branch,
+            short_commit(&c.head_commit),
+            counts(c),
+            c.files
+        ));
+        let r = &task.review;
+        let state =
+            serde_json::to_value(r.state).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+        out.push(format!(
+            "review:    {state}, round {}, {} approvals (taskboard review show {})",
+            r.round, r.approvals, task.key
+        ));
+    }
+    if let Some(m) = &task.merge_commit {
+        out.push(format!("merged as: {m}"));
+    }
     if !task.subtasks.is_empty() {
         out.push("subtasks:".into());
         out.extend(task.subtasks.iter().map(|s| format!("  {} [{}] {}", s.key, s.status, s.title)));
@@ -483,4 +502,52 @@ impl Row for ProjectFile {
             opt(&self.description),
         ]
     }
+}
+
+/// `+added −removed` of a change set.
+pub fn counts(c: &taskboard_core::review::ChangesSummary) -> String {
+    format!("+{} \u{2212}{}", c.additions, c.deletions)
+}
+
+/// The first 12 characters of a commit id.
+pub fn short_commit(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
+}
+
+/// A unified diff for a terminal: added lines green, removed red, hunk
+/// headers cyan and file headers bold; as it is when `colour` is false
+/// (piped, or `NO_COLOR` set).
+pub fn coloured_diff(diff: &str, colour: bool) -> String {
+    if !colour {
+        return diff.to_string();
+    }
+    let mut out = String::with_capacity(diff.len() + diff.len() / 8);
+    for line in diff.split_inclusive('\n') {
+        let (text, end) = match line.strip_suffix('\n') {
+            Some(t) => (t, "\n"),
+            None => (line, ""),
+        };
+        let code = if text.starts_with("diff --git") || text.starts_with("+++ ") || text.starts_with("--- ") {
+            "1"
+        } else if text.starts_with("@@") {
+            "36"
+        } else if text.starts_with('+') {
+            "32"
+        } else if text.starts_with('-') {
+            "31"
+        } else {
+            ""
+        };
+        if code.is_empty() {
+            out.push_str(line);
+        } else {
+            out.push_str(&format!("\x1b[{code}m{text}\x1b[0m{end}"));
+        }
+    }
+    out
+}
+
+/// Whether standard output takes colours: a terminal, and `NO_COLOR` unset.
+pub fn colour() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }

@@ -66,6 +66,18 @@ pub enum MergeMethod {
     Rebase,
 }
 
+impl std::str::FromStr for MergeMethod {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<MergeMethod, String> {
+        match s {
+            "merge" => Ok(MergeMethod::Merge),
+            "squash" => Ok(MergeMethod::Squash),
+            "rebase" => Ok(MergeMethod::Rebase),
+            _ => Err(format!("unknown merge method {s:?}, expected merge, squash or rebase")),
+        }
+    }
+}
+
 /// What a landing that failed met.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -75,6 +87,17 @@ pub enum OnConflict {
     Agent,
     /// The task goes back to the person who asked for the landing.
     Person,
+}
+
+impl std::str::FromStr for OnConflict {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<OnConflict, String> {
+        match s {
+            "agent" => Ok(OnConflict::Agent),
+            "person" => Ok(OnConflict::Person),
+            _ => Err(format!("unknown on_conflict {s:?}, expected agent or person")),
+        }
+    }
 }
 
 /// How a file changed.

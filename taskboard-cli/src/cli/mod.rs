@@ -8,6 +8,7 @@ mod agents;
 mod members;
 mod messages;
 mod projects;
+mod reviews;
 mod runs;
 mod tasks;
 mod tokens;
@@ -17,6 +18,7 @@ pub use agents::*;
 pub use members::*;
 pub use messages::*;
 pub use projects::*;
+pub use reviews::*;
 pub use runs::*;
 pub use tasks::*;
 pub use tokens::*;
@@ -160,6 +162,9 @@ until revoked (`taskboard token revoke`).")]
     /// Runs of agents at tasks: list, show, start, cancel, answer, logs.
     #[command(subcommand)]
     Run(RunCmd),
+    /// An agent's changes and their reviews: show, approve, request-changes, comment.
+    #[command(subcommand)]
+    Review(ReviewCmd),
     /// Agents at work: `agent run` starts and supervises them.
     #[command(subcommand)]
     Agent(AgentCmd),

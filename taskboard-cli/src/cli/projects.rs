@@ -72,6 +72,8 @@ pub enum ProjectCmd {
         /// Assign new tasks to agents by label: true or false.
         #[arg(long)]
         auto_assign: Option<bool>,
+        #[command(flatten)]
+        landing: LandingArgs,
     },
     /// Delete a project and everything in it (owners only).
     #[command(after_help = "Example:\n  taskboard project delete old-site")]
@@ -101,4 +103,27 @@ pub enum ProjectCmd {
         /// Member slug or id.
         member: String,
     },
+}
+
+/// How a project's work is reviewed and landed (admins and owners).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct LandingArgs {
+    /// The branch work lands on ("" for the repository's default).
+    #[arg(long)]
+    pub base_branch: Option<String>,
+    /// A command a landing runs in the merged tree before it pushes ("" for none).
+    #[arg(long)]
+    pub check_command: Option<String>,
+    /// What a failed landing does: agent (a run brings the branch up to date) or person.
+    #[arg(long, value_parser = parse::<taskboard_core::review::OnConflict>)]
+    pub on_conflict: Option<taskboard_core::review::OnConflict>,
+    /// Reviewer agents (slugs, repeatable; "" for none): each reviews every round.
+    #[arg(long = "reviewers", value_delimiter = ',')]
+    pub reviewers: Option<Vec<String>>,
+    /// Approvals a merge needs (0-10).
+    #[arg(long)]
+    pub required_approvals: Option<u32>,
+    /// Rounds reviewer agents may send back before the task goes to its creator (1-20).
+    #[arg(long)]
+    pub max_rounds: Option<u32>,
 }

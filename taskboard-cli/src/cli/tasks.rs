@@ -203,6 +203,23 @@ pub enum TaskCmd {
         #[arg(long)]
         reason: Option<String>,
     },
+    /// Land a task's branch on the base: a runner with the repository merges, checks and pushes it.
+    #[command(
+        after_help = "Examples:\n  taskboard task merge WEB-12\n  taskboard task merge WEB-12 --method squash"
+    )]
+    Merge {
+        /// Task key (like WEB-12) or id.
+        task: String,
+        /// merge (default), squash or rebase.
+        #[arg(long, default_value = "merge", value_parser = parse::<taskboard_core::review::MergeMethod>)]
+        method: taskboard_core::review::MergeMethod,
+    },
+    /// Discard a task's branch: the task goes back to todo and a runner deletes the branch.
+    #[command(after_help = "Example:\n  taskboard task discard WEB-12")]
+    Discard {
+        /// Task key (like WEB-12) or id.
+        task: String,
+    },
     /// Send a task back to the backlog with a reason.
     #[command(after_help = "Example:\n  taskboard task reject WEB-12 --reason 'needs a design first'")]
     Reject {

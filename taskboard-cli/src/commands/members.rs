@@ -135,6 +135,7 @@ pub(super) async fn project<B: Perform>(b: &B, c: ProjectCmd, out: Out) -> Resul
             clear_repos,
             status,
             auto_assign,
+            landing,
         } => {
             let id = b.find_project(&project).await?.id;
             let repos = if clear_repos {
@@ -152,7 +153,7 @@ pub(super) async fn project<B: Perform>(b: &B, c: ProjectCmd, out: Out) -> Resul
                 repo_urls: repos,
                 status: patch(status, false),
                 auto_assign: patch(auto_assign, false),
-                ..ProjectPatch::default()
+                ..landing_patch(landing)
             };
             out.item(&b.call::<UpdateProject>(id, (), patch).await?)
         }
@@ -182,4 +183,25 @@ pub(super) async fn project<B: Perform>(b: &B, c: ProjectCmd, out: Out) -> Resul
         }
     }
     Ok(())
+}
+
+/// The landing settings a `project update` names; an empty text clears one.
+fn landing_patch(l: crate::cli::LandingArgs) -> ProjectPatch {
+    let text = |v: Option<String>| match v {
+        None => Patch::Absent,
+        Some(t) if t.is_empty() => Patch::Null,
+        Some(t) => Patch::Value(t),
+    };
+    ProjectPatch {
+        base_branch: text(l.base_branch),
+        check_command: text(l.check_command),
+        on_conflict: l.on_conflict.map_or(Patch::Absent, Patch::Value),
+        reviewers: match l.reviewers {
+            None => Patch::Absent,
+            Some(r) => Patch::Value(r.into_iter().filter(|s| !s.is_empty()).collect()),
+        },
+        required_approvals: l.required_approvals.map_or(Patch::Absent, Patch::Value),
+        max_rounds: l.max_rounds.map_or(Patch::Absent, Patch::Value),
+        ..ProjectPatch::default()
+    }
 }

@@ -20,6 +20,7 @@ mod helpers;
 mod import;
 mod members;
 mod messages;
+mod reviews;
 mod runs;
 mod tasks;
 mod tokens;
@@ -292,6 +293,7 @@ async fn execute<B: Perform>(b: &B, command: Command, out: Out) -> std::result::
             );
         }
         Command::Run(c) => runs::run(b, c, out).await?,
+        Command::Review(c) => reviews::review(b, c, out).await?,
         Command::Message(c) => messages::message(b, c, out).await?,
         Command::File(c) => messages::file(b, c, out).await?,
         Command::Attachment(AttachmentCmd::Download { attachment, output }) => {

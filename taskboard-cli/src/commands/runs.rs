@@ -112,7 +112,7 @@ fn print_entry(e: &TranscriptEntry, out: Out) -> bool {
 
 impl Row for Run {
     const HEADERS: &'static [&'static str] =
-        &["id", "task", "agent", "state", "created", "ended", "exit", "reason"];
+        &["id", "task", "agent", "purpose", "state", "changes", "created", "ended", "exit", "reason"];
     fn id(&self) -> String {
         self.id.to_string()
     }
@@ -121,7 +121,12 @@ impl Row for Run {
             if table { short_id(&self.id) } else { self.id.to_string() },
             self.task.as_ref().map(|t| t.key.clone()).unwrap_or_default(),
             self.agent.slug.clone(),
+            match self.work.purpose.as_str() {
+                "work" if self.work.round > 1 => format!("work r{}", self.work.round),
+                purpose => purpose.to_string(),
+            },
             self.state.to_string(),
+            self.work.changes.as_ref().map(crate::output::counts).unwrap_or_default(),
             when(&self.created_at),
             self.ended_at.as_ref().map(when).unwrap_or_default(),
             self.exit_code.map(|c| c.to_string()).unwrap_or_default(),
@@ -135,6 +140,15 @@ impl Row for Run {
         }
         if let (Some(b), c) = (&self.branch, &self.commit) {
             lines.push(format!("branch: {b}{}", c.as_ref().map(|c| format!(" at {c}")).unwrap_or_default()));
+        }
+        if let Some(c) = &self.work.changes {
+            lines.push(format!("changes: {} in {} files", crate::output::counts(c), c.files));
+        }
+        if let Some(m) = &self.work.merge_commit {
+            lines.push(format!("merged as: {m}"));
+        }
+        if !self.work.conflicts.is_empty() {
+            lines.push(format!("conflicts: {}", self.work.conflicts.join(", ")));
         }
         if let Some(u) = &self.usage {
             lines.push(format!("tokens: {} in, {} out", u.input_tokens, u.output_tokens));

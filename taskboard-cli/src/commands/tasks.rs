@@ -160,6 +160,26 @@ pub(super) async fn task<B: Perform>(b: &B, c: TaskCmd, out: Out) -> Result<()> 
             let reason = reason.map(|r| valid("reason", Reason::new(r))).transpose()?;
             out.item(&b.call::<ReleaseTask>(id, (), Optional(Some(ReleaseRequest { reason }))).await?)
         }
+        TaskCmd::Merge { task, method } => {
+            let t = b.find_task(&task).await?;
+            let run = b.call::<MergeTask>(t.id, (), taskboard_core::review::MergeRequest { method }).await?;
+            let how = serde_json::to_value(method).ok().and_then(|v| v.as_str().map(String::from));
+            out.done(
+                &run,
+                &format!(
+                    "landing of {} queued ({}): run {}; `taskboard run logs {} --follow` shows it",
+                    t.key,
+                    how.unwrap_or_default(),
+                    run.id,
+                    run.id
+                ),
+            )
+        }
+        TaskCmd::Discard { task } => {
+            let t = b.find_task(&task).await?;
+            let run = b.call::<DiscardTask>(t.id, (), ()).await?;
+            out.done(&run, &format!("{} is todo again; run {} deletes its branch", t.key, run.id))
+        }
         TaskCmd::Reject { task, reason } => {
             let t = b.find_task(&task).await?;
             let request = RejectRequest { reason: valid("reason", Reason::new(reason))? };
