@@ -34,6 +34,8 @@ const FILES: &[(&str, &str, &[u8])] = &[
     ("files.js", JS, include_bytes!("../web/files.js")),
     ("icons.js", JS, include_bytes!("../web/icons.js")),
     ("runs.js", JS, include_bytes!("../web/runs.js")),
+    ("changes.js", JS, include_bytes!("../web/changes.js")),
+    ("diff.js", JS, include_bytes!("../web/diff.js")),
     ("agents.js", JS, include_bytes!("../web/agents.js")),
     ("webhooks.js", JS, include_bytes!("../web/webhooks.js")),
     ("secret.js", JS, include_bytes!("../web/secret.js")),

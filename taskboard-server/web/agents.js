@@ -9,7 +9,7 @@ import { state, subscribe, notify, setRuns, isOpenRun } from "./store.js";
 import { h, replace, field, select, timeAgo } from "./dom.js";
 import { icon } from "./icons.js";
 import { leaseBadge } from "./board.js";
-import { runState, runElapsed, loadRunLines } from "./runs.js";
+import { runState, runElapsed, loadRunLines, runWork } from "./runs.js";
 
 const LISTEN = [["all", "all messages"], ["mentions", "mentions only"]];
 const RECENT = 3;
@@ -138,7 +138,7 @@ export function mountAgents({ main, load }) {
     const href = taskHref(run);
     return h("tr", { class: "run", dataset: { runId: run.id, state: run.state } },
       h("td", { class: "task" }, run.task ? [href ? h("a", { href }, run.task.key) : h("span", { class: "key" }, run.task.key), " ", run.task.title] : "a chat message"),
-      h("td", null, runState(run), run.question ? h("span", { class: "muted" }, ` ${run.question.text}`) : null),
+      h("td", null, runState(run), " ", runWork(run), run.question ? h("span", { class: "muted" }, ` ${run.question.text}`) : null),
       h("td", null, runElapsed(run)),
       h("td", { class: "last-line" }, line ? line.text : h("span", { class: "muted" }, "no output yet")),
       h("td", null, task && task.lease && task.lease.expires_at ? leaseBadge(task.lease, "lease") : h("span", { class: "muted" }, "none")));
@@ -164,7 +164,7 @@ export function mountAgents({ main, load }) {
       ended.length ? h("ul", { class: "recent-runs", "aria-label": "Latest ended runs" }, ended.map((r) => {
         const href = taskHref(r);
         return h("li", { dataset: { runId: r.id, state: r.state } }, runState(r), " ",
-          r.task ? (href ? h("a", { href }, r.task.key) : r.task.key) : "chat", " ",
+          r.task ? (href ? h("a", { href }, r.task.key) : r.task.key) : "chat", " ", runWork(r), " ",
           h("time", { class: "muted", datetime: r.ended_at || r.created_at }, timeAgo(r.ended_at || r.created_at)));
       })) : null,
     ];

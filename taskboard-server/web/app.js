@@ -1,5 +1,5 @@
 // Start-up, login, the frame of the page and the routes (in the address's
-// fragment: #/p/<project>, #/p/<project>/t/<KEY>, #/p/<project>/chat,
+// fragment: #/p/<project>, #/p/<project>/t/<KEY>[/changes], #/p/<project>/chat,
 // #/p/<project>/ready, #/p/<project>/files, #/members, #/agents,
 // #/webhooks).
 
@@ -27,7 +27,7 @@ function route() {
     if (parts[2] === "chat") return { name: "chat", slug: parts[1] };
     if (parts[2] === "ready") return { name: "ready", slug: parts[1] };
     if (parts[2] === "files") return { name: "files", slug: parts[1] };
-    if (parts[2] === "t" && parts[3]) return { name: "board", slug: parts[1], key: parts[3] };
+    if (parts[2] === "t" && parts[3]) return { name: "board", slug: parts[1], key: parts[3], tab: parts[4] === "changes" ? "changes" : null };
     return { name: "board", slug: parts[1] };
   }
   return { name: "projects" };

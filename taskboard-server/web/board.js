@@ -7,6 +7,7 @@ import { state, subscribe, tasksOf, projectBySlug, taskByKey } from "./store.js"
 import { h, replace, select, uid, elapsedText } from "./dom.js";
 import { openTask } from "./task.js";
 import { icon } from "./icons.js";
+import { changeCounts } from "./runs.js";
 
 export const STATUSES = [
   ["backlog", "Backlog"],
@@ -50,6 +51,20 @@ setInterval(() => {
   for (const el of document.querySelectorAll("[data-since]")) el.textContent = elapsedText(el.dataset.since);
 }, 1000);
 
+const REVIEW_WORDS = { pending: "awaiting review", changes_requested: "changes requested", approved: "approved" };
+
+// A task's branch and where its review stands: `+12 −3 changes requested
+// round 2`, or `merged` once it landed.
+export function changesBadge(task) {
+  if (!task.changes) return null;
+  const r = task.review || { state: "none", round: 0 };
+  const word = task.merge_commit ? "merged" : REVIEW_WORDS[r.state];
+  return h("span", { class: "changes-badge", title: `branch ${task.changes.branch}`, dataset: { review: task.merge_commit ? "merged" : r.state } },
+    icon("branch", "branch "), changeCounts(task.changes),
+    word ? h("span", { class: "review-word" }, word) : null,
+    r.round > 1 && !task.merge_commit ? h("span", { class: "round" }, `round ${r.round}`) : null);
+}
+
 function card(task) {
   const done = task.steps.filter((s) => s.done).length;
   const blocked = blockers(task);
@@ -63,6 +78,7 @@ function card(task) {
     blocked.length ? h("span", { class: "blocked", title: "waiting for a dependency" }, icon("blocked"), " blocked") : null),
   h("div", { class: "title" }, task.title),
   task.labels.length ? h("ul", { class: "labels", "aria-label": "labels" }, task.labels.map((l) => h("li", { class: "label" }, l))) : null,
+  task.changes ? h("div", { class: "card-changes" }, changesBadge(task)) : null,
   h("div", { class: "card-bottom" },
     task.assignee ? h("span", { class: "assignee" }, memberDot(task.assignee), `@${task.assignee.slug}`) : h("span", { class: "muted" }, "unassigned"),
     task.steps.length ? h("span", { class: "steps", title: "steps done" }, icon("steps", "steps done: "), `${done}/${task.steps.length}`) : null,
@@ -283,6 +299,7 @@ export function mountBoard(ctx) {
   }
 
   let taskView = null;
+  const taskHash = (key, tab) => `#/p/${encodeURIComponent(project.slug)}/t/${encodeURIComponent(key)}${tab === "changes" ? "/changes" : ""}`;
   function navigate(r) {
     const t = r.key ? taskByKey(r.key) : null;
     if (taskView && (!t || taskView.id !== t.id)) {
@@ -297,8 +314,10 @@ export function mountBoard(ctx) {
       taskView = openTask(panel, t.id, {
         close: () => { location.hash = `#/p/${encodeURIComponent(project.slug)}`; },
         openKey: openByKey,
+        tab: r.tab,
+        selectTab: (tab) => { location.hash = taskHash(t.key, tab); },
       });
-    }
+    } else if (t && taskView) taskView.showTab(r.tab);
   }
 
   fillFilters();

@@ -29,6 +29,25 @@ export function runState(run) {
   return h("span", { class: "run-state", dataset: { state: run.state } }, STATE_WORDS[run.state] || run.state);
 }
 
+// A change's counts: `+12 −3`.
+export function changeCounts(c) {
+  return h("span", { class: "counts", title: `${c.additions} lines added, ${c.deletions} removed` },
+    h("span", { class: "additions" }, `+${c.additions}`), " ", h("span", { class: "deletions" }, `−${c.deletions}`));
+}
+
+// What a run is for when it is not plain work, its round, its change,
+// and a landing's result.
+export function runWork(run) {
+  const purpose = run.purpose && run.purpose !== "work" ? run.purpose : null;
+  return [
+    purpose ? h("span", { class: "chip purpose", dataset: { purpose } }, purpose === "land" && run.merge_method ? `land · ${run.merge_method}` : purpose) : null,
+    run.round ? h("span", { class: "muted round" }, ` round ${run.round} `) : null,
+    run.changes ? changeCounts(run.changes) : null,
+    run.conflicts && run.conflicts.length ? h("span", { class: "conflicts" }, ` conflicts in ${run.conflicts.join(", ")}`) : null,
+    run.merge_commit ? h("span", { class: "muted merge-commit" }, ` landed as ${run.merge_commit.slice(0, 10)}`) : null,
+  ];
+}
+
 // How long the run has been going (kept current by the page's clock), or went.
 export function runElapsed(run) {
   const from = run.started_at || run.created_at;
@@ -222,11 +241,11 @@ export function taskRuns(taskId, { report }) {
     runAgent.hidden = !!open || !task || task.status === "done";
     if (runAgent.hidden) starter.hidden = true;
     const canRetry = !open && task && task.status !== "done";
-    const key = JSON.stringify([runs.map((r) => [r.id, r.state, r.runner, r.ended_at]), run && run.id, canRetry]);
+    const key = JSON.stringify([runs.map((r) => [r.id, r.state, r.runner, r.ended_at, r.changes, r.conflicts, r.merge_commit]), run && run.id, canRetry]);
     if (key !== listKey) {
       listKey = key;
       replace(list, runs.length ? runs.map((r) => h("li", { class: "run", dataset: { runId: r.id, state: r.state }, "aria-current": run && r.id === run.id ? "true" : null },
-        runState(r), " ", h("span", { class: "run-who" }, `@${r.agent.slug}`), " ",
+        runState(r), " ", h("span", { class: "run-who" }, `@${r.agent.slug}`), " ", runWork(r), " ",
         h("time", { class: "muted", datetime: r.created_at }, timeAgo(r.created_at)), " ", runElapsed(r),
         r.runner ? h("span", { class: "muted runner" }, ` on ${r.runner}`) : null,
         !isOpenRun(r) && (r.stop_reason || r.exit_code !== null) ? h("span", { class: "muted" }, ` ${r.exit_code !== null ? `exit ${r.exit_code}` : ""} ${r.stop_reason || ""}`) : null,

@@ -1,6 +1,7 @@
 // The details of one task, in a panel beside the board: fields, steps,
-// comments, links, watchers and the audit log. Edits are API calls; the
-// panel shows what the events say.
+// comments, links, watchers and the audit log, and in a second tab its
+// changes (changes.js). Edits are API calls; the panel shows what the
+// events say.
 
 import * as api from "./api.js";
 import { state, onEvent } from "./store.js";
@@ -9,12 +10,13 @@ import { markdown } from "./markdown.js";
 import { STATUSES, blockers, leaseBadge, memberDot } from "./board.js";
 import { messageList, composer } from "./messages.js";
 import { icon } from "./icons.js";
-import { taskRuns } from "./runs.js";
+import { taskRuns, changeCounts } from "./runs.js";
+import { changesTab } from "./changes.js";
 
 const PRIORITIES = ["low", "medium", "high", "urgent"];
 const TYPES = ["task", "bug", "epic"];
 
-export function openTask(slot, taskId, { close, openKey }) {
+export function openTask(slot, taskId, { close, openKey, tab, selectTab }) {
   const titleId = uid("task-title");
   const error = h("p", { class: "error", role: "alert" });
   const report = (e) => { error.textContent = e.message; };
@@ -151,8 +153,44 @@ export function openTask(slot, taskId, { close, openKey }) {
   const runs = taskRuns(taskId, { report });
   const closeButton = h("button", { type: "button", class: "close", "aria-label": "Close task", onclick: close }, icon("close"));
   const heading = h("h2", { id: titleId });
+  // Two tabs: the details, and the changes of the task's branch (read
+  // only once that tab is first shown: a diff can weigh 2 MB).
+  const tabButton = (name, ...label) => h("button", { type: "button", role: "tab", class: "tab", id: uid("tab"), dataset: { tab: name },
+    onclick: () => (selectTab ? selectTab(name) : showTab(name)) }, ...label);
+  const changesLabel = h("span", { class: "tab-counts" });
+  const tabs = { details: tabButton("details", "Details"), changes: tabButton("changes", "Changes", changesLabel) };
+  const tablist = h("div", { class: "tabs", role: "tablist", "aria-label": "Task views" }, tabs.details, tabs.changes);
+  tablist.addEventListener("keydown", (e) => {
+    if (e.key !== "ArrowLeft" && e.key !== "ArrowRight") return;
+    e.preventDefault();
+    const next = shownTab === "details" ? "changes" : "details";
+    tabs[next].focus();
+    (selectTab || showTab)(next);
+  });
+  const detailsPanel = h("div", { class: "tab-panel details", role: "tabpanel", "aria-labelledby": tabs.details.id });
+  const changesPanel = h("div", { class: "tab-panel changes-panel", role: "tabpanel", "aria-labelledby": tabs.changes.id, hidden: true });
+  let changes = null;
+  let shownTab = null;
+  function showTab(name) {
+    const wanted = name === "changes" ? "changes" : "details";
+    if (wanted === shownTab) return;
+    shownTab = wanted;
+    for (const [n, b] of Object.entries(tabs)) {
+      b.setAttribute("aria-selected", String(n === wanted));
+      b.tabIndex = n === wanted ? 0 : -1;
+    }
+    detailsPanel.hidden = wanted !== "details";
+    changesPanel.hidden = wanted !== "changes";
+    slot.classList.toggle("wide", wanted === "changes");
+    if (wanted === "changes" && !changes) {
+      changes = changesTab(taskId);
+      changesPanel.append(changes.el);
+    }
+  }
   const panel = h("aside", { class: "panel", role: "dialog", "aria-labelledby": titleId, tabindex: "-1" },
     h("div", { class: "panel-head" }, heading, closeButton),
+    tablist, detailsPanel, changesPanel);
+  detailsPanel.append(
     error,
     field("Title", title),
     h("div", { class: "grid" }, field("Status", status), field("Type", type), field("Priority", priority),
@@ -166,6 +204,7 @@ export function openTask(slot, taskId, { close, openKey }) {
     auditBox,
     h("section", { "aria-label": "Comments" }, h("h3", null, "Comments"), comments.el,
       composer({ task_id: taskId }, { label: "New comment", onSent: comments.add })));
+  showTab(tab);
   panel.addEventListener("keydown", (e) => { if (e.key === "Escape") close(); });
 
   const keep = (el, value) => { if (document.activeElement !== el) el.value = value; };
@@ -176,6 +215,7 @@ export function openTask(slot, taskId, { close, openKey }) {
       return;
     }
     replace(heading, h("span", { class: "key" }, t.key), " ", t.title);
+    replace(changesLabel, t.changes ? [" ", changeCounts(t.changes)] : null);
     keep(title, t.title);
     keep(status, t.status);
     keep(type, t.type);
@@ -209,13 +249,16 @@ export function openTask(slot, taskId, { close, openKey }) {
     update(topics) {
       if (topics.has("tasks") || topics.has("members")) update();
       runs.update(topics);
+      if (changes) changes.update(topics);
     },
+    showTab,
     close() {
+      if (changes) changes.close();
       comments.close();
       runs.close();
       offLinks();
       slot.replaceChildren();
-      slot.classList.remove("open");
+      slot.classList.remove("open", "wide");
     },
   };
 }

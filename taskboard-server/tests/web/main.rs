@@ -2,6 +2,7 @@
 //! against a real server (docs/decisions.md, web board).
 
 mod agents;
+mod changes;
 mod details;
 mod driver;
 mod files;
