@@ -80,23 +80,24 @@ pub(super) async fn run<C: Perform>(a: &AgentCtx<C>, job: Job<'_>, live: &Live) 
     let (in_tx, in_rx) = mpsc::channel(64);
     let (cx, driver) = connect(stdin, stdout, in_tx);
     let end = match reports::mark_running(a, run, ws).await {
-        Ok(false) => Ok(End::Cancelled),
+        Ok(false) => Ok((End::Cancelled, String::new())),
         Err(e) => Err(e),
         Ok(true) => match cx.await {
             Ok(cx) => {
                 let mut report = Report::new(a, run.id, target);
                 let end = drive(a, lease, ws, markdown, live, &cx, &mut child, in_rx, &mut report).await;
                 report.flush().await;
-                Ok(end)
+                Ok((end, report.last_said().to_string()))
             }
-            Err(_) => Ok(End::Failed("the connection to the agent did not start".into())),
+            Err(_) => Ok((End::Failed("the connection to the agent did not start".into()), String::new())),
         },
     };
     driver.abort();
     process::kill_group(pgid);
     let _ = child.wait().await;
     output.finish().await;
-    Ok(Outcome { end: end?, tail: String::new(), reply: None })
+    let (end, summary) = end?;
+    Ok(Outcome { end, summary, tail: String::new(), reply: None })
 }
 
 /// Speaks ACP over the agent's stdin and stdout: what the agent sends

@@ -38,6 +38,9 @@ pub(crate) struct Job<'a> {
 /// How the agent's run went.
 pub(crate) struct Outcome {
     pub end: End,
+    /// What the agent said last: an ACP agent's last message, the last
+    /// lines of a command agent's standard output.
+    pub summary: String,
     /// The last lines of a command agent's whole output (stdout and
     /// stderr), for a failure's reason.
     pub tail: String,

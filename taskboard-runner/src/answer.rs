@@ -119,7 +119,7 @@ async fn answer<C: Perform>(
     if let Some(model) = a.entry.model.clone().or_else(|| a.me.agent_config.model.clone()) {
         env.push(("TASKBOARD_MODEL".to_string(), model));
     }
-    let ws = Workspace { dir: dir.to_path_buf(), branch: None };
+    let ws = Workspace::scratch(dir.to_path_buf());
     let job = Job {
         run,
         target: Target::Reply(message.clone()),

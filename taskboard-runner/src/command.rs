@@ -27,6 +27,8 @@ pub(crate) const REPLY_CHARS: usize = 100_000;
 #[derive(Default)]
 struct Kept {
     stdout: String,
+    /// The last lines of standard output.
+    summary: String,
     tail: String,
 }
 
@@ -49,7 +51,7 @@ impl Tail {
 
 /// Passes the output on to the transcript, keeping what [`Kept`] holds.
 async fn keep(mut rx: mpsc::Receiver<NewEntry>, to_pump: mpsc::Sender<NewEntry>) -> Kept {
-    let (mut stdout, mut chars, mut tail) = (String::new(), 0, Tail::default());
+    let (mut stdout, mut chars, mut summary, mut tail) = (String::new(), 0, Tail::default(), Tail::default());
     while let Some(e) = rx.recv().await {
         let out = e.data.as_ref().and_then(|d| d["stream"].as_str()) == Some("stdout");
         if out && chars < REPLY_CHARS {
@@ -57,10 +59,13 @@ async fn keep(mut rx: mpsc::Receiver<NewEntry>, to_pump: mpsc::Sender<NewEntry>)
             stdout.push('\n');
             chars += e.text.chars().count() + 1;
         }
+        if out {
+            summary.push(&e.text);
+        }
         tail.push(&e.text);
         let _ = to_pump.send(e).await;
     }
-    Kept { stdout, tail: tail.text() }
+    Kept { stdout, summary: summary.text(), tail: tail.text() }
 }
 
 /// Runs a command agent to its end.
@@ -98,7 +103,7 @@ pub(super) async fn run<C: Perform>(a: &AgentCtx<C>, job: Job<'_>, live: &Live) 
         .and_then(|r| r.ok())
         .unwrap_or_default();
     output.finish().await;
-    Ok(Outcome { end, tail: kept.tail, reply: Some(kept.stdout) })
+    Ok(Outcome { end, summary: kept.summary, tail: kept.tail, reply: Some(kept.stdout) })
 }
 
 /// Waits for the agent's end, renewing the lease of `lease` (a task)

@@ -127,6 +127,27 @@ pub(super) async fn heartbeat<C: Perform>(a: &AgentCtx<C>, task: uuid::Uuid) -> 
     }
 }
 
+/// Does `work` while renewing the lease of `task`: what the runner does
+/// after its agent ended (pushing, reading the changes) may outlast a
+/// lease.
+pub(super) async fn keeping_lease<C: Perform, T>(
+    a: &AgentCtx<C>,
+    task: uuid::Uuid,
+    work: impl std::future::Future<Output = T>,
+) -> T {
+    let every = beat_every(a);
+    let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            done = &mut work => return done,
+            _ = beat.tick() => {
+                let _ = heartbeat(a, task).await;
+            }
+        }
+    }
+}
+
 /// How often the lease is renewed: a third of it.
 pub(super) fn beat_every<C>(a: &AgentCtx<C>) -> Duration {
     Duration::from_secs(u64::from(a.shared.lease_seconds / 3).max(1))

@@ -5,22 +5,28 @@
 
 use std::sync::Arc;
 
-use taskboard_core::api::{GetProject, GetTask, ListMessages, MessageFilter, RunPatch, UpdateRun};
+use taskboard_core::api::{
+    GetProject, GetTask, ListMessages, MessageFilter, RecordChanges, RunPatch, UpdateRun,
+};
 use taskboard_core::model::Task;
+use taskboard_core::review::{ChangesReport, MAX_DIFF_BYTES};
 use taskboard_core::runs::{Run, RunState};
 use taskboard_core::{Error, ErrorKind, Perform, Result};
 
 use super::acp::Target;
-use super::agent::{self, Job};
+use super::agent::{self, Job, Outcome};
+use super::changes;
 use super::config::PromptVia;
 use super::process;
 use super::prompt::{self, Brief};
-use super::reports::{End, end_run};
-use super::workspace::{self, Workspace};
+use super::reports::{End, end_run, keeping_lease, until_answered};
+use super::workspace::{self, Repo, Workspace};
 use super::{AgentCtx, Live, Origin};
 
 /// Most dependencies named in the task's Markdown.
 const DEPENDENCIES: usize = 20;
+/// Most characters of the agent's summary in a commit's message.
+const SUMMARY_CHARS: usize = 4000;
 
 /// Runs `run` to its end. Errors end the run `failed`, saying why.
 pub(super) async fn supervise<C: Perform>(a: Arc<AgentCtx<C>>, run: Run, origin: Origin, live: Live) {
@@ -69,8 +75,16 @@ async fn run_once<C: Perform>(a: &AgentCtx<C>, run: Run, origin: Origin, live: &
     let comments = c.call::<ListMessages>((), filter, ()).await?.items;
     let ws = {
         let _one_at_a_time = shared.git.lock().await;
-        workspace::prepare(&shared.state, &project.repo_urls, shared.allow_local_repos, &task.key, run.id)
-            .await?
+        let base = project.landing.base_branch.as_deref();
+        workspace::prepare(
+            &shared.state,
+            &project.repo_urls,
+            shared.allow_local_repos,
+            base,
+            &task.key,
+            run.id,
+        )
+        .await?
     };
     shared.live_dirs.lock().unwrap().push(ws.dir.clone());
     let brief = Brief {
@@ -93,7 +107,7 @@ async fn run_once<C: Perform>(a: &AgentCtx<C>, run: Run, origin: Origin, live: &
         lease: Some(task.id),
     };
     let result = match agent::run(a, job, live).await {
-        Ok(outcome) => report(a, &run, &task, &ws, outcome.end).await,
+        Ok(outcome) => report(a, &run, &task, &ws, outcome).await,
         Err(e) => Err(e),
     };
     shared.live_dirs.lock().unwrap().retain(|d| *d != ws.dir);
@@ -124,18 +138,49 @@ fn agent_env<C>(a: &AgentCtx<C>, run: &Run, task: &Task, ws: &Workspace) -> Vec<
     env
 }
 
-/// Commits what the agent left in its workspace and reports the run's
+/// The message of the runner's commit of what the agent left: the task
+/// as its subject, the agent's summary as its body, the run as a
+/// trailer.
+fn commit_message(task: &Task, run: &Run, summary: &str) -> String {
+    let title: String = task.title.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut message = format!("{}: {}\n\n", task.key, title.chars().take(200).collect::<String>());
+    let summary: String = summary.trim().chars().take(SUMMARY_CHARS).collect();
+    if !summary.is_empty() {
+        message.push_str(&summary);
+        message.push_str("\n\n");
+    }
+    message.push_str(&format!("Taskboard-Run: {}\n", run.id));
+    message
+}
+
+/// Commits what the agent left in its workspace, pushes the branch and
+/// records the changes of a run that succeeded, and reports the run's
 /// end, unless it already ended on the board.
-async fn report<C: Perform>(a: &AgentCtx<C>, run: &Run, task: &Task, ws: &Workspace, end: End) -> Result<()> {
-    let message = format!("{}: work of run {}", task.key, run.id);
-    let commit = match workspace::finish(ws, &a.me.slug, &message).await {
+async fn report<C: Perform>(
+    a: &AgentCtx<C>,
+    run: &Run,
+    task: &Task,
+    ws: &Workspace,
+    outcome: Outcome,
+) -> Result<()> {
+    let end = outcome.end;
+    if let End::Cancelled | End::LeaseLost(_) = end {
+        // The run is over on the board; what the agent left stays in the
+        // clone, as it is.
+        if let End::LeaseLost(why) = end {
+            eprintln!("runner: {}: run {}: the task's lease is gone: {why}", a.me.slug, run.id);
+        }
+        let _ = workspace::finish(ws, &a.me.slug, &commit_message(task, run, &outcome.summary)).await;
+        return Ok(());
+    }
+    let commit = match workspace::finish(ws, &a.me.slug, &commit_message(task, run, &outcome.summary)).await {
         Ok(c) => c,
         Err(e) => {
             eprintln!("runner: {}: run {}: {}", a.me.slug, run.id, e.detail());
             None
         }
     };
-    let (state, exit_code, stop_reason) = match end {
+    let (mut state, exit_code, mut stop_reason) = match end {
         End::Exited(Some(0)) => (RunState::Succeeded, Some(0), None),
         End::Exited(Some(code)) => (RunState::Failed, Some(code), None),
         End::Exited(None) => (RunState::Failed, None, Some("the agent was killed by a signal".to_string())),
@@ -145,13 +190,18 @@ async fn report<C: Perform>(a: &AgentCtx<C>, run: &Run, task: &Task, ws: &Worksp
             (RunState::TimedOut, None, Some(format!("no end after {} seconds", a.entry.timeout_seconds)))
         }
         End::Stopped => (RunState::Failed, None, Some("the runner stopped".to_string())),
-        End::Cancelled | End::LeaseLost(_) => {
-            if let End::LeaseLost(why) = end {
-                eprintln!("runner: {}: run {}: the task's lease is gone: {why}", a.me.slug, run.id);
-            }
-            return Ok(());
-        }
+        End::Cancelled | End::LeaseLost(_) => unreachable!("returned above"),
     };
+    if let (Some(head), Some(repo)) = (&commit, &ws.repo) {
+        let delivered = keeping_lease(a, task.id, deliver(a, run, ws, repo, head, state)).await;
+        if let Err(why) = delivered {
+            state = RunState::Failed;
+            stop_reason = Some(match stop_reason {
+                Some(first) => format!("{first}; and {why}"),
+                None => why,
+            });
+        }
+    }
     let done = RunPatch {
         state: Some(state),
         exit_code,
@@ -161,4 +211,49 @@ async fn report<C: Perform>(a: &AgentCtx<C>, run: &Run, task: &Task, ws: &Worksp
         ..Default::default()
     };
     end_run(a, run.id, done).await
+}
+
+/// Pushes the branch to the repository and, for a run that succeeded,
+/// records its changes with the board; else says why the run fails.
+async fn deliver<C: Perform>(
+    a: &AgentCtx<C>,
+    run: &Run,
+    ws: &Workspace,
+    repo: &Repo,
+    head: &str,
+    state: RunState,
+) -> std::result::Result<(), String> {
+    let branch = ws.branch.clone().unwrap_or_default();
+    {
+        let _one_at_a_time = a.shared.git.lock().await;
+        let refused = match workspace::push(ws).await {
+            Ok(Ok(())) => None,
+            Ok(Err(git)) => Some(git),
+            Err(e) => Some(e.detail().to_string()),
+        };
+        if let Some(git) = refused {
+            let git: String = git.chars().take(1000).collect();
+            return Err(format!(
+                "the repository refused the branch {branch}: {git}\nThe work is in runner {}'s clone {}, \
+                 branch {branch} at commit {head}; the task's next run there goes on from it",
+                a.shared.name,
+                repo.cache.display(),
+            ));
+        }
+    }
+    if state != RunState::Succeeded {
+        return Ok(());
+    }
+    let base = format!("refs/remotes/origin/{}", repo.base);
+    let read = async {
+        let task = changes::of_task(&repo.cache, &base, head, &branch).await?;
+        let own = changes::between(&repo.cache, &repo.start, head, &branch, MAX_DIFF_BYTES).await?;
+        Ok::<_, taskboard_core::Error>(ChangesReport { task, run: Some(own) })
+    };
+    let report = read.await.map_err(|e| format!("its changes could not be read: {}", e.detail()))?;
+    let record = || a.client.call::<RecordChanges>(run.id, (), report.clone());
+    match until_answered(&a.shared, record).await {
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!("the board did not take its changes: {}", e.detail())),
+    }
 }

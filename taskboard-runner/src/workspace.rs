@@ -5,10 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use taskboard_core::{Error, ErrorKind, Result};
-use tokio::process::Command;
+use taskboard_core::Result;
 
-use super::repo_url::{Protocol, RepoUrl};
+use super::git::{self, commit_of, failed, git, git_with};
+use super::repo_url::RepoUrl;
 use super::state_dir;
 
 /// Where a run works.
@@ -17,34 +17,37 @@ pub struct Workspace {
     pub dir: PathBuf,
     /// The branch of a git worktree.
     pub branch: Option<String>,
+    /// The repository of a git worktree.
+    pub repo: Option<Repo>,
 }
 
-fn failed(what: &str, detail: impl std::fmt::Display) -> Error {
-    Error::new(ErrorKind::Internal, format!("workspace: {what}: {detail}"))
+/// The repository a git worktree belongs to, as the run found it.
+#[derive(Debug, Clone)]
+pub struct Repo {
+    pub url: RepoUrl,
+    /// The cached clone (bare) the worktree is of.
+    pub cache: PathBuf,
+    /// Where work lands: the project's `base_branch`, else the branch the
+    /// repository's HEAD names.
+    pub base: String,
+    /// The branch's commit when the run started: the run's own change is
+    /// measured from it.
+    pub start: String,
+    /// The branch's commit in the repository when it was fetched (None:
+    /// not there): a push overwrites that and nothing else.
+    pub pushed: Option<String>,
 }
 
-/// Runs git, its output for the answer; its stderr in the error. Git
-/// speaks no protocol but `protocol` (`GIT_ALLOW_PROTOCOL`): none for
-/// the commands that fetch nothing.
-async fn git_with(protocol: Option<Protocol>, dir: Option<&Path>, args: &[&str]) -> Result<String> {
-    let mut cmd = Command::new("git");
-    if let Some(d) = dir {
-        cmd.arg("-C").arg(d);
+impl Workspace {
+    /// A scratch directory: no repository.
+    pub fn scratch(dir: PathBuf) -> Workspace {
+        Workspace { dir, branch: None, repo: None }
     }
-    cmd.args(args)
-        .stdin(std::process::Stdio::null())
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_ALLOW_PROTOCOL", protocol.map_or("", Protocol::git_name));
-    let out = cmd.output().await.map_err(|e| failed("cannot run git", e))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        return Err(failed(&format!("git {}", args.join(" ")), err.trim()));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-async fn git(dir: Option<&Path>, args: &[&str]) -> Result<String> {
-    git_with(None, dir, args).await
+/// The branch a task's work is on.
+pub fn branch_of(key: &str) -> String {
+    format!("taskboard/{key}")
 }
 
 /// A directory name for a repository address.
@@ -97,13 +100,55 @@ async fn cached_clone(state: &Path, url: &RepoUrl) -> Result<PathBuf> {
     Ok(cache)
 }
 
+/// The name of the base branch: `base_branch` when the project sets it
+/// (it must be in the repository), else the branch the repository's HEAD
+/// names.
+pub async fn base_of(cache: &Path, base_branch: Option<&str>) -> Result<String> {
+    if let Some(b) = base_branch {
+        if commit_of(cache, &format!("refs/remotes/origin/{b}")).await.is_none() {
+            return Err(failed(
+                "the base branch",
+                format!("the project's base_branch {b:?} is not a branch of the repository"),
+            ));
+        }
+        return Ok(b.to_string());
+    }
+    for head in ["refs/remotes/origin/HEAD", "HEAD"] {
+        if let Ok(name) = git(Some(cache), &["symbolic-ref", "--quiet", head]).await {
+            let name = name.trim_start_matches("refs/remotes/origin/").trim_start_matches("refs/heads/");
+            if commit_of(cache, &format!("refs/remotes/origin/{name}")).await.is_some() {
+                return Ok(name.to_string());
+            }
+        }
+    }
+    Err(failed(
+        "the base branch",
+        "the repository's HEAD names no branch it has (an empty repository?); set the project's base_branch",
+    ))
+}
+
+/// Where a clone keeps a task's work that its repository refused, until
+/// a push of it succeeds.
+fn unpushed_ref(key: &str) -> String {
+    format!("refs/taskboard/unpushed/{key}")
+}
+
 /// Makes the workspace of a run of task `key`. `allow_local` is the
 /// runner's `allow_local_repos`: whether a local repository may be
-/// cloned.
+/// cloned; `base_branch` the project's.
+///
+/// The branch `taskboard/KEY` starts where the task's work is: in the
+/// repository (a round sent back, a landing to repair, a retry, work
+/// done on another runner), or at the base for new work. Work of this
+/// clone that the repository refused is gone on with, unless the
+/// repository's branch has moved another way since: what was pushed is
+/// what was reviewed, so the repository's branch wins and the refused
+/// work is kept as `refs/taskboard/kept/KEY/COMMIT` in the clone.
 pub async fn prepare(
     state: &Path,
     repo_urls: &[String],
     allow_local: bool,
+    base_branch: Option<&str>,
     key: &str,
     run: uuid::Uuid,
 ) -> Result<Workspace> {
@@ -114,33 +159,42 @@ pub async fn prepare(
     // Empty, for git's worktree as for a scratch directory.
     state_dir::dir(&dir)?;
     let Some(url) = url else {
-        return Ok(Workspace { dir, branch: None });
+        return Ok(Workspace::scratch(dir));
     };
     let cache = cached_clone(state, &url).await?;
     let _ = git(Some(&cache), &["worktree", "prune"]).await;
-    let branch = format!("taskboard/{key}");
+    let base = base_of(&cache, base_branch).await?;
+    let branch = branch_of(key);
+    let pushed = commit_of(&cache, &format!("refs/remotes/origin/{branch}")).await;
+    let unpushed = commit_of(&cache, &unpushed_ref(key)).await;
+    let start = match (&unpushed, &pushed) {
+        (Some(u), None) => u.clone(),
+        (Some(u), Some(p)) if is_ancestor(&cache, p, u).await => u.clone(),
+        (Some(u), Some(p)) => {
+            let kept = format!("refs/taskboard/kept/{key}/{}", &u[..u.len().min(12)]);
+            git(Some(&cache), &["update-ref", &kept, u]).await?;
+            git(Some(&cache), &["update-ref", "-d", &unpushed_ref(key)]).await?;
+            p.clone()
+        }
+        (None, Some(p)) => p.clone(),
+        (None, None) => git(Some(&cache), &["rev-parse", &format!("refs/remotes/origin/{base}")]).await?,
+    };
+    git(Some(&cache), &["update-ref", &format!("refs/heads/{branch}"), &start]).await?;
     let path = dir.to_string_lossy().into_owned();
-    let exists =
-        git(Some(&cache), &["rev-parse", "--verify", "--quiet", &format!("refs/heads/{branch}")]).await;
-    if exists.is_ok() {
-        // An earlier run's branch: this run goes on from where it ended.
-        git(Some(&cache), &["worktree", "add", "--quiet", "--force", &path, &branch]).await?;
-    } else {
-        let base = if git(Some(&cache), &["rev-parse", "--verify", "--quiet", "refs/remotes/origin/HEAD"])
-            .await
-            .is_ok()
-        {
-            "refs/remotes/origin/HEAD"
-        } else {
-            "HEAD"
-        };
-        git(Some(&cache), &["worktree", "add", "--quiet", "-b", &branch, &path, base]).await?;
-    }
-    Ok(Workspace { dir, branch: Some(branch) })
+    // `--force`: an earlier run's worktree, kept a while, may still have
+    // the branch checked out.
+    git(Some(&cache), &["worktree", "add", "--quiet", "--force", &path, &branch]).await?;
+    let repo = Repo { url, cache, base, start, pushed };
+    Ok(Workspace { dir, branch: Some(branch), repo: Some(repo) })
 }
 
-/// Commits what the agent left uncommitted, in the agent's name, and
-/// answers the branch's last commit. None for a scratch directory.
+async fn is_ancestor(dir: &Path, ancestor: &str, of: &str) -> bool {
+    git::run(None, Some(dir), &["merge-base", "--is-ancestor", ancestor, of]).await.is_ok_and(|r| r.ok)
+}
+
+/// Commits what the agent left uncommitted, in the agent's name, with
+/// `message`, and answers the branch's last commit. None for a scratch
+/// directory.
 pub async fn finish(ws: &Workspace, agent: &str, message: &str) -> Result<Option<String>> {
     if ws.branch.is_none() {
         return Ok(None);
@@ -148,11 +202,34 @@ pub async fn finish(ws: &Workspace, agent: &str, message: &str) -> Result<Option
     let dir = Some(ws.dir.as_path());
     git(dir, &["add", "--all"]).await?;
     if !git(dir, &["status", "--porcelain"]).await?.is_empty() {
-        let name = format!("user.name={agent}");
-        let email = format!("user.email={agent}@taskboard.invalid");
-        git(dir, &["-c", &name, "-c", &email, "commit", "--quiet", "--no-verify", "-m", message]).await?;
+        let mut args: Vec<&str> = Vec::new();
+        let who = git::as_agent(agent);
+        args.extend(who.iter().map(String::as_str));
+        args.extend(["commit", "--quiet", "--no-verify", "--cleanup=verbatim", "-m", message]);
+        git(dir, &args).await?;
     }
     Ok(Some(git(dir, &["rev-parse", "HEAD"]).await?))
+}
+
+/// Pushes the workspace's branch to the repository, overwriting only
+/// what the run found there (`--force-with-lease`): a round may have
+/// rebased it, and nobody else's push is lost. The answer's error is
+/// git's refusal.
+pub async fn push(ws: &Workspace) -> Result<std::result::Result<(), String>> {
+    let (Some(branch), Some(repo)) = (&ws.branch, &ws.repo) else { return Ok(Ok(())) };
+    let target = format!("refs/heads/{branch}");
+    let lease = format!("--force-with-lease={target}:{}", repo.pushed.as_deref().unwrap_or(""));
+    let refspec = format!("{target}:{target}");
+    let args = ["push", "--quiet", "--no-verify", &lease, "origin", &refspec];
+    let ran = git::run(Some(repo.url.protocol()), Some(&repo.cache), &args).await?;
+    let key = branch.trim_start_matches("taskboard/");
+    if ran.ok {
+        git(Some(&repo.cache), &["update-ref", "-d", &unpushed_ref(key)]).await?;
+        return Ok(Ok(()));
+    }
+    let head = git(Some(&repo.cache), &["rev-parse", &target]).await?;
+    git(Some(&repo.cache), &["update-ref", &unpushed_ref(key), &head]).await?;
+    Ok(Err(ran.stderr))
 }
 
 /// Removes the workspaces under `state/work` last changed more than
@@ -168,10 +245,11 @@ pub async fn clean(state: &Path, keep: Duration, live: &[PathBuf]) -> Result<usi
             continue;
         }
         let age = entry.metadata().and_then(|m| m.modified()).ok().and_then(|m| now.duration_since(m).ok());
-        if live.iter().any(|d| d.with_extension("md") == path) || age.is_none_or(|a| a < keep) {
+        if live.iter().any(|d| beside(d, &path)) || age.is_none_or(|a| a < keep) {
             continue;
         }
-        // A workspace, or the task's Markdown beside it.
+        // A workspace, or a file of its run beside it (its prompt, its
+        // review).
         let gone = if path.is_dir() { std::fs::remove_dir_all(&path) } else { std::fs::remove_file(&path) };
         removed += usize::from(gone.is_ok());
     }
@@ -183,4 +261,14 @@ pub async fn clean(state: &Path, keep: Duration, live: &[PathBuf]) -> Result<usi
         }
     }
     Ok(removed)
+}
+
+/// Whether `path` is a file of the run whose workspace is `dir`, beside
+/// it: `DIR.md`, `DIR.review.md`.
+fn beside(dir: &Path, path: &Path) -> bool {
+    let (Some(d), Some(p)) = (dir.file_name(), path.file_name()) else { return false };
+    path.parent() == dir.parent()
+        && p.to_str()
+            .zip(d.to_str())
+            .is_some_and(|(p, d)| p.strip_prefix(d).is_some_and(|r| r.starts_with('.')))
 }

@@ -77,6 +77,8 @@ pub(super) struct Report<'a, C> {
     /// What the agent said and thought since its last comment.
     said: String,
     thought: String,
+    /// What its last comment said.
+    last_said: String,
     /// The steps that the plan's entries are, in order, and whether this
     /// run added each.
     plan_steps: Vec<(Uuid, bool)>,
@@ -125,6 +127,7 @@ impl<'a, C: Perform> Report<'a, C> {
             segment: None,
             said: String::new(),
             thought: String::new(),
+            last_said: String::new(),
             plan_steps: Vec::new(),
             tools: HashMap::new(),
             asked: None,
@@ -337,6 +340,9 @@ impl<'a, C: Perform> Report<'a, C> {
         if said.trim().is_empty() && thought.trim().is_empty() {
             return;
         }
+        if !said.trim().is_empty() {
+            self.last_said.clone_from(&said);
+        }
         let content = if said.trim().is_empty() { instead.to_string() } else { said };
         let thinking = if thought.trim().is_empty() { None } else { LongText::new(thought).ok() };
         let new = match &self.target {
@@ -372,6 +378,12 @@ impl<'a, C: Perform> Report<'a, C> {
                 self.log("the usage", &e);
             }
         }
+    }
+
+    /// What the agent said last (its last comment): its summary of the
+    /// work.
+    pub fn last_said(&self) -> &str {
+        &self.last_said
     }
 
     /// Whether a question waits for a person.

@@ -8,6 +8,7 @@ mod imports;
 mod modes;
 mod postgres;
 mod remote;
+mod review_land;
 mod reviews;
 mod runner;
 mod runner_acp;
