@@ -378,6 +378,11 @@ pub struct TaskWork {
     /// Rounds that reviewer agents sent back, against `max_rounds`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub agent_rounds: u32,
+    /// When a person last changed the task (`PATCH`): agents whose runs
+    /// of it failed may claim it again after that (`board::retries`). The
+    /// end of a run, a release or a cancel is not such a change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited_at: Option<Timestamp>,
 }
 
 fn is_zero(n: &u32) -> bool {

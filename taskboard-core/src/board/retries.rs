@@ -2,9 +2,11 @@
 //! "Claiming"). After a run of an agent at a task fails or times out,
 //! that agent's claims skip the task for a while that doubles with
 //! each such end in a row (one minute, then two), and for good after
-//! [`ATTEMPTS`] of them, until the task changes after the last one (a
-//! person edits it or moves it). Taking the task by its id, or a person
-//! starting a run of it, is not held back.
+//! [`ATTEMPTS`] of them, until a person changes the task after the last
+//! one (edits it or moves it: `TaskWork::edited_at`). The end of another
+//! run, a release or a cancel is no such change, so cancelling a run does
+//! not hand the task at once to an agent that failed at it. Taking the
+//! task by its id, or a person starting a run of it, is not held back.
 
 use jiff::{SignedDuration, Timestamp};
 use uuid::Uuid;
@@ -38,19 +40,23 @@ pub(super) fn passed_over(r: &dyn ReadTxn, agent: Uuid, task: &TaskRecord, now: 
         if run.agent_id != agent {
             continue;
         }
+        // Ends before a person's change are forgiven: counted anew.
+        if let (Some(edited), Some(ended)) = (task.work.edited_at, run.ended_at)
+            && ended < edited
+        {
+            break;
+        }
         match run.state {
             RunState::Failed | RunState::TimedOut => {}
-            // The runner's end rather than the agent's: not counted.
-            RunState::Lost => continue,
+            // The runner's end, or a person's, rather than the agent's:
+            // not counted, and no reason to try again either.
+            RunState::Lost | RunState::Cancelled => continue,
             _ => break,
         }
         failed += 1;
         last = last.or(run.ended_at);
     }
     let Some(last) = last else { return Ok(false) };
-    if task.updated_at > last {
-        return Ok(false);
-    }
     if failed >= ATTEMPTS {
         return Ok(true);
     }

@@ -147,6 +147,7 @@ impl Board {
     pub async fn update_task(&self, actor: &Actor, id: Uuid, patch: TaskPatch) -> Result<Task> {
         let fence = actor.fence();
         let request = actor.request();
+        let person = !actor.member.is_agent();
         let actor = actor.id();
         let touch = if !patch.status.is_absent() || !patch.assignee_id.is_absent() {
             Touch::Work
@@ -204,6 +205,9 @@ impl Board {
                     return Err(Error::invalid("position", "must be a finite number"));
                 }
                 t.position = pos;
+            }
+            if person {
+                t.work.edited_at = Some(tx.now);
             }
             Board::save_task_change(tx, actor, &old, t, AuditAction::Updated)
         })

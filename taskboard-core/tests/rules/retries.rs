@@ -95,3 +95,31 @@ async fn a_cancelled_run_does_not_hold_claims_back() {
     fx.board.cancel_run(&fx.owner, run.id).await.unwrap();
     assert_eq!(claim(&fx, &bot).await, Some(t.id), "a person cancelled it: no failure of the agent's");
 }
+
+/// An agent failed at a task twice; a person starts another agent's run of
+/// it and cancels it, which gives the task back. That is no change of the
+/// task: the agent that failed still waits (docs/decisions.md, 22.4).
+#[tokio::test]
+async fn cancelling_another_run_does_not_hand_the_task_to_an_agent_that_failed_at_it() {
+    let clock = Clock::manual();
+    let fx = board_with(BoardOptions { clock: clock.clone(), ..Default::default() }).await;
+    let p = fx.project("web").await;
+    let bot = fx.agent("bot").await;
+    let other = fx.agent("other").await;
+    for a in [&bot, &other] {
+        fx.join(p.id, a).await;
+    }
+    let hard = fx.task(&p, "hard").await;
+    assert_eq!(claim(&fx, &bot).await, Some(hard.id));
+    run_ending(&fx, &bot, hard.id, RunState::Failed).await;
+    clock.advance(Duration::from_secs(60));
+    assert_eq!(claim(&fx, &bot).await, Some(hard.id));
+    run_ending(&fx, &bot, hard.id, RunState::Failed).await;
+    let new = NewRun { agent_id: other.id(), lease_seconds: Some(60), runner: None };
+    let run = fx.board.start_run(&fx.owner, hard.id, new).await.unwrap();
+    fx.board.cancel_run(&fx.owner, run.id).await.unwrap();
+    assert_eq!(fx.get(hard.id).await.status, TaskStatus::Todo, "given back");
+    assert_eq!(claim(&fx, &bot).await, None, "still waiting its two minutes");
+    clock.advance(Duration::from_secs(120));
+    assert_eq!(claim(&fx, &bot).await, Some(hard.id));
+}
