@@ -11,8 +11,11 @@ use crate::credentials;
 use crate::error::{Error, Result};
 use crate::events::{Audience, EventKind};
 use crate::model::*;
-use crate::records::{MemberRecord, RecordWrites, Records, Secret};
-use crate::storage::tables::{MEMBER_SECRET, MEMBERS, TOKEN_MEMBER};
+use crate::records::{MemberRecord, MessageRecord, RecordWrites, Records, Secret, TaskRecord};
+use crate::storage::tables::{
+    AGENT_RUNS, ASSIGNEE_TASKS, MEMBER_ACCESS_TOKENS, MEMBER_SECRET, MEMBERS, MESSAGES, OIDC_SUBJECTS,
+    REVIEWER_TASKS, TASKS, TOKEN_MEMBER, Table,
+};
 use crate::storage::{Direction, KeyRange, Scan};
 use crate::validate::{Password, Slug};
 use crate::wire::{CursorKind, MemberPatch, NewMember, Page};
@@ -66,11 +69,92 @@ pub(super) fn free_slug_of(r: &(impl Records + ?Sized), who: &str, fallback: &st
     Ok(slug)
 }
 
-fn slug_free(r: &(impl Records + ?Sized), slug: &str, except: Option<Uuid>) -> Result<()> {
-    match r.member_by_slug(slug)? {
-        Some(m) if Some(m.id) != except => Err(Error::conflict(format!("slug {slug:?} is already taken"))),
-        _ => Ok(()),
+/// Makes `slug` free for the member `except` (or a new one): taken by an
+/// active member it is refused; held by a deactivated member, that record
+/// keeps its id and is renamed `slug~deleted-<n>` (the first free n from
+/// 1), a slug no one can choose since `~` is not a slug's character
+/// (docs/decisions.md 22.b).
+fn take_slug(tx: &mut Tx<'_>, slug: &str, except: Option<Uuid>) -> Result<()> {
+    match tx.w.member_by_slug(slug)? {
+        Some(m) if Some(m.id) == except => Ok(()),
+        Some(m) if m.is_active => Err(Error::conflict(format!("slug {slug:?} is already taken"))),
+        Some(old) => {
+            let mut n = 1;
+            let mut renamed = format!("{slug}~deleted-{n}");
+            while tx.w.member_by_slug(&renamed)?.is_some() {
+                n += 1;
+                renamed = format!("{slug}~deleted-{n}");
+            }
+            let mut m = old.clone();
+            m.slug = renamed;
+            tx.w.put_member(Some(&old), &m)?;
+            tx.emit_all(EventKind::MemberUpdated, m.to_wire())?;
+            Ok(())
+        }
+        None => Ok(()),
     }
+}
+
+/// Whether any key of `table` starts with `prefix`.
+fn any_under(r: &(impl Records + ?Sized), table: Table, prefix: &[u8]) -> Result<bool> {
+    let mut found = false;
+    r.scan(table, KeyRange::prefix(prefix), Direction::Forward, &mut |_, _| {
+        found = true;
+        Ok(Scan::Stop)
+    })?;
+    Ok(found)
+}
+
+/// What a member has done that fixes its type (docs/decisions.md 22.a):
+/// a run, a task assigned, to review or created, a message written, an
+/// access token or a single sign-on account. `None` when it has done
+/// nothing. Tasks and messages have no index by author, so both tables
+/// are read through; the change is rare and made by an admin.
+fn first_deed(r: &(impl Records + ?Sized), id: Uuid) -> Result<Option<&'static str>> {
+    let key = id.as_bytes();
+    if any_under(r, AGENT_RUNS, key)? {
+        return Ok(Some("it has runs"));
+    }
+    if any_under(r, ASSIGNEE_TASKS, key)? {
+        return Ok(Some("tasks are assigned to it"));
+    }
+    if any_under(r, REVIEWER_TASKS, key)? {
+        return Ok(Some("it reviews tasks"));
+    }
+    if any_under(r, MEMBER_ACCESS_TOKENS, key)? {
+        return Ok(Some("it has access tokens"));
+    }
+    let mut deed = None;
+    r.scan(OIDC_SUBJECTS, KeyRange::all(), Direction::Forward, &mut |_, v| {
+        if v == key.as_slice() {
+            deed = Some("it signed in with single sign-on");
+            return Ok(Scan::Stop);
+        }
+        Ok(Scan::Continue)
+    })?;
+    if deed.is_some() {
+        return Ok(deed);
+    }
+    r.scan(TASKS, KeyRange::all(), Direction::Forward, &mut |_, v| {
+        let t: TaskRecord = crate::storage::codec::decode(v)?;
+        if t.created_by == id {
+            deed = Some("it created tasks");
+            return Ok(Scan::Stop);
+        }
+        Ok(Scan::Continue)
+    })?;
+    if deed.is_some() {
+        return Ok(deed);
+    }
+    r.scan(MESSAGES, KeyRange::all(), Direction::Forward, &mut |_, v| {
+        let m: MessageRecord = crate::storage::codec::decode(v)?;
+        if m.author_id == Some(id) {
+            deed = Some("it wrote messages");
+            return Ok(Scan::Stop);
+        }
+        Ok(Scan::Continue)
+    })?;
+    Ok(deed)
 }
 
 /// Sets a new agent token on a member, dropping the old one's index entry.
@@ -212,7 +296,7 @@ impl Board {
         }
         let token = (new.kind == MemberType::Agent).then(credentials::new_agent_token);
         self.write_as(actor.request(), move |tx| {
-            slug_free(tx.w, &new.slug, None)?;
+            take_slug(tx, &new.slug, None)?;
             let m = MemberRecord {
                 id: Uuid::now_v7(),
                 name: new.name.to_string(),
@@ -255,9 +339,14 @@ impl Board {
             let is_self = acting.id == id;
             if is_self
                 && !acting.role.is_admin()
-                && (!patch.slug.is_absent() || !patch.role.is_absent() || !patch.email.is_absent())
+                && (!patch.slug.is_absent()
+                    || !patch.role.is_absent()
+                    || !patch.email.is_absent()
+                    || !patch.kind.is_absent())
             {
-                return Err(Error::forbidden("only an admin or owner may change a slug, a role or an email"));
+                return Err(Error::forbidden(
+                    "only an admin or owner may change a slug, a role, a type or an email",
+                ));
             }
             if !is_self {
                 check_account_rights(&acting, &old, "change")?;
@@ -267,7 +356,7 @@ impl Board {
                 m.name = name.to_string();
             }
             if let Some(slug) = patch.slug.value() {
-                slug_free(tx.w, &slug, Some(id))?;
+                take_slug(tx, &slug, Some(id))?;
                 m.slug = slug.to_string();
             }
             if let Some(role) = patch.role.value()
@@ -304,9 +393,34 @@ impl Board {
             if let Some(avatar) = patch.avatar_url.change() {
                 m.avatar_url = avatar;
             }
+            if let Some(kind) = patch.kind.value()
+                && kind != old.kind
+            {
+                if !kind.is_creatable() {
+                    return Err(Error::invalid("type", "a member's type is human or agent"));
+                }
+                if let Some(deed) = first_deed(tx.w, id)? {
+                    return Err(Error::conflict(format!(
+                        "the type of {} cannot change: {deed}; create a new member instead",
+                        old.slug
+                    )));
+                }
+                // The credential of the old type goes with it: an agent's
+                // token, a person's password.
+                let mut secret = tx.w.secret(id)?;
+                if secret.password_hash.take().is_some() {
+                    secret.credential_version += 1;
+                }
+                tx.w.put_secret(id, &secret)?;
+                replace_token(tx, id, None)?;
+                m.kind = kind;
+                if kind != MemberType::Agent {
+                    m.agent_config = AgentConfig::default();
+                }
+            }
             let mut config_changed = false;
             if let Some(config) = patch.agent_config.value() {
-                if old.kind != MemberType::Agent {
+                if m.kind != MemberType::Agent {
                     return Err(Error::invalid("agent_config", "only agents have an agent configuration"));
                 }
                 config_changed = config != old.agent_config;
@@ -344,7 +458,8 @@ impl Board {
     }
 
     /// `DELETE /members/{id}`: owners only; the member is deactivated, its
-    /// token dropped, its slug stays taken.
+    /// token dropped; its slug stays its own until a new member takes it
+    /// (see `take_slug`).
     pub async fn delete_member(&self, actor: &Actor, id: Uuid) -> Result<()> {
         actor.require_owner("delete members")?;
         self.write_as(actor.request(), move |tx| {

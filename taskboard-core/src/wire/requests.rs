@@ -180,6 +180,11 @@ pub struct MemberPatch {
     /// Admins and owners only; `null` clears it.
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
     pub email: Patch<Email>,
+    /// `human` or `agent`; admins and owners only, and only while the
+    /// member has done nothing (no run, task, message, access token or
+    /// single sign-on account). The old type's credential is dropped.
+    #[serde(rename = "type", default, skip_serializing_if = "Patch::is_absent")]
+    pub kind: Patch<MemberType>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

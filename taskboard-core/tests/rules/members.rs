@@ -2,7 +2,7 @@
 //! Authentication; DECISIONS 3; docs/decisions.md 3.a–3.d).
 
 use base64::Engine;
-use taskboard_core::api::{MemberPatch, NewMember, Page, Patch};
+use taskboard_core::api::{MemberPatch, NewMember, NewMessage, Page, Patch};
 use taskboard_core::credentials::AGENT_TOKEN_PREFIX;
 use taskboard_core::model::*;
 use taskboard_core::storage::redb::RedbStore;
@@ -218,20 +218,92 @@ async fn a_deleted_member_gets_401_everywhere_and_cannot_log_in() {
 }
 
 #[tokio::test]
-async fn a_deleted_members_slug_stays_taken() {
+async fn a_new_member_takes_the_slug_of_a_deleted_one_which_is_renamed() {
     let fx = board().await;
     let ana = fx.human("ana", Role::Member).await;
     fx.board.delete_member(&fx.owner, ana.id()).await.unwrap();
     let m = fx.board.get_member(ana.id()).await.unwrap();
     assert!(!m.is_active);
+    assert_eq!(m.slug, "ana", "a deleted member keeps its slug until it is taken");
+    let again =
+        fx.board.create_member(&fx.owner, new_member("ana", MemberType::Human, Role::Member)).await.unwrap();
+    assert_ne!(again.id, ana.id());
+    assert_eq!(fx.board.get_member(ana.id()).await.unwrap().slug, "ana~deleted-1");
+    // Taken and deleted again: the next number.
+    fx.board.delete_member(&fx.owner, again.id).await.unwrap();
+    let third =
+        fx.board.create_member(&fx.owner, new_member("ana", MemberType::Agent, Role::Member)).await.unwrap();
+    assert_eq!(fx.board.get_member(again.id).await.unwrap().slug, "ana~deleted-2");
+    let active = fx.board.list_members(false, Page::default()).await.unwrap();
+    assert_eq!(active.iter().filter(|m| m.slug == "ana").map(|m| m.id).collect::<Vec<_>>(), [third.id]);
+    // An active member's slug stays taken, by a creation or a rename.
     assert_eq!(
         kind(fx.board.create_member(&fx.owner, new_member("ana", MemberType::Human, Role::Member)).await),
         ErrorKind::Conflict
     );
-    let active = fx.board.list_members(false, Page::default()).await.unwrap();
-    assert!(active.iter().all(|m| m.slug != "ana"));
-    let all = fx.board.list_members(true, Page::default()).await.unwrap();
-    assert!(all.iter().any(|m| m.slug == "ana" && !m.is_active));
+    let bob = fx.human("bob", Role::Member).await;
+    let reslug = MemberPatch { slug: Patch::Value(slug("ana")), ..Default::default() };
+    assert_eq!(kind(fx.board.update_member(&fx.owner, bob.id(), reslug).await), ErrorKind::Conflict);
+}
+
+fn retype(kind: MemberType) -> MemberPatch {
+    MemberPatch { kind: Patch::Value(kind), ..Default::default() }
+}
+
+#[tokio::test]
+async fn a_members_type_is_corrected_while_it_has_done_nothing() {
+    let fx = board().await;
+    let (alice, token) = fx.agent_with("alice", AgentConfig::default()).await;
+    let human = fx.board.update_member(&fx.owner, alice.id(), retype(MemberType::Human)).await.unwrap();
+    assert_eq!(human.kind, MemberType::Human);
+    assert_eq!(human.id, alice.id());
+    // The agent's token went with the type; a password makes her a person.
+    assert_eq!(kind(fx.board.authenticate(&token).await), ErrorKind::Unauthorized);
+    fx.board.set_password(&fx.owner, alice.id(), password("alice-password")).await.unwrap();
+    fx.board.login("alice", "alice-password", None).await.unwrap();
+    // And back, while she still has done nothing: the password goes.
+    let agent = fx.board.update_member(&fx.owner, alice.id(), retype(MemberType::Agent)).await.unwrap();
+    assert_eq!(agent.kind, MemberType::Agent);
+    assert_eq!(kind(fx.board.login("alice", "alice-password", None).await), ErrorKind::Unauthorized);
+    // A bridge is not a type to change to; nor may a member change its own.
+    assert_eq!(
+        kind(fx.board.update_member(&fx.owner, alice.id(), retype(MemberType::Bridge)).await),
+        ErrorKind::Validation
+    );
+    let bob = fx.human("bob", Role::Member).await;
+    assert_eq!(
+        kind(fx.board.update_member(&bob, bob.id(), retype(MemberType::Agent)).await),
+        ErrorKind::Forbidden
+    );
+}
+
+#[tokio::test]
+async fn a_members_type_stays_once_it_has_done_something() {
+    let fx = board().await;
+    let p = fx.project("web").await;
+    // Assigned a task.
+    let bot = fx.agent("bot").await;
+    fx.join(p.id, &bot).await;
+    let t = fx.task(&p, "first").await;
+    fx.board.assign(&fx.owner, t.id, bot.id()).await.unwrap();
+    let refused = fx.board.update_member(&fx.owner, bot.id(), retype(MemberType::Human)).await.unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::Conflict);
+    assert!(refused.to_string().contains("tasks are assigned to it"), "{refused}");
+    // Created a task.
+    let ana = fx.human("ana", Role::Member).await;
+    fx.join(p.id, &ana).await;
+    fx.board.create_task(&ana, p.id, new_task("hers")).await.unwrap();
+    let refused = fx.board.update_member(&fx.owner, ana.id(), retype(MemberType::Agent)).await.unwrap_err();
+    assert!(refused.to_string().contains("it created tasks"), "{refused}");
+    // Wrote a comment.
+    let cy = fx.human("cy", Role::Member).await;
+    fx.join(p.id, &cy).await;
+    let comment = NewMessage { task_id: Some(t.id), content: "hello".into(), ..Default::default() };
+    fx.board.post_message(&cy, comment).await.unwrap();
+    let refused = fx.board.update_member(&fx.owner, cy.id(), retype(MemberType::Agent)).await.unwrap_err();
+    assert!(refused.to_string().contains("it wrote messages"), "{refused}");
+    // The same type again is no change, done something or not.
+    fx.board.update_member(&fx.owner, cy.id(), retype(MemberType::Human)).await.unwrap();
 }
 
 // ---- JWT (3.5) -------------------------------------------------------------
