@@ -155,6 +155,8 @@ fn claude_code_writes_a_file_once_a_person_allows_it_and_the_runner_commits_it()
     );
     assert!(first.user_text().contains("WEB-1"), "{}", first.user_text());
     assert!(first.tools().contains(&"Write"), "{:?}", first.tools());
+    // The board's MCP server the runner offered is one Claude Code started.
+    assert!(first.tools().contains(&"mcp__taskboard__comment"), "{:?}", first.tools());
     let after = model.answered_by("after a tool result");
     assert_eq!(after.len(), 1, "{calls:#?}");
     let result = after[0].tool_results()[0].to_string();
