@@ -373,7 +373,7 @@ const SETTLED: &str = "const c = document.querySelector('.panel .changes');
       open: c.querySelectorAll('.diff-file[data-open=true]').length,
       rows: c.querySelectorAll('table.diff tr').length,
       render_ms: Number(c.dataset.renderMs), settled_ms: Number(c.dataset.settledMs),
-      longest_task_ms: Math.max(0, ...window.longTasks),
+      longest_frame_ms: window.longestFrame(),
     }";
 
 #[tokio::test]
@@ -391,9 +391,11 @@ async fn a_diff_of_two_megabytes_over_500_files_is_shown_without_freezing_the_pa
     b.goto(&format!("{}/#/p/web/t/WEB-1", app.base)).await;
     b.find(".panel .tabs button[data-tab=changes]").await;
     b.js(
-        "window.longTasks = [];
-         new PerformanceObserver((l) => { for (const e of l.getEntries()) window.longTasks.push(e.duration); })
-           .observe({entryTypes: ['longtask']});",
+        "let last = performance.now();
+         let longest = 0;
+         const tick = (t) => { longest = Math.max(longest, t - last); last = t; requestAnimationFrame(tick); };
+         requestAnimationFrame(tick);
+         window.longestFrame = () => Math.round(Math.max(longest, performance.now() - last));",
         vec![],
     )
     .await;
@@ -405,9 +407,10 @@ async fn a_diff_of_two_megabytes_over_500_files_is_shown_without_freezing_the_pa
     let open = shown["open"].as_u64().unwrap();
     assert!((1..=25).contains(&open), "{shown}");
     assert_eq!(shown["rows"].as_u64(), Some(open * 63), "{shown}");
-    // No task of the page's ran long enough to freeze it (the whole diff
-    // at once takes seconds).
-    assert!(shown["longest_task_ms"].as_f64().unwrap() < 1000.0, "{shown}");
+    // The page kept drawing frames: none took long enough to freeze it
+    // (150 to 200 ms here, on two busy cores; the whole diff at once
+    // stops it for 1.5 s).
+    assert!(shown["longest_frame_ms"].as_f64().unwrap() < 750.0, "{shown}");
 
     // A folded file unfolds on a click, its rows added as the others were.
     click_centred(&b, ".panel .diff-file[data-path='src/mod_499.rs'] .show-diff").await;
