@@ -11,7 +11,6 @@ import { STATUSES, blockers, leaseBadge, memberDot } from "./board.js";
 import { messageList, composer } from "./messages.js";
 import { icon } from "./icons.js";
 import { taskRuns, changeCounts } from "./runs.js";
-import { changesTab } from "./changes.js";
 
 const PRIORITIES = ["low", "medium", "high", "urgent"];
 const TYPES = ["task", "bug", "epic"];
@@ -169,8 +168,9 @@ export function openTask(slot, taskId, { close, openKey, tab, selectTab }) {
   });
   const detailsPanel = h("div", { class: "tab-panel details", role: "tabpanel", "aria-labelledby": tabs.details.id });
   const changesPanel = h("div", { class: "tab-panel changes-panel", role: "tabpanel", "aria-labelledby": tabs.changes.id, hidden: true });
-  let changes = null;
+  let changes = null; // the view, or the promise of its module
   let shownTab = null;
+  let closed = false;
   function showTab(name) {
     const wanted = name === "changes" ? "changes" : "details";
     if (wanted === shownTab) return;
@@ -183,8 +183,17 @@ export function openTask(slot, taskId, { close, openKey, tab, selectTab }) {
     changesPanel.hidden = wanted !== "changes";
     slot.classList.toggle("wide", wanted === "changes");
     if (wanted === "changes" && !changes) {
-      changes = changesTab(taskId);
-      changesPanel.append(changes.el);
+      // The module is read when first needed, as the other views are.
+      changes = import("./changes.js").then(({ changesTab }) => {
+        if (closed) return null;
+        const view = changesTab(taskId);
+        changesPanel.append(view.el);
+        changes = view;
+        return view;
+      }, (e) => {
+        changes = null;
+        report(e);
+      });
     }
   }
   const panel = h("aside", { class: "panel", role: "dialog", "aria-labelledby": titleId, tabindex: "-1" },
@@ -249,11 +258,12 @@ export function openTask(slot, taskId, { close, openKey, tab, selectTab }) {
     update(topics) {
       if (topics.has("tasks") || topics.has("members")) update();
       runs.update(topics);
-      if (changes) changes.update(topics);
+      if (changes && changes.update) changes.update(topics);
     },
     showTab,
     close() {
-      if (changes) changes.close();
+      closed = true;
+      if (changes && changes.close) changes.close();
       comments.close();
       runs.close();
       offLinks();

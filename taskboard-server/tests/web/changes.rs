@@ -328,9 +328,14 @@ async fn changes_are_reviewed_line_by_line_and_landed_from_the_task_panel() {
     tab(&b, "the landing cancelled", "s.run && s.run.includes('cancelled')").await;
     b.click_on(".panel .changes button.discard").await;
     b.click_on(".panel .changes .confirm-discard button.confirm").await;
-    let shown =
-        tab(&b, "the changes discarded", "s.review === 'none' && s.run && s.run.includes('discard')").await;
+    let shown = tab(
+        &b,
+        "the changes discarded",
+        "s.review === 'none' && s.head === '' && s.run && s.run.includes('discard')",
+    )
+    .await;
     assert!(shown["files"].as_array().unwrap().is_empty(), "{shown}");
+    assert!(shown["branch"] == "" && shown["rows"] == json!([]), "{shown}");
     let task = app.call("GET", &format!("/tasks/{}", s.task), Some(&app.owner), None).await;
     assert_eq!(task["status"], "todo", "{task}");
     assert!(task["changes"].is_null(), "{task}");
