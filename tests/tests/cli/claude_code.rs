@@ -55,6 +55,16 @@ fn resident(id: &str) -> Vec<(String, u64)> {
     found
 }
 
+fn get(env: &Env, path: &str) -> Value {
+    let server = env.server.as_ref().unwrap();
+    let url = format!("{}/api/v1{path}", server.url);
+    server.runtime.block_on(async {
+        let response = reqwest::Client::new().get(url).bearer_auth(&server.token).send().await.unwrap();
+        assert_eq!(response.status(), 200, "GET {path}");
+        response.json::<Value>().await.unwrap()
+    })
+}
+
 fn answer(env: &Env, run: &str, option: &str) -> Value {
     let server = env.server.as_ref().unwrap();
     let url = format!("{}/api/v1/runs/{run}/answer", server.url);
@@ -72,7 +82,7 @@ fn answer(env: &Env, run: &str, option: &str) -> Value {
 }
 
 #[test]
-fn claude_code_writes_a_file_once_a_person_allows_it_and_the_runner_commits_it() {
+fn claude_code_writes_a_file_once_a_person_allows_it_and_its_branch_reaches_the_repository() {
     let began = Instant::now();
     let env = Env::remote();
     let origin = bare_origin(env.dir.path());
@@ -163,12 +173,22 @@ fn claude_code_writes_a_file_once_a_person_allows_it_and_the_runner_commits_it()
     assert!(result.contains("hello.txt"), "{result}");
     assert!(model.unmatched().is_empty(), "calls no turn answered: {:#?}", model.unmatched());
 
-    // The file is in the run's commit, on the run's branch.
+    // The file is in the run's commit, on the branch pushed to the
+    // repository, named for the task with Claude Code's summary; the
+    // board has its changes.
     let commit = run["commit"].as_str().expect("the run's commit");
-    let cache =
-        std::fs::read_dir(state.join("repos")).unwrap().flatten().next().expect("a cached clone").path();
-    assert_eq!(git(&cache, &["rev-parse", "refs/heads/taskboard/WEB-1"]), commit);
-    assert_eq!(git(&cache, &["show", &format!("{commit}:hello.txt")]), CONTENT.trim_end());
+    assert_eq!(git(&origin, &["rev-parse", "refs/heads/taskboard/WEB-1"]), commit);
+    assert_eq!(git(&origin, &["show", &format!("{commit}:hello.txt")]), CONTENT.trim_end());
+    let message = git(&origin, &["log", "-1", "--format=%B", commit]);
+    assert!(message.starts_with("WEB-1: Write hello.txt"), "{message}");
+    assert!(message.contains(SUMMARY), "{message}");
+    let changes = get(&env, &format!("/runs/{id}/changes"));
+    assert_eq!(changes["head_commit"], commit, "{changes}");
+    assert_eq!(
+        changes["files"],
+        json!([{"path": "hello.txt", "status": "added", "additions": 1, "deletions": 0}]),
+        "{changes}"
+    );
 
     // Measured, for docs/decisions.md: from the runner's start (the run
     // is claimed at once) to Claude Code's first model call and to the
