@@ -208,6 +208,41 @@ impl Out {
         self.item_with(task, details);
     }
 
+    /// A member just created: an agent's token or a person's generated
+    /// password, each shown once, or how the person will sign in. A
+    /// person has no token line (docs/decisions.md 22.a).
+    pub fn created_member(&self, m: &CreatedMember, password: Option<&str>) {
+        if self.json {
+            let mut value = serde_json::to_value(m).unwrap_or_default();
+            if let (Some(p), Some(map)) = (password, value.as_object_mut()) {
+                map.insert("password".into(), p.into());
+            }
+            return print_json(&value);
+        }
+        if self.quiet {
+            // What a script needs, shown once.
+            return self.line(m.token.as_deref().or(password).unwrap_or(&m.id.to_string()));
+        }
+        if m.kind == MemberType::Agent {
+            return self.item(m);
+        }
+        let sign_in = match password {
+            Some(p) => format!("password:  {p}  (shown once; {} signs in with `taskboard login`)", m.slug),
+            None => format!(
+                "{0} has no password yet: set one with `taskboard member set-password {0} --generate`, \
+                 or {0} signs in with single sign-on",
+                m.slug
+            ),
+        };
+        let cells = m.cells(false);
+        emit(|out| {
+            for (h, v) in CreatedMember::HEADERS.iter().zip(cells).filter(|(h, _)| **h != "token") {
+                writeln!(out, "{:<7}  {v}", format!("{h}:"))?;
+            }
+            writeln!(out, "{sign_in}")
+        });
+    }
+
     /// A response that is not a resource (`{"ok": true}`, a token …):
     /// JSON as the API sends it, or `text` for people; nothing when quiet.
     pub fn done<T: Serialize + ?Sized>(&self, value: &T, text: &str) {

@@ -48,6 +48,11 @@ pub trait Perform: Clone + Send + Sync + 'static {
             if let Ok(id) = reference.parse::<Uuid>() {
                 return self.call::<GetMember>(id, (), ()).await;
             }
+            // `me` is the caller wherever a member is asked (a member
+            // whose slug is `me` is then named by its id).
+            if reference == "me" {
+                return self.call::<GetMe>((), (), ()).await;
+            }
             let not_found = || Error::not_found(format!("member {reference} not found"));
             let slug = Slug::new(reference).map_err(|_| not_found())?;
             let query = MemberListQuery { include_inactive: true, slug: Some(slug), ..Default::default() };

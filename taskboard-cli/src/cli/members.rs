@@ -22,9 +22,11 @@ pub enum MemberCmd {
         /// Member slug or id.
         member: String,
     },
-    /// Create a member (agents get a token, shown once).
+    /// Create a person or an agent (an agent gets a token, a person a
+    /// password with --password-generate; each shown once).
     #[command(
-        after_help = "Example:\n  taskboard member create --name 'Build bot' --slug bot --type agent --agent-label ci"
+        after_help = "Examples:\n  taskboard member create --name 'Alice Smith' --slug alice --type human --password-generate\n  \
+taskboard member create --name 'Build bot' --slug bot --type agent --agent-label ci"
     )]
     Create {
         /// Display name.
@@ -33,12 +35,15 @@ pub enum MemberCmd {
         /// Slug: lowercase letters, digits and hyphens; unique.
         #[arg(long)]
         slug: String,
-        /// human or agent.
-        #[arg(long = "type", default_value = "agent", value_parser = parse::<MemberType>)]
+        /// human (a person, who signs in) or agent (a program with a token).
+        #[arg(long = "type", value_name = "human|agent", required = true, value_parser = parse::<MemberType>)]
         kind: MemberType,
         /// owner, admin or member.
         #[arg(long, default_value = "member", value_parser = parse::<Role>)]
         role: Role,
+        /// Give a person a generated password, shown once.
+        #[arg(long)]
+        password_generate: bool,
         #[command(flatten)]
         config: AgentConfigArgs,
     },
@@ -61,6 +66,10 @@ pub enum MemberCmd {
         /// New status: online, offline or busy.
         #[arg(long, value_parser = parse::<MemberStatus>)]
         status: Option<MemberStatus>,
+        /// Correct the type (human or agent), while the member has done
+        /// nothing yet.
+        #[arg(long = "type", value_name = "human|agent", value_parser = parse::<MemberType>)]
+        kind: Option<MemberType>,
         /// URL of an avatar picture.
         #[arg(long, conflicts_with = "clear_avatar")]
         avatar_url: Option<String>,
@@ -97,18 +106,20 @@ pub enum MemberCmd {
         member: String,
     },
     /// Set a human member's password.
-    #[command(
-        after_help = "Example:\n  taskboard member set-password alice --password 'correct horse battery'\n\n\
-Without --password the password is typed on the terminal (not echoed), or read from the first \
-line of standard input."
-    )]
+    #[command(after_help = "Examples:\n  taskboard member set-password alice --generate\n  \
+taskboard member set-password alice --password 'correct horse battery'\n\n\
+Without --password or --generate the password is typed on the terminal (not echoed), or read \
+from the first line of standard input.")]
     SetPassword {
         /// Member slug or id.
         member: String,
         /// The new password (8-1024 characters); without it, typed on the
         /// terminal (not echoed) or the first line of standard input.
-        #[arg(long, env = "TASKBOARD_NEW_PASSWORD", hide_env_values = true)]
+        #[arg(long, env = "TASKBOARD_NEW_PASSWORD", hide_env_values = true, conflicts_with = "generate")]
         password: Option<String>,
+        /// Generate the password and print it once.
+        #[arg(long)]
+        generate: bool,
     },
     /// End every login of a member (yourself, or anyone as an owner);
     /// its access tokens stay until revoked.

@@ -48,7 +48,9 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Options every command takes; a command's help lists them after its own.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct Global {
     /// Data directory of a local board (with --database: the directory of
     /// the board's file contents, the one its servers share).

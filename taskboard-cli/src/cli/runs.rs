@@ -2,7 +2,6 @@
 
 use clap::{ArgGroup, Subcommand};
 use taskboard_core::runs::RunState;
-use uuid::Uuid;
 
 use super::parse;
 
@@ -32,8 +31,8 @@ taskboard run list --agent coder --state running")]
     /// Show a run.
     #[command(after_help = "Example:\n  taskboard run show 01a2…")]
     Show {
-        /// Run id.
-        run: Uuid,
+        /// Run id, whole or as `run list` shows it.
+        run: String,
     },
     /// Start a run of an agent on a task: the task goes to the agent under a lease, and the
     /// agent's runner starts it.
@@ -51,8 +50,8 @@ taskboard run list --agent coder --state running")]
     /// Cancel a run: it ends at once, its task is given back, its runner stops the agent.
     #[command(after_help = "Example:\n  taskboard run cancel 01a2…")]
     Cancel {
-        /// Run id.
-        run: Uuid,
+        /// Run id, whole or as `run list` shows it.
+        run: String,
     },
     /// Answer the question of a run awaiting input.
     #[command(
@@ -60,8 +59,8 @@ taskboard run list --agent coder --state running")]
         group(ArgGroup::new("answer").required(true).args(["option", "text"]))
     )]
     Answer {
-        /// Run id.
-        run: Uuid,
+        /// Run id, whole or as `run list` shows it.
+        run: String,
         /// The id of one of the question's options.
         #[arg(long)]
         option: Option<String>,
@@ -74,8 +73,8 @@ taskboard run list --agent coder --state running")]
 With --follow, new entries are printed as the run writes them, until the run ends. With --json, \
 each entry is a JSON line.")]
     Logs {
-        /// Run id.
-        run: Uuid,
+        /// Run id, whole or as `run list` shows it.
+        run: String,
         /// Only entries after this number.
         #[arg(long, default_value_t = 0)]
         after: u64,

@@ -146,6 +146,25 @@ pub enum TaskCmd {
         /// Task key (like WEB-12) or id.
         task: String,
     },
+    /// Comment on a task (the same as `message post --task`).
+    #[command(
+        after_help = "Example:\n  taskboard task comment WEB-12 'Logs attached, @bot' --attach ./build.log"
+    )]
+    Comment {
+        /// Task key (like WEB-12) or id.
+        task: String,
+        /// The comment; @slug mentions a member.
+        content: String,
+        /// A file to upload and attach (repeatable).
+        #[arg(long = "attach", value_name = "FILE")]
+        attach: Vec<std::path::PathBuf>,
+        /// A member to mention (repeatable).
+        #[arg(long = "mention")]
+        mentions: Vec<String>,
+        /// Reply to this comment.
+        #[arg(long)]
+        reply_to: Option<uuid::Uuid>,
+    },
     /// Take a task: assign it to yourself and start it.
     #[command(after_help = "Example:\n  taskboard --as bot task take WEB-12 --lease 300s")]
     Take {
@@ -314,12 +333,17 @@ pub enum StepCmd {
         task: String,
     },
     /// Add a step to a task.
-    #[command(after_help = "Example:\n  taskboard step add WEB-12 'Write the migration'")]
+    #[command(after_help = "Examples:\n  taskboard step add WEB-12 --title 'Write the migration'\n  \
+taskboard step add WEB-12 'Write the migration'")]
     Add {
         /// Task key (like WEB-12) or id.
         task: String,
+        /// What is to be done (or give it with --title).
+        #[arg(value_name = "TITLE", required_unless_present = "title_flag", conflicts_with = "title_flag")]
+        title: Option<String>,
         /// What is to be done.
-        title: String,
+        #[arg(long = "title", value_name = "TITLE")]
+        title_flag: Option<String>,
     },
     /// Change a step (by id or its number in `step list`).
     #[command(

@@ -108,6 +108,37 @@ pub(super) fn agent_config(a: AgentConfigArgs) -> Result<Option<AgentConfig>> {
     }))
 }
 
+/// The one of `ids` that `reference` names as a list prints it
+/// (docs/decisions.md 22.c): the short form of a table (its last hex
+/// digits) or any longer end or start of its hex digits, hyphens or not.
+/// None or two matching is refused, saying so.
+pub(super) fn pick_id(what: &str, reference: &str, ids: impl IntoIterator<Item = Uuid>) -> Result<Uuid> {
+    let part: String = reference.chars().filter(|c| *c != '-').collect::<String>().to_ascii_lowercase();
+    if part.len() < 4 || !part.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(Error::invalid(
+            what,
+            format!(
+                "{reference:?} is not an id: give it whole or at least its last 4 hex digits, as a list shows"
+            ),
+        ));
+    }
+    let found: Vec<Uuid> = ids
+        .into_iter()
+        .filter(|id| {
+            let hex = id.simple().to_string();
+            hex.ends_with(&part) || hex.starts_with(&part)
+        })
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(Error::not_found(format!("no {what} has an id {reference}"))),
+        many => Err(Error::invalid(
+            what,
+            format!("{} {what}s have ids with {reference}: give more of the id", many.len()),
+        )),
+    }
+}
+
 pub(super) async fn member_id<B: Perform>(b: &B, reference: Option<&str>) -> Result<Option<Uuid>> {
     match reference {
         Some(r) => Ok(Some(b.find_member(r).await?.id)),

@@ -20,7 +20,13 @@ pub(super) async fn member<B: Perform>(b: &B, c: MemberCmd, out: Out) -> Result<
             .await?,
         ),
         MemberCmd::Show { member } => out.item(&b.find_member(&member).await?),
-        MemberCmd::Create { name, slug, kind, role, config } => {
+        MemberCmd::Create { name, slug, kind, role, password_generate, config } => {
+            if password_generate && kind != taskboard_core::model::MemberType::Human {
+                return Err(Error::invalid(
+                    "password_generate",
+                    "only a person (--type human) has a password",
+                ));
+            }
             let new = NewMember {
                 name: valid("name", Name::new(name))?,
                 slug: valid("slug", Slug::new(slug))?,
@@ -29,12 +35,15 @@ pub(super) async fn member<B: Perform>(b: &B, c: MemberCmd, out: Out) -> Result<
                 agent_config: agent_config(config)?,
             };
             let created = b.call::<CreateMember>((), (), new).await?;
-            match &created.token {
-                // The token is shown once: with --quiet it is what a
-                // script needs.
-                Some(token) if out.quiet => out.line(token),
-                _ => out.item(&created),
-            }
+            let password = if password_generate {
+                let password = taskboard_core::credentials::new_password();
+                let request = NewPassword { password: valid("password", Password::new(password.clone()))? };
+                b.call::<SetPassword>(created.id, (), request).await?;
+                Some(password)
+            } else {
+                None
+            };
+            out.created_member(&created, password.as_deref());
         }
         MemberCmd::Update {
             member,
@@ -42,6 +51,7 @@ pub(super) async fn member<B: Perform>(b: &B, c: MemberCmd, out: Out) -> Result<
             slug,
             role,
             status,
+            kind,
             avatar_url,
             clear_avatar,
             email,
@@ -54,6 +64,7 @@ pub(super) async fn member<B: Perform>(b: &B, c: MemberCmd, out: Out) -> Result<
                 slug: patch(slug.map(Slug::new).transpose().map_err(|e| e.at("slug"))?, false),
                 role: patch(role, false),
                 status: patch(status, false),
+                kind: patch(kind, false),
                 avatar_url: patch(avatar_url, clear_avatar),
                 email: patch(email.map(Email::new).transpose().map_err(|e| e.at("email"))?, clear_email),
                 agent_config: patch(
@@ -82,14 +93,24 @@ pub(super) async fn member<B: Perform>(b: &B, c: MemberCmd, out: Out) -> Result<
             let m = b.find_member(&member).await?;
             out.done(&b.call::<RevokeToken>(m.id, (), ()).await?, &format!("revoked the token of {}", m.slug))
         }
-        MemberCmd::SetPassword { member, password } => {
+        MemberCmd::SetPassword { member, password, generate } => {
             let m = b.find_member(&member).await?;
             let password = match password {
                 Some(p) => p,
+                None if generate => taskboard_core::credentials::new_password(),
                 None => read_secret("new password")?,
             };
-            let request = NewPassword { password: valid("password", Password::new(password))? };
-            out.done(&b.call::<SetPassword>(m.id, (), request).await?, &format!("password of {} set", m.slug))
+            let request = NewPassword { password: valid("password", Password::new(password.clone()))? };
+            let done = b.call::<SetPassword>(m.id, (), request).await?;
+            if !generate {
+                out.done(&done, &format!("password of {} set", m.slug));
+            } else if out.json {
+                out.done(&serde_json::json!({ "password": password }), "");
+            } else if out.quiet {
+                out.line(&password);
+            } else {
+                out.line(&format!("password of {} (shown once): {password}", m.slug));
+            }
         }
         MemberCmd::LogoutEverywhere { member } => {
             let m = b.find_member(&member).await?;

@@ -7,6 +7,8 @@ use taskboard_core::{Perform, Result};
 use crate::cli::RunCmd;
 use crate::output::{Out, Row, short_id, when};
 
+use super::helpers::pick_id;
+
 pub(super) async fn run<B: Perform>(b: &B, c: RunCmd, out: Out) -> Result<()> {
     match c {
         RunCmd::List { task, agent, state, limit, cursor } => {
@@ -28,7 +30,7 @@ pub(super) async fn run<B: Perform>(b: &B, c: RunCmd, out: Out) -> Result<()> {
             out.list(&runs);
             out.next_page(runs.next.as_deref());
         }
-        RunCmd::Show { run } => out.item(&b.call::<GetRun>(run, (), ()).await?),
+        RunCmd::Show { run } => out.item(&b.call::<GetRun>(find_run(b, &run).await?, (), ()).await?),
         RunCmd::Start { task, agent, lease_seconds } => {
             let task = b.find_task(&task).await?;
             let agent = b.find_member(&agent).await?;
@@ -42,16 +44,38 @@ pub(super) async fn run<B: Perform>(b: &B, c: RunCmd, out: Out) -> Result<()> {
             }
         }
         RunCmd::Cancel { run } => {
+            let run = find_run(b, &run).await?;
             let r = b.call::<CancelRun>(run, (), ()).await?;
             out.done(&r, &format!("cancelled run {run}"));
         }
         RunCmd::Answer { run, option, text } => {
+            let run = find_run(b, &run).await?;
             let r = b.call::<AnswerRun>(run, (), RunAnswer { option_id: option, text }).await?;
             out.done(&r, &format!("answered run {run}; it is {} again", r.state));
         }
-        RunCmd::Logs { run, after, follow } => logs(b, run, after, follow, out).await?,
+        RunCmd::Logs { run, after, follow } => logs(b, find_run(b, &run).await?, after, follow, out).await?,
     }
     Ok(())
+}
+
+/// A run by its whole id or the part of it a list shows: the runs are
+/// read page by page until the one it names is found among them all.
+async fn find_run<B: Perform>(b: &B, reference: &str) -> Result<uuid::Uuid> {
+    if let Ok(id) = reference.parse() {
+        return Ok(id);
+    }
+    let mut ids = Vec::new();
+    let mut cursor = None;
+    loop {
+        let query = RunListQuery { limit: Some(1000), cursor, ..Default::default() };
+        let page = b.call::<ListRuns>((), query, ()).await?;
+        ids.extend(page.iter().map(|r| r.id));
+        match page.next.as_deref() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => break,
+        }
+    }
+    pick_id("run", reference, ids)
 }
 
 /// Prints the transcript after `after`; with `follow`, waits on the event

@@ -126,6 +126,18 @@ pub(super) async fn task<B: Perform>(b: &B, c: TaskCmd, out: Out) -> Result<()> 
             let t = b.find_task(&task).await?;
             out.done(&b.call::<DeleteTask>(t.id, (), ()).await?, &format!("deleted {}", t.key))
         }
+        TaskCmd::Comment { task, content, attach, mentions, reply_to } => {
+            let post = MessageCmd::Post {
+                place: Place { project: None, chat: None, task: Some(task) },
+                content,
+                reply_to,
+                attach,
+                mentions,
+                thinking: None,
+                voice_url: None,
+            };
+            super::messages::message(b, post, out).await?
+        }
         TaskCmd::Take { task, lease } => {
             let id = b.find_task(&task).await?.id;
             let query = LeaseRequest { lease_seconds: lease };
@@ -248,7 +260,8 @@ pub(super) async fn step<B: Perform>(b: &B, c: StepCmd, out: Out) -> Result<()> 
             let id = b.find_task(&task).await?.id;
             out.list(&b.call::<ListSteps>(id, Page::default(), ()).await?)
         }
-        StepCmd::Add { task, title } => {
+        StepCmd::Add { task, title, title_flag } => {
+            let title = title.or(title_flag).unwrap_or_default();
             let id = b.find_task(&task).await?.id;
             out.item(
                 &b.call::<CreateStep>(id, (), NewStep { title: valid("title", Title::new(title))? }).await?,

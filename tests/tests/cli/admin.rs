@@ -64,7 +64,7 @@ fn backup_of_a_running_server_restores_the_same_board() {
     let local: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(local, env.json(&["task", "list"]));
     // Only owners may back up.
-    env.run(&["member", "create", "--name", "Bot", "--slug", "bot"]).success();
+    env.run(&["member", "create", "--name", "Bot", "--slug", "bot", "--type", "agent"]).success();
     let token = env.json(&["member", "regenerate-token", "bot"])["token"].as_str().unwrap().to_string();
     let out = env
         .cmd()
@@ -130,7 +130,7 @@ fn quiet_prints_ids_only_and_as_acts_as_another_member() {
         env.cmd().args(["project", "create", "--name", "Web", "--slug", "web", "-q"]).output().unwrap();
     let id = String::from_utf8(project.stdout).unwrap();
     assert!(uuid::Uuid::parse_str(id.trim()).is_ok(), "{id}");
-    env.run(&["member", "create", "--name", "Bot", "--slug", "bot"]).success();
+    env.run(&["member", "create", "--name", "Bot", "--slug", "bot", "--type", "agent"]).success();
     env.run(&["task", "create", "--project", "web", "--title", "A"]).success();
     env.run(&["task", "create", "--project", "web", "--title", "B"]).success();
     let list = env.cmd().args(["task", "list", "--quiet"]).output().unwrap();

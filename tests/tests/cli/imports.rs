@@ -200,7 +200,7 @@ fn task_master_tags_and_subtasks() {
 fn github_issues_json() {
     let env = Env::remote();
     board(&env);
-    env.run(&["member", "create", "--name", "Alice Liddell", "--slug", "alice"]).success();
+    env.run(&["member", "create", "--name", "Alice Liddell", "--slug", "alice", "--type", "agent"]).success();
     let plan = import(&env, "github", &fixture("github/issues.json"), &[]);
     assert_eq!(count(&plan, "create"), 2, "{plan}");
     let t = tasks(&env);

@@ -3,6 +3,7 @@
 mod admin;
 mod backups;
 mod claude_code;
+mod first_day;
 mod first_use;
 mod imports;
 mod modes;

@@ -24,7 +24,7 @@ fn runtime() -> tokio::runtime::Runtime {
 fn the_work_loop_over_stdio_on_a_local_board() {
     let env = Env::local();
     env.json(&["project", "create", "--name", "Web", "--slug", "web"]);
-    env.json(&["member", "create", "--name", "Bot", "--slug", "bot"]);
+    env.json(&["member", "create", "--name", "Bot", "--slug", "bot", "--type", "agent"]);
     env.json(&["project", "add-member", "web", "bot"]);
     let task = env.json(&["task", "create", "--project", "web", "--title", "Local work", "--status", "todo"]);
     let key = task["key"].as_str().unwrap().to_string();
