@@ -116,7 +116,8 @@ fn claude_code_writes_a_file_once_a_person_allows_it_and_its_branch_reaches_the_
     let runner_started = Instant::now();
     let runner = Runner::start(&env, &path);
 
-    // As root, Claude Code asks before every Write: the run's question.
+    // Claude Code asks before a Write (its default mode, which root
+    // cannot leave for one that skips asking): the run's question.
     let run = eventually("Claude Code to ask its question", || {
         runs(&env, "WEB-1").into_iter().find(|r| !matches!(r["state"].as_str(), Some("starting" | "running")))
     });
