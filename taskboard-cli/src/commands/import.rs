@@ -146,6 +146,7 @@ pub(super) async fn import<B: Perform>(b: &B, o: Options, out: Out) -> Result<()
         }
         plan.labels_created.extend(answer.labels_created);
         plan.members_created.extend(answer.members_created);
+        plan.people_unmatched.extend(answer.people_unmatched);
         plan.items.extend(batch.skipped);
         if let Some(p) = &progress {
             p.inc(n);
@@ -178,12 +179,15 @@ pub(super) async fn import<B: Perform>(b: &B, o: Options, out: Out) -> Result<()
         }
         plan.labels_created.extend(answer.labels_created);
         plan.members_created.extend(answer.members_created);
+        plan.people_unmatched.extend(answer.people_unmatched);
     }
     finish(progress);
     plan.labels_created.sort();
     plan.labels_created.dedup();
     plan.members_created.sort();
     plan.members_created.dedup();
+    plan.people_unmatched.sort();
+    plan.people_unmatched.dedup();
     for it in &plan.items {
         match it.action {
             ImportAction::Create => plan.created += 1,
@@ -258,6 +262,13 @@ fn report(plan: &ImportPlan, project: &str, source: &str, out: Out) {
     }
     if !plan.members_created.is_empty() {
         text.push_str(&format!("\ninactive members created: {}", plan.members_created.join(", ")));
+    }
+    if !plan.people_unmatched.is_empty() {
+        text.push_str(&format!(
+            "\npeople who match no member, their tasks left unassigned: {}\n  \
+             (create them first with `taskboard member create --type human`, or import with --create-members)",
+            plan.people_unmatched.join(", ")
+        ));
     }
     out.done(plan, &text);
 }

@@ -89,6 +89,21 @@ fn need_place(g: &Global, command: &str) -> std::result::Result<Place, Failure> 
     }
 }
 
+/// `export` without a data directory: it reads a board in this process,
+/// which a server's board is not; `backup` is the server's export
+/// (docs/decisions.md 22.f).
+fn export_needs_a_data_dir(g: &Global) -> Failure {
+    let server = g.server.clone().or_else(|| login::load().ok().flatten().map(|s| s.server));
+    let using = match server {
+        Some(server) => format!(" You use the server {server}:"),
+        None => " With a server,".to_string(),
+    };
+    Failure::Usage(format!(
+        "`export` reads a board's data directory in this process: give --data-dir DIR (or TASKBOARD_DATA_DIR).\
+         {using} `taskboard backup DIR` writes the same archive there, in a directory of the server's machine"
+    ))
+}
+
 /// Makes a new board from an archive (`import`, `restore`).
 async fn unpack(
     g: &Global,
@@ -123,7 +138,8 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
         Command::Import { dir, from: None, .. } => unpack(&g, dir, ("import", "imported"), out).await,
         Command::Restore { archive } => unpack(&g, archive, ("restore", "restored"), out).await,
         Command::Export { dir } => {
-            let board = open_board(&need_place(&g, "export")?).await.map_err(|e| {
+            let place = need_place(&g, "export").map_err(|_| export_needs_a_data_dir(&g))?;
+            let board = open_board(&place).await.map_err(|e| {
                 if e.kind() == ErrorKind::Conflict {
                     Error::conflict(format!("{} Or, with a server, `taskboard backup DIR`.", e.detail()))
                 } else {
@@ -213,10 +229,37 @@ pub async fn run(cli: Cli) -> std::result::Result<(), Failure> {
                     while out.json_line(&events.next().await?) {}
                     return Ok(());
                 }
-                execute(&client, command, out).await
+                execute(&client, command, out).await.map_err(|f| login_elsewhere(f, &g))
             }
         },
     }
+}
+
+/// A refusal for want of credentials from `--server URL`, given no
+/// token: say where the stored login is for, if anywhere, and the
+/// command that logs in to this address (docs/decisions.md 22.f).
+fn login_elsewhere(failure: Failure, g: &Global) -> Failure {
+    let (Failure::Api(e), Some(server), None) = (&failure, &g.server, &g.token) else {
+        return failure;
+    };
+    if e.kind() != ErrorKind::Unauthorized {
+        return failure;
+    }
+    let here = server.trim_end_matches('/');
+    let stored = match login::load() {
+        Ok(Some(stored)) if stored.server.trim_end_matches('/') != here => stored.server,
+        Ok(None) => String::new(),
+        _ => return failure,
+    };
+    let whose = if stored.is_empty() {
+        "you have not logged in".to_string()
+    } else {
+        format!("the stored login is for another address, {stored}")
+    };
+    Failure::Api(Error::unauthorized(format!(
+        "{}: {whose}; to use {here}, run `taskboard login --server {here}`",
+        e.detail().trim_end_matches('.')
+    )))
 }
 
 async fn init(

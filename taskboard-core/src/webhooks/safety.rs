@@ -166,7 +166,15 @@ impl AddressRule {
             }
         };
         for ip in ips {
-            self.check(ip).map_err(|e| Error::invalid("url", format!("refused: {e}")))?;
+            self.check(ip).map_err(|e| {
+                Error::invalid(
+                    "url",
+                    format!(
+                        "refused: {e}; to deliver to private addresses (this machine, a LAN), \
+                         start the server with --webhook-allow-private"
+                    ),
+                )
+            })?;
         }
         Ok(url)
     }

@@ -182,6 +182,10 @@ pub struct ImportPlan {
     pub labels_created: Vec<String>,
     /// Slugs of the inactive members created for people of the source.
     pub members_created: Vec<String>,
+    /// People of the source who match no member and were not created
+    /// (without `create_members`): their tasks are left unassigned.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub people_unmatched: Vec<String>,
     pub items: Vec<ImportItem>,
 }
 
@@ -194,6 +198,7 @@ impl ImportPlan {
         self.skipped += other.skipped;
         self.labels_created.extend(other.labels_created);
         self.members_created.extend(other.members_created);
+        self.people_unmatched.extend(other.people_unmatched);
         self.items.extend(other.items);
     }
 }

@@ -145,3 +145,45 @@ fn a_commands_help_shows_its_own_options_before_the_global_ones() {
     assert!(help[global..].contains("--server"), "{help}");
     assert!(!help[..global].contains("--server"), "{help}");
 }
+
+// ---- 22.5 refusals that say what to do ---------------------------------------
+
+#[test]
+fn a_login_for_another_address_is_named_with_the_command_that_logs_in_here() {
+    let env = Env::remote();
+    let (url, _) = env.remote_server().unwrap();
+    let login = ["--server", url, "login", "--login", "owner", "--password", taskboard_tests::OWNER_PASSWORD];
+    env.bare().args(login).assert().success();
+    env.bare().args(["--server", url, "whoami"]).assert().success();
+    let other = url.replace("127.0.0.1", "localhost");
+    let out = env.bare().args(["--server", &other, "whoami"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let said = text(&out.stderr);
+    assert!(said.contains(&format!("the stored login is for another address, {url}")), "{said}");
+    assert!(said.contains(&format!("`taskboard login --server {other}`")), "{said}");
+
+    // export with a server's login names --data-dir and backup.
+    let out = env.bare().args(["export", "./out"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("--data-dir") && said.contains("taskboard backup DIR") && said.contains(url),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_webhook_refused_as_private_names_the_option_and_an_import_names_whom_it_could_not_match() {
+    let env = Env::remote();
+    let said = refused(&env, &["webhook", "create", "--url", "http://127.0.0.1:9/hook"]);
+    assert!(said.contains("--webhook-allow-private"), "{said}");
+
+    env.run(&["project", "create", "--name", "Web", "--slug", "web"]).success();
+    let issues = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/import/github/issues.json");
+    let args = ["import", "--from", "github", issues.to_str().unwrap(), "--project", "web"];
+    let dry = ok(&env, &[&args[..], &["--dry-run"]].concat());
+    assert!(dry.contains("people who match no member, their tasks left unassigned: alice"), "{dry}");
+    assert!(dry.contains("--create-members"), "{dry}");
+    let plan = env.json(&args);
+    assert_eq!(plan["people_unmatched"], serde_json::json!(["alice"]), "{plan}");
+}

@@ -334,6 +334,7 @@ fn apply(tx: &mut Tx<'_>, me: Uuid, project_id: Uuid, req: &ImportRequest) -> Re
         }
     }
     plan.members_created = people.created;
+    plan.people_unmatched = people.unmatched;
     if plan.created + plan.updated > 0 {
         let who = super::tasks::member_slug(tx.w, Some(me))?;
         let text = format!(

@@ -19,12 +19,15 @@ pub(super) struct People {
     create: bool,
     found: HashMap<String, Option<Uuid>>,
     pub created: Vec<String>,
+    /// The people who match no member and were not created, as the
+    /// source names them, each once.
+    pub unmatched: Vec<String>,
 }
 
 impl People {
     /// No one found yet; `create` makes the missing ones members.
     pub fn new(create: bool) -> People {
-        People { create, found: HashMap::new(), created: Vec::new() }
+        People { create, found: HashMap::new(), created: Vec::new(), unmatched: Vec::new() }
     }
 
     pub fn resolve(&mut self, tx: &mut Tx<'_>, who: &str) -> Result<Option<Uuid>> {
@@ -42,7 +45,10 @@ impl People {
                 self.created.push(m.slug.clone());
                 Some(m.id)
             }
-            None => None,
+            None => {
+                self.unmatched.push(who.to_string());
+                None
+            }
         };
         self.found.insert(who.to_string(), found);
         Ok(found)
