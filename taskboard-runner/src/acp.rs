@@ -68,6 +68,9 @@ type Pending =
 /// stopped); the process group is gone when it returns.
 pub(super) async fn run<C: Perform>(a: &AgentCtx<C>, job: Job<'_>, live: &Live) -> Result<Outcome> {
     let Job { run, target, ws, env, markdown, lease, .. } = job;
+    // A reviewer gets the board's tools for reviewing; anyone else those
+    // for working on a task.
+    let profile = if matches!(target, Target::Review(_)) { "reviewer" } else { "worker" };
     let (out_tx, out_rx) = mpsc::channel(256);
     let spawn = Spawn { argv: &a.entry.command, dir: &ws.dir, env, stdin: None };
     let (mut child, stdin, stdout) = process::spawn_piped(spawn, out_tx)?;
@@ -79,13 +82,14 @@ pub(super) async fn run<C: Perform>(a: &AgentCtx<C>, job: Job<'_>, live: &Live) 
     let output = reports::Output::start(a, run.id, out_rx);
     let (in_tx, in_rx) = mpsc::channel(64);
     let (cx, driver) = connect(stdin, stdout, in_tx);
-    let end = match reports::mark_running(a, run, ws).await {
+    let end = match reports::mark_running(a, run, ws.branch.clone()).await {
         Ok(false) => Ok((End::Cancelled, String::new())),
         Err(e) => Err(e),
         Ok(true) => match cx.await {
             Ok(cx) => {
                 let mut report = Report::new(a, run.id, target);
-                let end = drive(a, lease, ws, markdown, live, &cx, &mut child, in_rx, &mut report).await;
+                let end =
+                    drive(a, lease, profile, ws, markdown, live, &cx, &mut child, in_rx, &mut report).await;
                 report.flush().await;
                 Ok((end, report.last_said().to_string()))
             }
@@ -161,12 +165,13 @@ fn left(status: Option<Option<i32>>, e: impl std::fmt::Display) -> End {
     }
 }
 
-/// The board's MCP server as the agent member, in the lean `worker`
-/// profile: this very program over stdio, with the agent's token.
-fn board_mcp<C>(a: &AgentCtx<C>) -> Result<McpServer> {
+/// The board's MCP server as the agent member, in a lean profile
+/// (`worker`, or `reviewer` for a review run): this very program over
+/// stdio, with the agent's token.
+fn board_mcp<C>(a: &AgentCtx<C>, profile: &str) -> Result<McpServer> {
     let exe = std::env::current_exe().map_err(|e| Error::internal(format!("the runner's own path: {e}")))?;
     let server = McpServerStdio::new("taskboard", exe)
-        .args(vec!["mcp".into(), "--profile".into(), "worker".into()])
+        .args(vec!["mcp".into(), "--profile".into(), profile.into()])
         .env(vec![
             EnvVariable::new("TASKBOARD_SERVER", a.shared.server.clone()),
             EnvVariable::new("TASKBOARD_TOKEN", a.token.clone()),
@@ -181,6 +186,7 @@ fn board_mcp<C>(a: &AgentCtx<C>) -> Result<McpServer> {
 async fn drive<C: Perform>(
     a: &AgentCtx<C>,
     leased: Option<uuid::Uuid>,
+    profile: &str,
     ws: &Workspace,
     markdown: String,
     live: &Live,
@@ -245,7 +251,7 @@ async fn drive<C: Perform>(
                                 "the agent speaks ACP version {version:?}; the runner speaks version 1"
                             ));
                         }
-                        let mcp = match board_mcp(a) {
+                        let mcp = match board_mcp(a, profile) {
                             Ok(m) => m,
                             Err(e) => return End::Failed(e.detail().to_string()),
                         };

@@ -9,6 +9,7 @@ use taskboard_core::api::{
     ListMessages, MessageFilter, NewMessage, NewMessageRun, PostMessage, RunPatch, StartMessageRun, UpdateRun,
 };
 use taskboard_core::model::{AuthorType, Listen, Message};
+use taskboard_core::review::RunPurpose;
 use taskboard_core::runs::{Run, RunState};
 use taskboard_core::{Error, ErrorKind, Perform, Result};
 
@@ -183,19 +184,27 @@ async fn answer<C: Perform>(
     reports::end_run(a, run.id, done).await
 }
 
-/// Ends the message runs a predecessor runner (of the same state
-/// directory) left open: their agent's process is gone and, holding no
+/// Ends the runs holding no lease that a predecessor runner (of the same
+/// state directory) left open: runs answering a message, reviewing,
+/// landing or discarding. Their agent's process is gone and, without a
 /// lease, nothing else would end them. `runs` are the runs its pid files
 /// named.
 pub(super) async fn end_left_open<C: Perform>(a: &AgentCtx<C>, runs: &[uuid::Uuid]) {
     for id in runs {
         let Ok(run) = a.client.call::<taskboard_core::api::GetRun>(*id, (), ()).await else { continue };
-        if run.agent.id != a.me.id || run.message_id.is_none() || run.state.is_final() {
+        if run.agent.id != a.me.id || run.state.is_final() {
             continue;
         }
+        let reason = match (run.message_id, run.work.purpose) {
+            (Some(_), _) => "the runner stopped before the agent answered",
+            (None, RunPurpose::Work) => continue,
+            (None, RunPurpose::Review) => "the runner stopped before the reviewer ended",
+            (None, RunPurpose::Land) => "the runner stopped during the landing; merge again",
+            (None, RunPurpose::Discard) => "the runner stopped before the branch was deleted; discard again",
+        };
         let patch = RunPatch {
             state: Some(RunState::Failed),
-            stop_reason: Some("the runner stopped before the agent answered".to_string()),
+            stop_reason: Some(reason.to_string()),
             ..Default::default()
         };
         let _ = a.client.call::<UpdateRun>(*id, (), patch).await;

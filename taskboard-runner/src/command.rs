@@ -34,17 +34,17 @@ struct Kept {
 
 /// Whole lines, the newest last, up to [`TAIL_CHARS`].
 #[derive(Default)]
-struct Tail(VecDeque<String>);
+pub(crate) struct Tail(VecDeque<String>);
 
 impl Tail {
-    fn push(&mut self, line: &str) {
+    pub fn push(&mut self, line: &str) {
         self.0.push_back(line.to_string());
         while self.0.iter().map(|t| t.chars().count() + 1).sum::<usize>() > TAIL_CHARS && self.0.len() > 1 {
             self.0.pop_front();
         }
     }
 
-    fn text(self) -> String {
+    pub fn text(self) -> String {
         self.0.into_iter().collect::<Vec<_>>().join("\n")
     }
 }
@@ -87,7 +87,7 @@ pub(super) async fn run<C: Perform>(a: &AgentCtx<C>, job: Job<'_>, live: &Live) 
     let pgid = child.id().unwrap_or(0);
     process::write_pid_file(&a.shared.state, run.id, pgid)?;
     let output = Output::start(a, run.id, pump_rx);
-    let end = match mark_running(a, run, ws).await {
+    let end = match mark_running(a, run, ws.branch.clone()).await {
         Ok(false) => End::Cancelled,
         Err(e) => {
             process::kill_group(pgid);

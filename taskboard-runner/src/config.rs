@@ -62,6 +62,74 @@ pub enum PromptVia {
     File,
 }
 
+/// How an ACP agent's permission requests are answered (docs/decisions.md,
+/// 19.8): `"ask"` (the default) makes each the run's question for a
+/// person; `"allow"` has the runner allow each itself; a list of the
+/// protocol's tool kinds (`["read", "edit"]`) has it allow those and ask
+/// for the rest.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(try_from = "PermissionsText")]
+pub enum Permissions {
+    #[default]
+    Ask,
+    Allow,
+    /// Tool kinds as the protocol names them.
+    Kinds(Vec<String>),
+}
+
+/// The tool kinds of the Agent Client Protocol.
+pub const TOOL_KINDS: [&str; 10] =
+    ["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"];
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum PermissionsText {
+    Word(String),
+    Kinds(Vec<String>),
+}
+
+impl TryFrom<PermissionsText> for Permissions {
+    type Error = String;
+
+    fn try_from(text: PermissionsText) -> std::result::Result<Permissions, String> {
+        let kinds = TOOL_KINDS.join(", ");
+        match text {
+            PermissionsText::Word(w) if w == "ask" => Ok(Permissions::Ask),
+            PermissionsText::Word(w) if w == "allow" => Ok(Permissions::Allow),
+            PermissionsText::Word(w) => {
+                Err(format!("permissions = {w:?}: give \"ask\", \"allow\" or a list of tool kinds ({kinds})"))
+            }
+            PermissionsText::Kinds(list) => {
+                if let Some(k) = list.iter().find(|k| !TOOL_KINDS.contains(&k.as_str())) {
+                    return Err(format!("permissions: {k:?} is not a tool kind of the protocol ({kinds})"));
+                }
+                Ok(Permissions::Kinds(list))
+            }
+        }
+    }
+}
+
+impl Permissions {
+    /// Whether a permission request for a tool of `kind` (its protocol
+    /// name; None when the agent did not say) is the runner's to allow.
+    pub fn allows(&self, kind: Option<&str>) -> bool {
+        match self {
+            Permissions::Ask => false,
+            Permissions::Allow => true,
+            Permissions::Kinds(kinds) => kind.is_some_and(|k| kinds.iter().any(|allowed| allowed == k)),
+        }
+    }
+
+    /// How the file says it, for the transcript.
+    pub fn describe(&self) -> String {
+        match self {
+            Permissions::Ask => "\"ask\"".to_string(),
+            Permissions::Allow => "\"allow\"".to_string(),
+            Permissions::Kinds(kinds) => format!("{kinds:?}"),
+        }
+    }
+}
+
 /// One `[[agent]]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -91,6 +159,10 @@ pub struct AgentEntry {
     /// Runs of this agent at a time in this runner (default 1).
     #[serde(default = "default_agent_runs")]
     pub max_runs: usize,
+    /// How an ACP agent's permission requests are answered (default
+    /// `"ask"`).
+    #[serde(default)]
+    pub permissions: Permissions,
 }
 
 fn default_max_runs() -> usize {
@@ -161,6 +233,11 @@ impl RunnerConfig {
             if a.mode == AgentMode::Acp && a.prompt.is_some() {
                 return Err(Error::bad_request(format!(
                     "{at}: prompt is for mode = \"command\"; an ACP agent gets its task in session/prompt"
+                )));
+            }
+            if a.mode == AgentMode::Command && a.permissions != Permissions::Ask {
+                return Err(Error::bad_request(format!(
+                    "{at}: permissions is for mode = \"acp\"; a command agent asks no permission"
                 )));
             }
             if a.command.is_empty() || a.command[0].is_empty() {
@@ -235,6 +312,26 @@ mod tests {
         assert!(e.detail().contains("command must name a program"), "{}", e.detail());
         assert!(agent("mode = \"acp2\"\ncommand = [\"x\"]").is_err());
         assert_eq!(agent("command = [\"x\"]").unwrap().agents[0].mode, AgentMode::Command);
+    }
+
+    #[test]
+    fn permissions_are_asked_allowed_or_allowed_by_tool_kind() {
+        let acp = "mode = \"acp\"\ncommand = [\"claude-code-acp\"]";
+        assert_eq!(agent(acp).unwrap().agents[0].permissions, Permissions::Ask);
+        let allow = agent(&format!("{acp}\npermissions = \"allow\"")).unwrap();
+        assert_eq!(allow.agents[0].permissions, Permissions::Allow);
+        let kinds = agent(&format!("{acp}\npermissions = [\"read\", \"edit\"]")).unwrap();
+        let kinds = &kinds.agents[0].permissions;
+        assert_eq!(*kinds, Permissions::Kinds(vec!["read".into(), "edit".into()]));
+        assert!(kinds.allows(Some("edit")) && kinds.allows(Some("read")));
+        assert!(!kinds.allows(Some("execute")) && !kinds.allows(None), "the rest are asked");
+        assert!(Permissions::Allow.allows(None) && !Permissions::Ask.allows(Some("read")));
+        let e = agent(&format!("{acp}\npermissions = \"always\"")).unwrap_err();
+        assert!(e.detail().contains("give \"ask\", \"allow\" or a list of tool kinds"), "{}", e.detail());
+        let e = agent(&format!("{acp}\npermissions = [\"write\"]")).unwrap_err();
+        assert!(e.detail().contains("\"write\" is not a tool kind"), "{}", e.detail());
+        let e = agent("command = [\"x\"]\npermissions = \"allow\"").unwrap_err();
+        assert!(e.detail().contains("permissions is for mode = \"acp\""), "{}", e.detail());
     }
 
     #[test]

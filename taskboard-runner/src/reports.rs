@@ -14,7 +14,6 @@ use taskboard_core::{Error, ErrorKind, Perform, Result};
 use tokio::sync::mpsc;
 
 use super::backoff::Backoff;
-use super::workspace::Workspace;
 use super::{AgentCtx, Shared};
 
 /// Entries and bytes of one transcript append at most, and how long
@@ -49,13 +48,39 @@ pub(super) enum End {
     Stopped,
 }
 
+/// The state a run ends in for how its agent ended, its exit code and
+/// why; None when the run is already over on the board (cancelled, its
+/// lease gone).
+pub(super) fn ending<C>(a: &AgentCtx<C>, end: End) -> Option<(RunState, Option<i32>, Option<String>)> {
+    Some(match end {
+        End::Exited(Some(0)) => (RunState::Succeeded, Some(0), None),
+        End::Exited(Some(code)) => (RunState::Failed, Some(code), None),
+        End::Exited(None) => (RunState::Failed, None, Some("the agent was killed by a signal".to_string())),
+        End::Turn { state, reason } => (state, None, reason),
+        End::Failed(reason) => (RunState::Failed, None, Some(reason)),
+        End::TimedOut => {
+            (RunState::TimedOut, None, Some(format!("no end after {} seconds", a.entry.timeout_seconds)))
+        }
+        End::Stopped => (RunState::Failed, None, Some("the runner stopped".to_string())),
+        End::Cancelled => return None,
+        End::LeaseLost(why) => {
+            eprintln!("runner: {}: the task's lease is gone: {why}", a.me.slug);
+            return None;
+        }
+    })
+}
+
 /// Reports the run `running`, in this runner's name, with its branch.
 /// False when it ended on the board meanwhile.
-pub(super) async fn mark_running<C: Perform>(a: &AgentCtx<C>, run: &Run, ws: &Workspace) -> Result<bool> {
+pub(super) async fn mark_running<C: Perform>(
+    a: &AgentCtx<C>,
+    run: &Run,
+    branch: Option<String>,
+) -> Result<bool> {
     let running = RunPatch {
         state: Some(RunState::Running),
         runner: Some(a.shared.name.clone()),
-        branch: ws.branch.clone(),
+        branch,
         ..Default::default()
     };
     match until_answered(&a.shared, || a.client.call::<UpdateRun>(run.id, (), running.clone())).await {

@@ -6,10 +6,11 @@
 use std::sync::Arc;
 
 use taskboard_core::api::{
-    GetProject, GetTask, ListMessages, MessageFilter, RecordChanges, RunPatch, UpdateRun,
+    GetProject, GetRun, GetTask, GetTaskChanges, ListMessages, ListReviews, MessageFilter, RecordChanges,
+    RunPatch, UpdateRun,
 };
 use taskboard_core::model::Task;
-use taskboard_core::review::{ChangesReport, MAX_DIFF_BYTES};
+use taskboard_core::review::{ChangesReport, MAX_DIFF_BYTES, RunPurpose};
 use taskboard_core::runs::{Run, RunState};
 use taskboard_core::{Error, ErrorKind, Perform, Result};
 
@@ -19,7 +20,8 @@ use super::changes;
 use super::config::PromptVia;
 use super::process;
 use super::prompt::{self, Brief};
-use super::reports::{End, end_run, keeping_lease, until_answered};
+use super::reports::{end_run, ending, keeping_lease, until_answered};
+use super::state_dir;
 use super::workspace::{self, Repo, Workspace};
 use super::{AgentCtx, Live, Origin};
 
@@ -59,6 +61,20 @@ async fn run_once<C: Perform>(a: &AgentCtx<C>, run: Run, origin: Origin, live: &
     if run.message_id.is_some() {
         return super::answer::run(a, run, live).await;
     }
+    match run.work.purpose {
+        RunPurpose::Work => work(a, run, live).await,
+        RunPurpose::Review => super::reviewing::run(a, run, live).await,
+        RunPurpose::Land => super::landing::land(a, run, live).await,
+        RunPurpose::Discard => super::landing::discard(a, run, live).await,
+    }
+}
+
+/// A run doing its task: the agent in the task's workspace, then the
+/// branch pushed and its changes recorded. A round sent back by a review
+/// and a repair of a failed landing are such runs, told what to do.
+async fn work<C: Perform>(a: &AgentCtx<C>, run: Run, live: &Live) -> Result<()> {
+    let c = &a.client;
+    let shared = &a.shared;
     let Some(task_ref) = run.task.clone() else {
         return Err(Error::bad_request("this runner runs agents at tasks only"));
     };
@@ -96,12 +112,18 @@ async fn run_once<C: Perform>(a: &AgentCtx<C>, run: Run, origin: Origin, live: &
         run: run.id,
         branch: ws.branch.as_deref(),
     };
+    let mut markdown = prompt::render(&brief);
+    let mut env = agent_env(a, &run, &task, &ws);
+    if let Err(e) = round(a, &run, &task, &ws, &mut markdown, &mut env).await {
+        shared.live_dirs.lock().unwrap().retain(|d| *d != ws.dir);
+        return Err(e);
+    }
     let job = Job {
         run: &run,
         target: Target::Task(task.id),
         ws: &ws,
-        env: agent_env(a, &run, &task, &ws),
-        markdown: prompt::render(&brief),
+        env,
+        markdown,
         prompt_file: (a.entry.prompt.unwrap_or_default() == PromptVia::File)
             .then(|| ws.dir.with_extension("md")),
         lease: Some(task.id),
@@ -117,9 +139,43 @@ async fn run_once<C: Perform>(a: &AgentCtx<C>, run: Run, origin: Origin, live: &
     result
 }
 
+/// What a round adds to the prompt: the review it answers (also in
+/// `$TASKBOARD_REVIEW_FILE`, beside the workspace), or the landing whose
+/// failure it repairs.
+async fn round<C: Perform>(
+    a: &AgentCtx<C>,
+    run: &Run,
+    task: &Task,
+    ws: &Workspace,
+    markdown: &mut String,
+    env: &mut Vec<(String, String)>,
+) -> Result<()> {
+    let c = &a.client;
+    if let Some(id) = run.work.review_id {
+        let reviews = c.call::<ListReviews>(task.id, (), ()).await?;
+        let review = reviews.iter().find(|r| r.id == id).ok_or_else(|| {
+            Error::not_found(format!("review {id}, which this round answers, is not on {}", task.key))
+        })?;
+        let diff = c.call::<GetTaskChanges>(task.id, (), ()).await.ok().map(|c| c.diff);
+        let text = prompt::review(review, diff.as_deref(), ws.branch.as_deref());
+        let file = ws.dir.with_extension("review.md");
+        state_dir::write(&file, text.as_bytes())?;
+        env.push(("TASKBOARD_REVIEW_FILE".to_string(), file.to_string_lossy().into_owned()));
+        markdown.push('\n');
+        markdown.push_str(&text);
+    }
+    if let Some(id) = run.work.repairs_run_id {
+        let landing = c.call::<GetRun>(id, (), ()).await?;
+        let base = ws.repo.as_ref().map_or_else(|| "the base".to_string(), |r| format!("origin/{}", r.base));
+        markdown.push('\n');
+        markdown.push_str(&prompt::repair(&landing, &base, ws.branch.as_deref()));
+    }
+    Ok(())
+}
+
 /// The agent's environment: the runner file's `env`, then where the
 /// board is, who the agent is and what it works on.
-fn agent_env<C>(a: &AgentCtx<C>, run: &Run, task: &Task, ws: &Workspace) -> Vec<(String, String)> {
+pub(super) fn agent_env<C>(a: &AgentCtx<C>, run: &Run, task: &Task, ws: &Workspace) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = a.entry.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     env.extend([
         ("TASKBOARD_SERVER".to_string(), a.shared.server.clone()),
@@ -132,7 +188,7 @@ fn agent_env<C>(a: &AgentCtx<C>, run: &Run, task: &Task, ws: &Workspace) -> Vec<
     if let Some(model) = a.entry.model.clone().or_else(|| a.me.agent_config.model.clone()) {
         env.push(("TASKBOARD_MODEL".to_string(), model));
     }
-    if let Some(lease) = &task.lease {
+    if let Some(lease) = task.lease.as_ref().filter(|l| l.holder.id == a.me.id) {
         env.push(("TASKBOARD_LEASE".to_string(), lease.id.to_string()));
     }
     env
@@ -163,35 +219,16 @@ async fn report<C: Perform>(
     ws: &Workspace,
     outcome: Outcome,
 ) -> Result<()> {
-    let end = outcome.end;
-    if let End::Cancelled | End::LeaseLost(_) = end {
-        // The run is over on the board; what the agent left stays in the
-        // clone, as it is.
-        if let End::LeaseLost(why) = end {
-            eprintln!("runner: {}: run {}: the task's lease is gone: {why}", a.me.slug, run.id);
-        }
-        let _ = workspace::finish(ws, &a.me.slug, &commit_message(task, run, &outcome.summary)).await;
-        return Ok(());
-    }
-    let commit = match workspace::finish(ws, &a.me.slug, &commit_message(task, run, &outcome.summary)).await {
+    let message = commit_message(task, run, &outcome.summary);
+    let commit = match workspace::finish(ws, &a.me.slug, &message).await {
         Ok(c) => c,
         Err(e) => {
             eprintln!("runner: {}: run {}: {}", a.me.slug, run.id, e.detail());
             None
         }
     };
-    let (mut state, exit_code, mut stop_reason) = match end {
-        End::Exited(Some(0)) => (RunState::Succeeded, Some(0), None),
-        End::Exited(Some(code)) => (RunState::Failed, Some(code), None),
-        End::Exited(None) => (RunState::Failed, None, Some("the agent was killed by a signal".to_string())),
-        End::Turn { state, reason } => (state, None, reason),
-        End::Failed(reason) => (RunState::Failed, None, Some(reason)),
-        End::TimedOut => {
-            (RunState::TimedOut, None, Some(format!("no end after {} seconds", a.entry.timeout_seconds)))
-        }
-        End::Stopped => (RunState::Failed, None, Some("the runner stopped".to_string())),
-        End::Cancelled | End::LeaseLost(_) => unreachable!("returned above"),
-    };
+    // Over on the board already: what the agent left stays in the clone.
+    let Some((mut state, exit_code, mut stop_reason)) = ending(a, outcome.end) else { return Ok(()) };
     if let (Some(head), Some(repo)) = (&commit, &ws.repo) {
         let delivered = keeping_lease(a, task.id, deliver(a, run, ws, repo, head, state)).await;
         if let Err(why) = delivered {

@@ -59,7 +59,7 @@ fn cache_name(url: &str) -> String {
 }
 
 /// The cached clone of `url` under `state/repos`, made or fetched now.
-async fn cached_clone(state: &Path, url: &RepoUrl) -> Result<PathBuf> {
+pub async fn cached_clone(state: &Path, url: &RepoUrl) -> Result<PathBuf> {
     let repos = state.join("repos");
     state_dir::dir(&repos)?;
     let cache = repos.join(cache_name(url.as_str()));
@@ -186,6 +186,17 @@ pub async fn prepare(
     git(Some(&cache), &["worktree", "add", "--quiet", "--force", &path, &branch]).await?;
     let repo = Repo { url, cache, base, start, pushed };
     Ok(Workspace { dir, branch: Some(branch), repo: Some(repo) })
+}
+
+/// Forgets the task's branch in the clone, once it landed or was
+/// discarded: a later run of the task starts anew from the base.
+pub async fn forget(cache: &Path, key: &str) -> Result<()> {
+    for r in [format!("refs/heads/{}", branch_of(key)), unpushed_ref(key)] {
+        if commit_of(cache, &r).await.is_some() {
+            git(Some(cache), &["update-ref", "-d", &r]).await?;
+        }
+    }
+    Ok(())
 }
 
 async fn is_ancestor(dir: &Path, ancestor: &str, of: &str) -> bool {

@@ -43,6 +43,17 @@ fn selected(option: &PermissionOption) -> RequestPermissionResponse {
     )))
 }
 
+/// The option allowing what the agent asks, once: a runner that allows
+/// by its file answers each request as it comes rather than let the
+/// agent remember an "always" of its own, outside that file. An agent
+/// offering only "always" gets that.
+fn allowing(options: &[PermissionOption]) -> Option<&PermissionOption> {
+    options
+        .iter()
+        .find(|o| o.kind == PermissionOptionKind::AllowOnce)
+        .or_else(|| options.iter().find(|o| o.kind == PermissionOptionKind::AllowAlways))
+}
+
 /// The permission request whose question is open on the board.
 struct Asked {
     id: String,
@@ -61,6 +72,9 @@ pub(crate) enum Target {
     /// A run answering a message: replies to it in its chat or thread;
     /// the plan stays in the transcript.
     Reply(Message),
+    /// A reviewer's run: comments on the task it reviews; its plan stays
+    /// in the transcript (the task's steps are its worker's).
+    Review(Uuid),
 }
 
 /// What the agent said, on its way to the board.
@@ -84,6 +98,9 @@ pub(super) struct Report<'a, C> {
     plan_steps: Vec<(Uuid, bool)>,
     /// Tool calls' titles, for updates that name none.
     tools: HashMap<String, String>,
+    /// Tool calls' kinds (`edit`, `read`), for permission requests that
+    /// name none.
+    kinds: HashMap<String, String>,
     asked: Option<Asked>,
     waiting: VecDeque<(RequestPermissionRequest, Responder<RequestPermissionResponse>)>,
     questions: u32,
@@ -130,6 +147,7 @@ impl<'a, C: Perform> Report<'a, C> {
             last_said: String::new(),
             plan_steps: Vec::new(),
             tools: HashMap::new(),
+            kinds: HashMap::new(),
             asked: None,
             waiting: VecDeque::new(),
             questions: 0,
@@ -226,6 +244,7 @@ impl<'a, C: Perform> Report<'a, C> {
     fn tool_call(&mut self, t: &ToolCall) {
         let id = t.tool_call_id.0.to_string();
         self.tools.insert(id.clone(), t.title.clone());
+        self.kinds.insert(id.clone(), name_of(&t.kind));
         let (kind, status) = (name_of(&t.kind), name_of(&t.status));
         let paths: Vec<String> = t.locations.iter().map(|l| l.path.to_string_lossy().into_owned()).collect();
         let data = json!({
@@ -239,6 +258,9 @@ impl<'a, C: Perform> Report<'a, C> {
         let id = u.tool_call_id.0.to_string();
         if let Some(title) = &u.fields.title {
             self.tools.insert(id.clone(), title.clone());
+        }
+        if let Some(kind) = &u.fields.kind {
+            self.kinds.insert(id.clone(), name_of(kind));
         }
         let title = self.tools.get(&id).cloned().unwrap_or_else(|| id.clone());
         let status = u.fields.status.as_ref().map(name_of);
@@ -346,7 +368,7 @@ impl<'a, C: Perform> Report<'a, C> {
         let content = if said.trim().is_empty() { instead.to_string() } else { said };
         let thinking = if thought.trim().is_empty() { None } else { LongText::new(thought).ok() };
         let new = match &self.target {
-            Target::Task(task) => {
+            Target::Task(task) | Target::Review(task) => {
                 NewMessage { task_id: Some(*task), content, thinking, ..Default::default() }
             }
             Target::Reply(m) => NewMessage {
@@ -398,11 +420,31 @@ impl<'a, C: Perform> Report<'a, C> {
         request: RequestPermissionRequest,
         responder: Responder<RequestPermissionResponse>,
     ) {
+        let id = request.tool_call.tool_call_id.0.to_string();
+        let kind =
+            request.tool_call.fields.kind.as_ref().map(name_of).or_else(|| self.kinds.get(&id).cloned());
+        let permissions = &self.a.entry.permissions;
+        if permissions.allows(kind.as_deref())
+            && let Some(option) = allowing(&request.options)
+        {
+            // The runner's file allows it: answered here, and said so.
+            let title = request.tool_call.fields.title.clone().or_else(|| self.tools.get(&id).cloned());
+            let text = format!(
+                "Allowed by the runner (permissions = {}): {}",
+                permissions.describe(),
+                title.unwrap_or_else(|| id.clone())
+            );
+            let data = json!({
+                "tool_call_id": id, "kind": kind, "option_id": option.option_id.0.to_string(), "by": "runner",
+            });
+            self.entry(EntryKind::Answer, text, Some(data));
+            let _ = responder.respond(selected(option));
+            return;
+        }
         if self.asked.is_some() {
             self.waiting.push_back((request, responder));
             return;
         }
-        let id = request.tool_call.tool_call_id.0.to_string();
         let title =
             request.tool_call.fields.title.clone().or_else(|| self.tools.get(&id).cloned()).unwrap_or(id);
         let mut text = format!("The agent asks permission: {title}");
@@ -522,5 +564,30 @@ impl<'a, C: Perform> Report<'a, C> {
         for (_, responder) in self.waiting.drain(..) {
             let _ = responder.respond(cancelled());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn option(id: &str, kind: PermissionOptionKind) -> PermissionOption {
+        PermissionOption::new(id.to_string(), id.to_string(), kind)
+    }
+
+    #[test]
+    fn the_runner_allows_once_rather_than_always_and_never_picks_a_rejection() {
+        let claude = [
+            option("allow_always", PermissionOptionKind::AllowAlways),
+            option("allow", PermissionOptionKind::AllowOnce),
+            option("reject", PermissionOptionKind::RejectOnce),
+        ];
+        assert_eq!(allowing(&claude).map(|o| o.option_id.0.to_string()), Some("allow".into()));
+        let always = [
+            option("reject", PermissionOptionKind::RejectOnce),
+            option("ok", PermissionOptionKind::AllowAlways),
+        ];
+        assert_eq!(allowing(&always).map(|o| o.option_id.0.to_string()), Some("ok".into()));
+        assert!(allowing(&[option("no", PermissionOptionKind::RejectAlways)]).is_none());
     }
 }

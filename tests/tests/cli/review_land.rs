@@ -6,17 +6,13 @@
 //! Scripted command agents (shell scripts in the test's directory, named
 //! by their absolute paths) against a real server.
 
-#![allow(dead_code)]
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-#[allow(unused_imports)]
 use serde_json::{Value, json};
 use taskboard_tests::Env;
 
-#[allow(unused_imports)]
 use super::runner::{Runner, board, eventually, git, runs, transcript};
 
 /// The agent's script: it keeps what it was given in `$LOG` (its stdin
@@ -307,4 +303,224 @@ fn a_push_the_repository_refuses_fails_the_run_with_gits_message_and_where_the_w
     let task = fx.task();
     assert_eq!(task["status"], "todo", "{task}");
     assert!(task["changes"].is_null(), "{task}");
+}
+
+#[test]
+fn a_review_asking_for_changes_on_a_line_sends_the_work_back_with_the_comment_and_the_lines_around_it() {
+    let fx = Fixture::new();
+    let first = fx.first_round();
+    let id = fx.task_id();
+    let asked = json!({
+        "verdict": "request_changes",
+        "body": "Numbers, please.",
+        "comments": [{"path": "notes.txt", "line": 2, "side": "new", "body": "Make this a digit."}],
+    });
+    let review = fx.ok("POST", &format!("/tasks/{id}/reviews"), Some(asked));
+    let round2 = fx.next_run("work", &[&first]);
+    assert_eq!(round2["state"], "succeeded", "{round2}");
+    assert_eq!((round2["round"].as_u64(), &round2["review_id"]), (Some(2), &review["id"]), "{round2}");
+
+    // The agent read the review on stdin and in $TASKBOARD_REVIEW_FILE:
+    // the body, the comment with its path and line, the diff around it.
+    let file = fx.logged("review-2.md");
+    let stdin = fx.logged("stdin-2.md");
+    for text in [&file, &stdin] {
+        assert!(text.contains("## Changes asked for (round 2)"), "{text}");
+        assert!(text.contains("> Numbers, please."), "{text}");
+        assert!(text.contains("### notes.txt, line 2 (new side)\n\n> Make this a digit."), "{text}");
+        assert!(text.contains("```diff\n+one\n+two  <- this line\n+three\n```"), "{text}");
+    }
+    assert!(stdin.starts_with("# WEB-1: Write notes"), "the task comes first: {stdin}");
+    let env = fx.logged("env-2");
+    let path = env.lines().find_map(|l| l.strip_prefix("TASKBOARD_REVIEW_FILE=")).expect("the review file");
+    assert!(path.starts_with(&fx.state.to_string_lossy().into_owned()), "in the state directory: {path}");
+    assert!(!fx.logged("env-1").contains("TASKBOARD_REVIEW_FILE"), "the first round answers no review");
+
+    // Round 2's own change is its edit alone; the task's is the whole.
+    let own = fx.ok("GET", &format!("/runs/{}/changes", round2["id"].as_str().unwrap()), None);
+    assert_eq!(paths(&own), vec![("notes.txt".to_string(), "modified".to_string(), 1, 1)]);
+    let diff = own["diff"].as_str().unwrap();
+    assert!(diff.contains(" one\n-two\n+2\n three\n"), "{diff}");
+    assert_eq!(own["base_commit"], first["commit"]);
+    let task_changes = fx.ok("GET", &format!("/tasks/{id}/changes"), None);
+    assert_eq!(paths(&task_changes), vec![("notes.txt".to_string(), "added".to_string(), 3, 0)]);
+    assert!(task_changes["diff"].as_str().unwrap().contains("+one\n+2\n+three\n"));
+    assert_eq!(fx.repo.commit("taskboard/WEB-1").as_deref(), round2["commit"].as_str(), "pushed again");
+    let task = fx.task();
+    assert_eq!(
+        (&task["status"], &task["review"]["state"], &task["review"]["round"]),
+        (&json!("review"), &json!("pending"), &json!(2))
+    );
+    let reviews = fx.ok("GET", &format!("/tasks/{id}/reviews"), None);
+    assert_eq!(reviews[0]["comments"][0]["outdated"], true, "line 2 changed: {reviews}");
+}
+
+#[test]
+fn a_squash_landing_puts_one_commit_on_the_base_and_the_task_is_done_with_it() {
+    let fx = Fixture::new();
+    let before = fx.repo.commit("main").unwrap();
+    let work = fx.first_round();
+    let id = fx.task_id();
+    let land = fx.ok("POST", &format!("/tasks/{id}/merge"), Some(json!({"method": "squash"})));
+    assert_eq!(land["purpose"], "land");
+    let land = fx.ended(land["id"].as_str().unwrap());
+    assert_eq!(land["state"], "succeeded", "{land}");
+    let main = fx.repo.commit("main").unwrap();
+    assert_eq!(land["merge_commit"], main.as_str(), "{land}");
+    assert_eq!(
+        git(&fx.repo.bare, &["rev-list", "--count", &format!("{before}..{main}")]),
+        "1",
+        "one new commit"
+    );
+    assert_eq!(git(&fx.repo.bare, &["rev-parse", &format!("{main}^")]), before);
+    assert_eq!(git(&fx.repo.bare, &["log", "-1", "--format=%s", &main]), "WEB-1: Write notes");
+    assert_eq!(git(&fx.repo.bare, &["show", &format!("{main}:notes.txt")]), "one\ntwo\nthree");
+    assert_eq!(
+        git(&fx.repo.bare, &["diff", work["commit"].as_str().unwrap(), &main]),
+        "",
+        "the branch's whole change"
+    );
+    assert_eq!(fx.repo.commit("taskboard/WEB-1"), None, "the branch is deleted");
+    let task = fx.task();
+    assert_eq!((&task["status"], &task["merge_commit"]), (&json!("done"), &json!(main)), "{task}");
+    let log = transcript(&fx.env, land["id"].as_str().unwrap());
+    assert!(log.contains(&format!("squashed taskboard/WEB-1 onto main: {main}")), "{log}");
+}
+
+#[test]
+fn a_base_that_moved_under_the_branch_fails_the_landing_naming_the_file_and_the_agent_repairs_it() {
+    let fx = Fixture::new();
+    let work = fx.first_round();
+    // Meanwhile the base gets its own notes.txt.
+    fx.repo.commit_on_main("notes.txt", "from the base\n");
+    let moved = fx.repo.commit("main").unwrap();
+    let id = fx.task_id();
+    let land = fx.ok("POST", &format!("/tasks/{id}/merge"), Some(json!({"method": "merge"})));
+    let land = fx.ended(land["id"].as_str().unwrap());
+    assert_eq!(land["state"], "failed", "{land}");
+    assert_eq!(land["conflicts"], json!(["notes.txt"]), "{land}");
+    let reason = land["stop_reason"].as_str().unwrap();
+    assert!(reason.contains("main moved under taskboard/WEB-1: they conflict in notes.txt"), "{reason}");
+    assert_eq!(fx.repo.commit("main").unwrap(), moved, "the base is unmoved");
+
+    // The board hands it to the agent, told what conflicts.
+    let repair = fx.next_run("work", &[&work]);
+    assert_eq!((&repair["repairs_run_id"], &repair["state"]), (&land["id"], &json!("succeeded")), "{repair}");
+    let prompt = fx.logged("stdin-2.md");
+    assert!(prompt.contains("## Bring the branch up to date"), "{prompt}");
+    assert!(prompt.contains("- Base: origin/main\n- Conflicting files: notes.txt"), "{prompt}");
+    let head = fx.repo.commit("taskboard/WEB-1").unwrap();
+    assert_eq!(git(&fx.repo.bare, &["merge-base", "--is-ancestor", &moved, &head]), "", "the base merged in");
+    assert_eq!(fx.task()["status"], "review");
+
+    let again = fx.ok("POST", &format!("/tasks/{id}/merge"), Some(json!({"method": "merge"})));
+    let again = fx.ended(again["id"].as_str().unwrap());
+    assert_eq!(again["state"], "succeeded", "{again}");
+    let main = fx.repo.commit("main").unwrap();
+    assert_eq!(git(&fx.repo.bare, &["show", &format!("{main}:notes.txt")]), "one\ntwo\nthree\nbase");
+    assert_eq!(
+        git(&fx.repo.bare, &["rev-list", "--parents", "-n", "1", &main]).split(' ').count(),
+        3,
+        "a merge"
+    );
+    assert_eq!(fx.task()["status"], "done");
+}
+
+#[test]
+fn a_failing_check_blocks_the_landing_with_its_output_and_leaves_the_base_unmoved() {
+    let fx = Fixture::new();
+    let before = fx.repo.commit("main").unwrap();
+    fx.first_round();
+    let project = fx.env.json(&["project", "show", "web"]);
+    let settings = json!({"check_command": "echo \"checking $TASKBOARD_BRANCH\"; test -f notes.txt && echo broken; exit 1", "on_conflict": "person"});
+    fx.ok("PATCH", &format!("/projects/{}", project["id"].as_str().unwrap()), Some(settings));
+    let id = fx.task_id();
+    let land = fx.ok("POST", &format!("/tasks/{id}/merge"), Some(json!({"method": "squash"})));
+    let land = fx.ended(land["id"].as_str().unwrap());
+    assert_eq!(land["state"], "failed", "{land}");
+    let reason = land["stop_reason"].as_str().unwrap();
+    assert!(
+        reason.contains("exited with code 1; the end of its output:\nchecking taskboard/WEB-1\nbroken"),
+        "{reason}"
+    );
+    let log = transcript(&fx.env, land["id"].as_str().unwrap());
+    assert!(log.contains("output: checking taskboard/WEB-1\n") && log.contains("output: broken\n"), "{log}");
+    assert_eq!(fx.repo.commit("main").unwrap(), before, "nothing landed");
+    assert!(fx.repo.commit("taskboard/WEB-1").is_some(), "the branch stays");
+    assert_eq!(fx.task()["status"], "review");
+}
+
+#[test]
+fn a_discard_deletes_the_branch_from_the_repository() {
+    let fx = Fixture::new();
+    fx.first_round();
+    assert!(fx.repo.commit("taskboard/WEB-1").is_some());
+    let id = fx.task_id();
+    let discard = fx.ok("POST", &format!("/tasks/{id}/discard"), None);
+    assert_eq!(discard["purpose"], "discard");
+    let discard = fx.ended(discard["id"].as_str().unwrap());
+    assert_eq!(discard["state"], "succeeded", "{discard}");
+    assert_eq!(fx.repo.commit("taskboard/WEB-1"), None);
+    let cache = std::fs::read_dir(fx.state.join("repos")).unwrap().flatten().next().unwrap().path();
+    let local = Command::new("git")
+        .arg("-C")
+        .arg(&cache)
+        .args(["rev-parse", "--verify", "--quiet", "refs/heads/taskboard/WEB-1"])
+        .output()
+        .unwrap();
+    assert!(!local.status.success(), "the clone forgot it too");
+}
+
+/// A reviewer agent's script: it keeps its prompt and its diff file,
+/// then asks for changes on line 2 through the REST API.
+const REVIEWER: &str = r#"#!/bin/sh
+cat > "$LOG/reviewer-stdin.md"
+cp CHANGES.diff "$LOG/reviewer-changes.diff"
+curl -sS -f -X POST "$TASKBOARD_SERVER/api/v1/tasks/$TASKBOARD_TASK_ID/reviews" \
+  -H "Authorization: Bearer $TASKBOARD_TOKEN" -H 'Content-Type: application/json' \
+  -d '{"verdict": "request_changes", "body": "Use digits.", "comments": [{"path": "notes.txt", "line": 2, "side": "new", "body": "2, not two"}]}'
+"#;
+
+#[test]
+fn a_reviewer_agent_reviews_the_changes_it_is_given_and_its_review_sends_the_work_back() {
+    let fx = Fixture::new();
+    let rev = fx.env.json(&["member", "create", "--name", "Rev", "--slug", "rev", "--type", "agent"]);
+    fx.env.run(&["project", "add-member", "web", "rev"]).success();
+    let project = fx.env.json(&["project", "show", "web"]);
+    fx.ok(
+        "PATCH",
+        &format!("/projects/{}", project["id"].as_str().unwrap()),
+        Some(json!({"reviewers": ["rev"]})),
+    );
+    let program = script(&fx.env, "reviewer.sh", REVIEWER);
+    let token = rev["token"].as_str().unwrap();
+    let (path, _) = runner_file(&fx.env, "two", "rev", token, &program, &fx.log);
+    let _reviewer = Runner::start(&fx.env, &path);
+    let first = fx.first_round();
+    let review_run = fx.next_run("review", &[]);
+    assert_eq!(
+        (&review_run["state"], &review_run["agent"]["slug"]),
+        (&json!("succeeded"), &json!("rev")),
+        "{review_run}"
+    );
+    let prompt = fx.logged("reviewer-stdin.md");
+    assert!(prompt.contains("# WEB-1: Write notes"), "{prompt}");
+    assert!(
+        prompt.contains("## Changes to review") && prompt.contains("- notes.txt: added +3 -0"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("+one\n+two\n+three\n"), "the diff: {prompt}");
+    assert!(prompt.contains("review_submit") && prompt.contains("/reviews"), "how to file it: {prompt}");
+    let id = fx.task_id();
+    let changes = fx.ok("GET", &format!("/tasks/{id}/changes"), None);
+    assert_eq!(fx.logged("reviewer-changes.diff"), changes["diff"].as_str().unwrap());
+    let reviews = fx.ok("GET", &format!("/tasks/{id}/reviews"), None);
+    assert_eq!(
+        (&reviews[0]["author"]["slug"], &reviews[0]["verdict"]),
+        (&json!("rev"), &json!("request_changes"))
+    );
+    // Its review sends the work back to the coder, with its comment.
+    let round2 = fx.next_run("work", &[&first]);
+    assert_eq!(round2["review_id"], reviews[0]["id"], "{round2}");
+    assert!(fx.logged("review-2.md").contains("> 2, not two"));
 }

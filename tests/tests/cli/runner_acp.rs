@@ -364,3 +364,39 @@ fn an_acp_agent_answers_a_mention_with_a_reply_in_the_conversation() {
     let transcript = transcript(&env, run["id"].as_str().unwrap());
     assert!(transcript.contains("plan: [in_progress] Answer the question"), "{transcript}");
 }
+
+#[test]
+fn with_permissions_allow_the_runner_allows_the_agents_request_itself_and_says_so_in_the_transcript() {
+    let env = Env::remote();
+    let log = env.dir.path().join("agent-log");
+    let _runner = asked_for(&env, &log, "permissions = \"allow\"");
+    let run = ended(&env, "WEB-1");
+    assert_eq!(run["state"], "succeeded", "no person was asked: {run}");
+    assert_eq!(logged(&log, "permission")[0]["option_id"], "allow", "the option allowing once");
+    let id = run["id"].as_str().unwrap();
+    let transcript = transcript(&env, id);
+    assert!(
+        transcript.contains("answer: Allowed by the runner (permissions = \"allow\"): Write done.txt"),
+        "{transcript}"
+    );
+    assert!(!transcript.contains("question:"), "{transcript}");
+    assert_eq!(env.json(&["task", "show", "WEB-1"])["status"], "review");
+}
+
+#[test]
+fn permissions_by_tool_kind_allow_the_kinds_listed_and_ask_a_person_for_the_rest() {
+    // The agent's write is a tool call of kind `edit`.
+    let env = Env::remote();
+    let log = env.dir.path().join("agent-log");
+    let _runner = asked_for(&env, &log, "permissions = [\"read\", \"edit\"]");
+    let run = ended(&env, "WEB-1");
+    assert_eq!(run["state"], "succeeded", "{run}");
+    assert!(transcript(&env, run["id"].as_str().unwrap()).contains("Allowed by the runner"));
+
+    let env = Env::remote();
+    let log = env.dir.path().join("agent-log");
+    let _runner = asked_for(&env, &log, "permissions = [\"read\", \"execute\"]");
+    let run = awaiting(&env, "WEB-1");
+    assert_eq!(run["state"], "awaiting_input", "an edit is asked: {run}");
+    assert!(run["question"]["text"].as_str().unwrap().contains("Write done.txt"), "{run}");
+}
