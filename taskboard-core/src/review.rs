@@ -454,15 +454,18 @@ impl<'a> DiffLines<'a> {
     pub fn parse(diff: &'a str) -> DiffLines<'a> {
         let mut out = DiffLines::default();
         let (mut path, mut old, mut new): (Option<&str>, u32, u32) = (None, 0, 0);
+        let mut old_path: Option<&str> = None;
         let mut in_hunk = false;
         for line in diff.lines() {
             if line.starts_with("diff --git ") {
                 path = None;
+                old_path = None;
                 in_hunk = false;
             } else if !in_hunk && let Some(p) = line.strip_prefix("+++ ") {
-                path = p.strip_prefix("b/").or(Some(p)).filter(|p| *p != "/dev/null");
-            } else if !in_hunk && line.starts_with("--- ") {
-                // The old path; the new one names the file.
+                // The new path names the file; a deleted file's is its old one.
+                path = p.strip_prefix("b/").or(Some(p)).filter(|p| *p != "/dev/null").or(old_path);
+            } else if !in_hunk && let Some(p) = line.strip_prefix("--- ") {
+                old_path = p.strip_prefix("a/").or(Some(p)).filter(|p| *p != "/dev/null");
             } else if let Some(rest) = line.strip_prefix("@@ ") {
                 let mut parts = rest.split(' ');
                 let start = |s: Option<&str>, sign: char| -> u32 {
@@ -541,5 +544,12 @@ new file mode 100644
         assert_eq!(lines.line("new.txt", Side::New, 2), Some("world"));
         assert_eq!(lines.line("new.txt", Side::New, 3), None);
         assert_eq!(lines.line("src/lib.rs", Side::New, 9), None);
+        let deleted = "diff --git a/old.txt b/old.txt\ndeleted file mode 100644\n--- a/old.txt\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-one\n-two\n";
+        let lines = DiffLines::parse(deleted);
+        assert_eq!(
+            lines.line("old.txt", Side::Old, 2),
+            Some("two"),
+            "a deleted file's lines count on the old side"
+        );
     }
 }

@@ -145,7 +145,8 @@ async fn serve_json<E: Endpoint>(
     let key_text = idempotency_key_text::<E>(req.headers(), &caller);
     let (parts, incoming) = req.into_parts();
     let path_and_query = parts.uri.path_and_query().map_or("", |p| p.as_str());
-    let bytes = parse::read_body(incoming, declared, &state.limits).await?;
+    let max = E::BODY_LIMIT.map_or(state.limits.max_json_bytes, |n| n.max(state.limits.max_json_bytes));
+    let bytes = parse::read_body(incoming, declared, max, &state.limits).await?;
     let left_out = E::Body::OPTIONAL && bytes.iter().all(u8::is_ascii_whitespace);
     if let Some(schema) = route.body.as_ref().filter(|_| !left_out) {
         parse::check_json(&bytes, schema)?;

@@ -158,7 +158,7 @@ async fn read_message(
     }
     crate::parse::check_json_type(&parts.headers).map_err(|e| error(&e))?;
     let declared = parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse().ok());
-    let bytes = match crate::parse::read_body(body, declared, limits).await {
+    let bytes = match crate::parse::read_body(body, declared, limits.max_json_bytes, limits).await {
         Ok(bytes) => bytes,
         Err(Reject::Api(e)) => return Err(error(&e)),
         Err(Reject::Abort(why)) => return Err(error(&Error::bad_request(why))),

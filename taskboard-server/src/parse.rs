@@ -19,13 +19,14 @@ use crate::shape;
 pub(crate) async fn read_body(
     body: Incoming,
     declared_len: Option<u64>,
+    max: usize,
     limits: &crate::Limits,
 ) -> Result<Bytes, Reject> {
-    let too_large = || Error::too_large(format!("the request body exceeds {} bytes", limits.max_json_bytes));
-    if declared_len.is_some_and(|n| n > limits.max_json_bytes as u64) {
+    let too_large = || Error::too_large(format!("the request body exceeds {max} bytes"));
+    if declared_len.is_some_and(|n| n > max as u64) {
         return Err(too_large().into());
     }
-    let collect = Limited::new(body, limits.max_json_bytes).collect();
+    let collect = Limited::new(body, max).collect();
     match tokio::time::timeout(limits.body_read_timeout, collect).await {
         Err(_) => Err(Reject::Abort("the request body was not received in time")),
         Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(too_large().into()),

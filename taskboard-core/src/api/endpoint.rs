@@ -150,6 +150,11 @@ pub trait Endpoint: Send + Sync + 'static {
     /// body).
     const BOARD_WIDE: bool = false;
 
+    /// The most bytes of JSON body the endpoint must accept, when that is
+    /// more than a server's limit for bodies (which then applies to every
+    /// other endpoint): a run's changes carry up to two diffs of 2 MB.
+    const BODY_LIMIT: Option<usize> = None;
+
     /// The cookie the endpoint reads, into [`Caller::cookie`]; no other
     /// endpoint sees the request's cookies.
     const COOKIE: Option<&'static str> = None;

@@ -16,6 +16,8 @@ pub struct RecordChanges;
 
 impl Endpoint for RecordChanges {
     const SCOPE: Scope = Scope::RunsWrite;
+    /// Two diffs at their cap, escaped as JSON strings, and their files.
+    const BODY_LIMIT: Option<usize> = Some(4 * crate::review::MAX_DIFF_BYTES + (1 << 20));
     const INFO: Info = Info {
         name: "record_changes",
         method: Method::Post,

@@ -202,3 +202,41 @@ async fn a_member_outside_the_project_cannot_point_the_runner_at_her_repository(
         "landing settings",
     );
 }
+
+/// A runner records a diff at its 2 MB cap, for the task and the round,
+/// in one request: past the server's 1 MiB limit for other bodies, which
+/// still holds elsewhere.
+#[tokio::test]
+async fn a_run_records_changes_with_diffs_at_their_cap() {
+    let app = spawn().await;
+    let p = app.create_project(app.owner(), "web").await;
+    let (bot, token) = app.create_agent("bot", "member").await;
+    app.add_to_project(p.id, bot).await;
+    let t = app.create_task(app.owner(), p.id, "big").await;
+    let run: Run = app
+        .post(&format!("/api/v1/tasks/{}/runs", t.id), app.owner(), json!({"agent_id": bot}))
+        .await
+        .expect(201);
+    let line = format!("+{}\n", "x\t\"y\" ".repeat(8));
+    let mut diff =
+        String::from("diff --git a/big.txt b/big.txt\n--- /dev/null\n+++ b/big.txt\n@@ -0,0 +1 @@\n");
+    while diff.len() + line.len() <= taskboard_core::review::MAX_DIFF_BYTES {
+        diff.push_str(&line);
+    }
+    let changes = |head: &str| {
+        json!({"base_commit": "b0", "head_commit": head, "branch": "taskboard/WEB-1",
+               "files": [{"path": "big.txt", "status": "added", "additions": 40000, "deletions": 0}],
+               "diff": diff, "truncated": true})
+    };
+    let body = json!({"task": changes("h1"), "run": changes("h1")});
+    assert!(body.to_string().len() > 4 << 20, "two escaped diffs: {} bytes", body.to_string().len());
+    let recorded: Run =
+        app.post(&format!("/api/v1/runs/{}/changes", run.id), Some(&token), &body).await.expect(200);
+    assert_eq!(recorded.work.changes.map(|c| c.additions), Some(40000));
+    let served: Value = app.get(&format!("/api/v1/tasks/{}/changes", t.id), app.owner()).await.expect(200);
+    assert_eq!(served["diff"].as_str().map(str::len), Some(diff.len()));
+    // Elsewhere the limit stands.
+    let long = json!({"title": "x", "description": "y".repeat(2 << 20)});
+    let res = app.post(&format!("/api/v1/tasks?project_id={}", p.id), app.owner(), &long).await;
+    assert_eq!(res.status, 413);
+}
