@@ -1,7 +1,6 @@
 //! `taskboard webhook …`.
 
 use clap::Subcommand;
-use uuid::Uuid;
 
 #[derive(Debug, Subcommand)]
 pub enum WebhookCmd {
@@ -32,14 +31,14 @@ With --quiet only the secret is printed."
     /// Show a webhook.
     #[command(after_help = "Example:\n  taskboard webhook show 01a2…")]
     Show {
-        /// Webhook id.
-        webhook: Uuid,
+        /// Webhook id, whole or as `webhook list` shows it.
+        webhook: String,
     },
     /// Change a webhook.
     #[command(after_help = "Example:\n  taskboard webhook update 01a2… --active false")]
     Update {
-        /// Webhook id.
-        webhook: Uuid,
+        /// Webhook id, whole or as `webhook list` shows it.
+        webhook: String,
         /// New URL.
         #[arg(long)]
         url: Option<String>,
@@ -65,20 +64,20 @@ With --quiet only the secret is printed."
     /// Delete a webhook with its deliveries.
     #[command(after_help = "Example:\n  taskboard webhook delete 01a2…")]
     Delete {
-        /// Webhook id.
-        webhook: Uuid,
+        /// Webhook id, whole or as `webhook list` shows it.
+        webhook: String,
     },
     /// Replace a webhook's secret; the new one is shown once.
     #[command(after_help = "Example:\n  taskboard webhook rotate-secret 01a2… --quiet")]
     RotateSecret {
-        /// Webhook id.
-        webhook: Uuid,
+        /// Webhook id, whole or as `webhook list` shows it.
+        webhook: String,
     },
     /// The delivery log of a webhook, newest first.
     #[command(after_help = "Example:\n  taskboard webhook deliveries 01a2… --limit 20")]
     Deliveries {
-        /// Webhook id.
-        webhook: Uuid,
+        /// Webhook id, whole or as `webhook list` shows it.
+        webhook: String,
         /// At most this many (1-1000, 50 when absent).
         #[arg(long)]
         limit: Option<u32>,
@@ -89,9 +88,10 @@ With --quiet only the secret is printed."
     /// Queue a delivery again.
     #[command(after_help = "Example:\n  taskboard webhook redeliver 01a2… 01a3…")]
     Redeliver {
-        /// Webhook id.
-        webhook: Uuid,
+        /// Webhook id, whole or as `webhook list` shows it.
+        webhook: String,
         /// Delivery id (the `webhook-id` header receivers saw).
-        delivery: Uuid,
+        /// Whole or as `webhook deliveries` shows it.
+        delivery: String,
     },
 }

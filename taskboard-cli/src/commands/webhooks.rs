@@ -7,7 +7,17 @@ use taskboard_core::{Perform, Result};
 use crate::cli::WebhookCmd;
 use crate::output::{Out, Row, short_id, when};
 
-use super::helpers::patch;
+use super::helpers::{patch, pick_id};
+
+/// A webhook by its whole id or the part `webhook list` shows.
+async fn find_webhook<B: Perform>(b: &B, reference: &str) -> Result<uuid::Uuid> {
+    match reference.parse() {
+        Ok(id) => Ok(id),
+        Err(_) => {
+            pick_id("webhook", reference, b.call::<ListWebhooks>((), (), ()).await?.iter().map(|w| w.id))
+        }
+    }
+}
 
 pub(super) async fn webhook<B: Perform>(b: &B, c: WebhookCmd, out: Out) -> Result<()> {
     match c {
@@ -21,7 +31,9 @@ pub(super) async fn webhook<B: Perform>(b: &B, c: WebhookCmd, out: Out) -> Resul
             show_secret(b.call::<CreateWebhook>((), (), new).await?, out);
         }
         WebhookCmd::List => out.list(&b.call::<ListWebhooks>((), (), ()).await?),
-        WebhookCmd::Show { webhook } => out.item(&b.call::<GetWebhook>(webhook, (), ()).await?),
+        WebhookCmd::Show { webhook } => {
+            out.item(&b.call::<GetWebhook>(find_webhook(b, &webhook).await?, (), ()).await?)
+        }
         WebhookCmd::Update {
             webhook,
             url,
@@ -32,6 +44,7 @@ pub(super) async fn webhook<B: Perform>(b: &B, c: WebhookCmd, out: Out) -> Resul
             clear_description,
             active,
         } => {
+            let webhook = find_webhook(b, &webhook).await?;
             let project_id = match project {
                 Some(p) => Some(b.find_project(&p).await?.id),
                 None => None,
@@ -47,16 +60,28 @@ pub(super) async fn webhook<B: Perform>(b: &B, c: WebhookCmd, out: Out) -> Resul
             out.item(&b.call::<UpdateWebhook>(webhook, (), change).await?)
         }
         WebhookCmd::Delete { webhook } => {
+            let webhook = find_webhook(b, &webhook).await?;
             let done = b.call::<DeleteWebhook>(webhook, (), ()).await?;
             out.done(&done, &format!("deleted webhook {webhook}"))
         }
         WebhookCmd::RotateSecret { webhook } => {
+            let webhook = find_webhook(b, &webhook).await?;
             show_secret(b.call::<RotateWebhookSecret>(webhook, (), ()).await?, out);
         }
         WebhookCmd::Deliveries { webhook, limit, offset } => {
+            let webhook = find_webhook(b, &webhook).await?;
             out.list(&b.call::<ListDeliveries>(webhook, DeliveryQuery { limit, offset }, ()).await?)
         }
         WebhookCmd::Redeliver { webhook, delivery } => {
+            let webhook = find_webhook(b, &webhook).await?;
+            let delivery = match delivery.parse() {
+                Ok(id) => id,
+                Err(_) => {
+                    let query = DeliveryQuery { limit: Some(1000), offset: None };
+                    let logged = b.call::<ListDeliveries>(webhook, query, ()).await?;
+                    pick_id("delivery", &delivery, logged.iter().map(|d| d.id))?
+                }
+            };
             let d = b.call::<Redeliver>((webhook, delivery), (), ()).await?;
             out.done(&d, &format!("queued delivery {} (seq {}) again", d.id, d.seq))
         }

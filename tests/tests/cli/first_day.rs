@@ -136,6 +136,20 @@ fn ids_as_lists_print_them_me_title_and_task_comment() {
 }
 
 #[test]
+fn a_webhook_is_named_by_the_id_its_list_shows() {
+    let env = Env::local();
+    let created =
+        env.json(&["webhook", "create", "--url", "https://93.184.216.34/hook", "--event", "task.*"]);
+    let whole = created["id"].as_str().unwrap();
+    let hex = whole.replace('-', "");
+    let short = &hex[hex.len() - 8..];
+    assert!(ok(&env, &["webhook", "list"]).contains(short));
+    assert_eq!(env.json(&["webhook", "show", short])["id"], whole);
+    env.run(&["webhook", "deliveries", short]).success();
+    env.run(&["webhook", "delete", short]).success();
+}
+
+#[test]
 fn a_commands_help_shows_its_own_options_before_the_global_ones() {
     let env = Env::remote();
     let help = ok(&env, &["task", "create", "--help"]);
