@@ -105,6 +105,15 @@ pub async fn cached_clone(state: &Path, url: &RepoUrl) -> Result<PathBuf> {
 /// names.
 pub async fn base_of(cache: &Path, base_branch: Option<&str>) -> Result<String> {
     if let Some(b) = base_branch {
+        // The name goes into refs and refspecs: a branch name by git's
+        // rules, nothing a refspec would read more into (`:`, `*`).
+        let named = git::run(None, None, &["check-ref-format", &format!("refs/heads/{b}")]).await?;
+        if !named.ok || b.starts_with('-') {
+            return Err(failed(
+                "the base branch",
+                format!("the project's base_branch {b:?} is not a branch name"),
+            ));
+        }
         if commit_of(cache, &format!("refs/remotes/origin/{b}")).await.is_none() {
             return Err(failed(
                 "the base branch",
@@ -229,10 +238,25 @@ pub async fn finish(ws: &Workspace, agent: &str, message: &str) -> Result<Option
 pub async fn push(ws: &Workspace) -> Result<std::result::Result<(), String>> {
     let (Some(branch), Some(repo)) = (&ws.branch, &ws.repo) else { return Ok(Ok(())) };
     let target = format!("refs/heads/{branch}");
-    let lease = format!("--force-with-lease={target}:{}", repo.pushed.as_deref().unwrap_or(""));
+    let protocol = Some(repo.url.protocol());
+    // An agent that pushed its branch itself pushed part of this very
+    // work: what the repository has now is the lease when the branch
+    // holds it. Anything else there is someone else's, and the push is
+    // refused.
+    let mut lease = repo.pushed.clone();
+    let tracking = format!("refs/remotes/origin/{branch}");
+    let refetch = format!("+{target}:{tracking}");
+    if git::run(protocol, Some(&repo.cache), &["fetch", "--quiet", "origin", &refetch]).await?.ok
+        && let Some(now) = commit_of(&repo.cache, &tracking).await
+        && Some(&now) != repo.pushed.as_ref()
+        && is_ancestor(&repo.cache, &now, &target).await
+    {
+        lease = Some(now);
+    }
+    let lease = format!("--force-with-lease={target}:{}", lease.as_deref().unwrap_or(""));
     let refspec = format!("{target}:{target}");
     let args = ["push", "--quiet", "--no-verify", &lease, "origin", &refspec];
-    let ran = git::run(Some(repo.url.protocol()), Some(&repo.cache), &args).await?;
+    let ran = git::run(protocol, Some(&repo.cache), &args).await?;
     let key = branch.trim_start_matches("taskboard/");
     if ran.ok {
         git(Some(&repo.cache), &["update-ref", "-d", &unpushed_ref(key)]).await?;

@@ -142,6 +142,11 @@ impl Fixture {
 
     /// [`Fixture::new`], with `prepare` changing the bare repository first.
     fn with_repo(prepare: impl FnOnce(&Repo)) -> Fixture {
+        Fixture::with(AGENT, prepare)
+    }
+
+    /// [`Fixture::with_repo`] with `agent` as the agent's script.
+    fn with(agent: &str, prepare: impl FnOnce(&Repo)) -> Fixture {
         let env = Env::remote();
         let repo = Repo::new(&env);
         prepare(&repo);
@@ -150,7 +155,7 @@ impl Fixture {
             .success();
         let log = env.dir.path().join("agent-log");
         std::fs::create_dir_all(&log).unwrap();
-        let program = script(&env, "agent.sh", AGENT);
+        let program = script(&env, "agent.sh", agent);
         let (path, state) = runner_file(&env, "one", "bot", &token, &program, &log);
         let runner = Runner::start_logged(&env, &path, &env.dir.path().join("runner.log"));
         Fixture { env, repo, log, state, _runner: runner }
@@ -523,4 +528,41 @@ fn a_reviewer_agent_reviews_the_changes_it_is_given_and_its_review_sends_the_wor
     let round2 = fx.next_run("work", &[&first]);
     assert_eq!(round2["review_id"], reviews[0]["id"], "{round2}");
     assert!(fx.logged("review-2.md").contains("> 2, not two"));
+}
+
+#[test]
+fn a_rebase_landing_replays_the_branch_onto_a_base_that_moved() {
+    let fx = Fixture::new();
+    let work = fx.first_round();
+    fx.repo.commit_on_main("other.txt", "elsewhere\n");
+    let moved = fx.repo.commit("main").unwrap();
+    let id = fx.task_id();
+    let land = fx.ok("POST", &format!("/tasks/{id}/merge"), Some(json!({"method": "rebase"})));
+    let land = fx.ended(land["id"].as_str().unwrap());
+    assert_eq!(land["state"], "succeeded", "{land}");
+    let main = fx.repo.commit("main").unwrap();
+    assert_eq!(land["merge_commit"], main.as_str());
+    assert_eq!(
+        git(&fx.repo.bare, &["rev-parse", &format!("{main}^")]),
+        moved,
+        "on top of the base, no merge"
+    );
+    assert_ne!(main, work["commit"].as_str().unwrap(), "replayed");
+    assert_eq!(git(&fx.repo.bare, &["log", "-1", "--format=%s", &main]), "WEB-1: Write notes");
+    assert_eq!(git(&fx.repo.bare, &["show", &format!("{main}:notes.txt")]), "one\ntwo\nthree");
+    assert_eq!(git(&fx.repo.bare, &["show", &format!("{main}:other.txt")]), "elsewhere");
+    assert_eq!(fx.task()["status"], "done");
+}
+
+#[test]
+fn an_agent_that_pushes_its_branch_itself_still_has_what_it_left_pushed_on_top() {
+    let agent = "#!/bin/sh\ncat > /dev/null\nprintf 'one\\n' > notes.txt\ngit add notes.txt\n\
+        git -c user.name=bot -c user.email=bot@example.invalid commit --quiet -m 'bot: notes'\n\
+        git push --quiet origin HEAD:refs/heads/taskboard/WEB-1\necho later > later.txt\necho Done.\n";
+    let fx = Fixture::with(agent, |_| {});
+    let run = fx.first_round();
+    let head = fx.repo.commit("taskboard/WEB-1").unwrap();
+    assert_eq!(run["commit"], head.as_str(), "{run}");
+    assert_eq!(git(&fx.repo.bare, &["log", "--format=%s", "-2", &head]), "WEB-1: Write notes\nbot: notes");
+    assert_eq!(git(&fx.repo.bare, &["show", &format!("{head}:later.txt")]), "later");
 }
