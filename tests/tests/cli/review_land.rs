@@ -460,6 +460,10 @@ fn a_discard_deletes_the_branch_from_the_repository() {
     let fx = Fixture::new();
     fx.first_round();
     assert!(fx.repo.commit("taskboard/WEB-1").is_some());
+    // Discarded, the task is ready again: the agent is kept to other
+    // work, so that no new run of it pushes a new branch meanwhile.
+    fx.env.run(&["label", "create", "elsewhere"]).success();
+    fx.env.run(&["member", "update", "bot", "--agent-config", r#"{"labels":["elsewhere"]}"#]).success();
     let id = fx.task_id();
     let discard = fx.ok("POST", &format!("/tasks/{id}/discard"), None);
     assert_eq!(discard["purpose"], "discard");
@@ -474,6 +478,8 @@ fn a_discard_deletes_the_branch_from_the_repository() {
         .output()
         .unwrap();
     assert!(!local.status.success(), "the clone forgot it too");
+    assert_eq!(fx.task()["status"], "todo");
+    assert_eq!(runs(&fx.env, "WEB-1").len(), 2, "no new run");
 }
 
 /// A reviewer agent's script: it keeps its prompt and its diff file,
