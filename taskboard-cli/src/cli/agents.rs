@@ -15,9 +15,12 @@ each with its own token. For each agent it follows the event stream, picks up th
 started for it, claims ready tasks carrying its labels under a lease, and starts the agent on each \
 in a git worktree of the project's repository (or an empty directory). An agent of mode \"acp\" \
 speaks the Agent Client Protocol: its plan becomes the task's steps, its messages comments, its \
-tool calls the transcript, its permission requests the run's question for a person to answer. An \
+tool calls the transcript, its permission requests the run's question for a person to answer \
+unless the file's permissions allow them. An \
 agent of mode \"command\" gets the task as Markdown on stdin, and exit 0 succeeds. A run that \
-succeeds sends the task to review; one that fails gives it back. A run cancelled on the board, or \
+succeeds pushes its branch taskboard/KEY, records its changes and sends the task to review; one that \
+fails gives it back. The runner also performs its agents' landings and discards (merge, check, push) \
+and their review runs. A run cancelled on the board, or \
 whose task is moved away, stops the agent's whole process group. SIGINT or SIGTERM stops the \
 runner and its agents. With --data-dir (or --database) the runner opens that local board and serves \
 it to its agents on a loopback port of its own until it stops.")]
