@@ -366,6 +366,14 @@ fn event_subject(e: &Value) -> String {
     s.trim().to_string()
 }
 
+fn verdict(v: taskboard_core::review::Verdict) -> &'static str {
+    match v {
+        taskboard_core::review::Verdict::Approve => "an approving",
+        taskboard_core::review::Verdict::RequestChanges => "a changes-requesting",
+        taskboard_core::review::Verdict::Comment => "a comment",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::listing::input;
@@ -409,13 +417,5 @@ mod tests {
         args.insert("limit".into(), json!(5));
         let (filter, ()) = decode::<ListTasks>(args).expect("a filter");
         assert_eq!(filter.page.limit, Some(5));
-    }
-}
-
-fn verdict(v: taskboard_core::review::Verdict) -> &'static str {
-    match v {
-        taskboard_core::review::Verdict::Approve => "an approving",
-        taskboard_core::review::Verdict::RequestChanges => "a changes-requesting",
-        taskboard_core::review::Verdict::Comment => "a comment",
     }
 }
