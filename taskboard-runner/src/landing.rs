@@ -64,11 +64,11 @@ async fn task_and_project<C: Perform>(a: &AgentCtx<C>, run: &Run) -> Result<(Tas
     Ok((task, project))
 }
 
-fn repository(a_allow_local: bool, project: &Project) -> Result<RepoUrl> {
+fn repository(allow_local: bool, project: &Project) -> Result<RepoUrl> {
     let url = project.repo_urls.first().ok_or_else(|| {
         Error::bad_request(format!("project {} has no repository to land in", project.slug))
     })?;
-    RepoUrl::parse(url, a_allow_local)
+    RepoUrl::parse(url, allow_local)
 }
 
 /// A `land` run: the branch brought onto the base by its method in a
