@@ -46,6 +46,7 @@ pub enum ReviewCmd {
     Comment {
         /// Task key (like WEB-12) or id.
         task: String,
+        /// What you say of the whole change (this or a --comment is needed).
         #[arg(long, default_value = "")]
         body: String,
         /// A comment on a line: PATH:LINE=TEXT (PATH:LINE:old=TEXT for a removed line). Repeatable.

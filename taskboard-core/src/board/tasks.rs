@@ -251,7 +251,14 @@ impl Board {
                 "the task was moved or reassigned",
             )?;
         }
-        if changes.0.is_empty() && t.lease == old.lease && t.work == old.work {
+        // A person's edit marks `edited_at` (board::retries), which alone
+        // is no change.
+        let work_changed = t.work.review != old.work.review
+            || t.work.changes != old.work.changes
+            || t.work.merge_commit != old.work.merge_commit
+            || t.work.agent_id != old.work.agent_id
+            || t.work.agent_rounds != old.work.agent_rounds;
+        if changes.0.is_empty() && t.lease == old.lease && !work_changed {
             return tx.w.render_task(old);
         }
         let ended = ended_lease(tx, actor, old, &t, &mut changes.0)?;

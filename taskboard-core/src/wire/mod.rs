@@ -16,6 +16,7 @@ mod events;
 pub mod fields;
 mod imports;
 pub mod json;
+pub mod landing;
 pub mod model;
 pub mod paged;
 mod reply;

@@ -220,7 +220,7 @@ pub struct Project {
     pub auto_assign: bool,
     /// How the project's work is reviewed and landed.
     #[serde(flatten)]
-    pub landing: crate::review::LandingSettings,
+    pub landing: super::landing::LandingSettings,
 }
 
 /// `{id, slug, name}` of the project a task belongs to.
@@ -290,9 +290,9 @@ pub struct Task {
     pub external_ref: Option<ExternalRef>,
     /// The agent's branch against its base.
     #[serde(default)]
-    pub changes: Option<crate::review::ChangesSummary>,
+    pub changes: Option<super::landing::ChangesSummary>,
     #[serde(default)]
-    pub review: crate::review::TaskReview,
+    pub review: super::landing::TaskReview,
     /// The commit that landed the work.
     #[serde(default)]
     pub merge_commit: Option<String>,

@@ -128,7 +128,7 @@ async fn a_sessionless_client_works_through_a_round_robin_balancer() {
     assert_eq!(client.peer_info().map(|i| i.protocol_version.clone()), Some(ProtocolVersion::V_2026_07_28));
 
     let tools = client.list_all_tools().await.expect("tools/list");
-    assert_eq!(tools.len(), 20);
+    assert_eq!(tools.len(), taskboard_mcp::TOOL_NAMES.len());
     let me = call(&client, "whoami", json!({})).await;
     assert_eq!(me["member"]["slug"], "bot");
     let claimed = call(&client, "claim_task", json!({"project": "mcp", "lease_seconds": 60})).await;
