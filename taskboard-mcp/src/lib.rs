@@ -24,7 +24,7 @@ mod subscribe;
 mod tools;
 
 pub use handler::{McpServer, PROTOCOL_VERSIONS};
-pub use tools::{Profile, TOOL_NAMES, WAIT_CAP_SECONDS, REVIEWER_TOOL_NAMES, WORKER_TOOL_NAMES};
+pub use tools::{Profile, REVIEWER_TOOL_NAMES, TOOL_NAMES, WAIT_CAP_SECONDS, WORKER_TOOL_NAMES};
 
 /// Where a request's [`Perform`] comes from: the command line has one for
 /// the whole process; the server makes one per request, for the member
