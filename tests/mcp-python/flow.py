@@ -20,7 +20,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 base, password, taskboard = sys.argv[1], sys.argv[2], sys.argv[3]
 TOOLS = ["whoami", "list_projects", "list_members", "search_tasks", "get_task", "ready_tasks", "claim_task",
          "take_task", "heartbeat", "release_task", "reject_task", "create_task", "update_task", "add_step",
-         "complete_step", "comment", "read_comments", "post_chat", "read_chat", "wait_for_events"]
+         "complete_step", "comment", "read_comments", "post_chat", "read_chat", "wait_for_events", "get_changes",
+         "get_reviews", "review_submit"]
 
 
 def rest(method, path, body=None, token=None):
