@@ -6,16 +6,15 @@
 
 use uuid::Uuid;
 
-use super::reviews::{open_work_run, start_reviews};
-use super::run_records::{live_run_of, put_run, render};
+use super::reviews::{create_task_run, open_work_run, start_reviews};
+use super::run_records::live_run_of;
 use super::{Actor, Board, Tx};
 use crate::error::{Error, Result};
-use crate::events::EventKind;
 use crate::model::{AuditAction, AuthorType, TaskStatus};
 use crate::records::Render;
 use crate::records::{MessageRecord, Records, TaskRecord};
 use crate::review::*;
-use crate::runs::{Run, RunRecord, RunState, RunTask, RunWork};
+use crate::runs::{Run, RunRecord, RunState, RunWork};
 use crate::storage::tables::TASK_CHANGES;
 
 /// A run of `purpose` of the task's agent, which its runner performs with
@@ -36,18 +35,7 @@ fn open_repository_run(tx: &mut Tx<'_>, by: Uuid, task: &TaskRecord, work: RunWo
             )));
         }
     }
-    let rec = RunRecord {
-        task_id: Some(task.id),
-        task: Some(RunTask { id: task.id, key, title: task.title.clone() }),
-        project_id: Some(task.project_id),
-        message_id: None,
-        work,
-        ..RunRecord::starting(agent, by, None, tx.now)
-    };
-    put_run(tx, None, &rec)?;
-    let run = render(tx.w, &rec)?;
-    tx.emit_all(EventKind::RunCreated, &run)?;
-    Ok(run)
+    create_task_run(tx, task, key, agent, by, work)
 }
 
 /// The member who asks for a landing or a discard may change the task:

@@ -259,6 +259,19 @@ pub(super) fn open_work_run(
     t.work.review.round = t.work.review.round.max(work.round);
     t.lease = Some(super::work::lease(Uuid::new_v4(), agent, tx.now, DEFAULT_RUN_LEASE_SECONDS));
     Board::save_task_change(tx, by, &task, t.clone(), AuditAction::Assign)?;
+    create_task_run(tx, &task, key, agent, by, work)
+}
+
+/// Writes a new run of `agent` at `task`, `starting` for its runner, and
+/// tells everyone (`run.created`).
+pub(super) fn create_task_run(
+    tx: &mut Tx<'_>,
+    task: &TaskRecord,
+    key: String,
+    agent: Uuid,
+    by: Uuid,
+    work: RunWork,
+) -> Result<Run> {
     let rec = RunRecord {
         task_id: Some(task.id),
         task: Some(RunTask { id: task.id, key, title: task.title.clone() }),
@@ -324,17 +337,7 @@ pub(super) fn start_reviews(tx: &mut Tx<'_>, task: &TaskRecord, by: Uuid) -> Res
             round: task.work.review.round.max(1),
             ..RunWork::default()
         };
-        let rec = RunRecord {
-            task_id: Some(task.id),
-            task: Some(RunTask { id: task.id, key: key.clone(), title: task.title.clone() }),
-            project_id: Some(task.project_id),
-            message_id: None,
-            work,
-            ..RunRecord::starting(reviewer, by, None, tx.now)
-        };
-        put_run(tx, None, &rec)?;
-        let run = render(tx.w, &rec)?;
-        tx.emit_all(EventKind::RunCreated, &run)?;
+        create_task_run(tx, task, key.clone(), reviewer, by, work)?;
     }
     Ok(())
 }
