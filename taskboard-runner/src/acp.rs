@@ -31,13 +31,12 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::codec::{FramedRead, FramedWrite, LinesCodec};
 
-use super::agent::{Job, Outcome};
+use super::job::{Job, Outcome, Target};
 use super::process::{self, Spawn};
 use super::reports::{self, End};
 use super::workspace::Workspace;
 use super::{AgentCtx, Live};
 use report::Report;
-pub(crate) use report::Target;
 
 /// The longest line the agent may send (a JSON-RPC message); a longer
 /// one ends the connection.

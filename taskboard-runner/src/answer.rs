@@ -13,9 +13,9 @@ use taskboard_core::review::RunPurpose;
 use taskboard_core::runs::{Run, RunState};
 use taskboard_core::{Error, ErrorKind, Perform, Result};
 
-use super::acp::Target;
-use super::agent::{self, Job, Outcome};
+use super::agent;
 use super::command::REPLY_CHARS;
+use super::job::{Job, Outcome, Target};
 use super::message_prompt::{self, Ask};
 use super::reports::{self, End};
 use super::workspace::Workspace;

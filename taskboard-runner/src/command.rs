@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
-use super::agent::{Job, Outcome};
+use super::job::{Job, Outcome};
 use super::process::{self, Spawn};
 use super::reports::{End, Output, beat_every, heartbeat, mark_running};
 use super::{AgentCtx, Live};

@@ -37,6 +37,7 @@ mod command;
 pub mod config;
 mod git;
 pub mod guard;
+mod job;
 mod landing;
 mod message_prompt;
 mod process;

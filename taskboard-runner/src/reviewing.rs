@@ -11,12 +11,11 @@ use taskboard_core::api::{
 use taskboard_core::runs::{Run, RunState};
 use taskboard_core::{Error, Perform, Result};
 
-use super::acp::Target;
-use super::agent::{self, Job};
+use super::agent;
 use super::config::PromptVia;
+use super::job::{Job, Target, agent_env};
 use super::prompt::{self, Brief};
 use super::reports::{end_run, ending};
-use super::supervise::agent_env;
 use super::workspace::{self, Workspace};
 use super::{AgentCtx, Live, state_dir};
 

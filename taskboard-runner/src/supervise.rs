@@ -14,10 +14,10 @@ use taskboard_core::review::{ChangesReport, MAX_DIFF_BYTES, RunPurpose};
 use taskboard_core::runs::{Run, RunState};
 use taskboard_core::{Error, ErrorKind, Perform, Result};
 
-use super::acp::Target;
-use super::agent::{self, Job, Outcome};
+use super::agent;
 use super::changes;
 use super::config::PromptVia;
+use super::job::{Job, Outcome, Target, agent_env};
 use super::process;
 use super::prompt::{self, Brief};
 use super::reports::{end_run, ending, keeping_lease, until_answered};
@@ -171,27 +171,6 @@ async fn round<C: Perform>(
         markdown.push_str(&prompt::repair(&landing, &base, ws.branch.as_deref()));
     }
     Ok(())
-}
-
-/// The agent's environment: the runner file's `env`, then where the
-/// board is, who the agent is and what it works on.
-pub(super) fn agent_env<C>(a: &AgentCtx<C>, run: &Run, task: &Task, ws: &Workspace) -> Vec<(String, String)> {
-    let mut env: Vec<(String, String)> = a.entry.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    env.extend([
-        ("TASKBOARD_SERVER".to_string(), a.shared.server.clone()),
-        ("TASKBOARD_TOKEN".to_string(), a.token.clone()),
-        ("TASKBOARD_TASK".to_string(), task.key.clone()),
-        ("TASKBOARD_TASK_ID".to_string(), task.id.to_string()),
-        ("TASKBOARD_RUN".to_string(), run.id.to_string()),
-        ("TASKBOARD_WORKSPACE".to_string(), ws.dir.to_string_lossy().into_owned()),
-    ]);
-    if let Some(model) = a.entry.model.clone().or_else(|| a.me.agent_config.model.clone()) {
-        env.push(("TASKBOARD_MODEL".to_string(), model));
-    }
-    if let Some(lease) = task.lease.as_ref().filter(|l| l.holder.id == a.me.id) {
-        env.push(("TASKBOARD_LEASE".to_string(), lease.id.to_string()));
-    }
-    env
 }
 
 /// The message of the runner's commit of what the agent left: the task

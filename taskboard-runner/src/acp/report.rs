@@ -17,13 +17,13 @@ use taskboard_core::api::{
     AppendTranscript, CreateStep, DeleteStep, GetRun, GetTask, GetTranscript, NewEntries, NewEntry,
     NewMessage, NewStep, Patch, PostMessage, RunPatch, StepPatch, TranscriptQuery, UpdateRun, UpdateStep,
 };
-use taskboard_core::model::Message;
 use taskboard_core::runs::{EntryKind, MAX_ENTRY_TEXT, Question, QuestionOption, Usage};
 use taskboard_core::validate::{LongText, Title};
 use taskboard_core::{ErrorKind, Perform};
 use uuid::Uuid;
 
 use crate::AgentCtx;
+use crate::job::Target;
 
 /// Most characters of a comment (the board's limit).
 const COMMENT_CHARS: usize = 100_000;
@@ -62,19 +62,6 @@ struct Asked {
     /// The question's option ids and the agent's options they stand for.
     options: Vec<(String, PermissionOption)>,
     responder: Responder<RequestPermissionResponse>,
-}
-
-/// Where what the agent says goes.
-#[derive(Clone)]
-pub(crate) enum Target {
-    /// A run at a task: comments on it, the plan as its steps.
-    Task(Uuid),
-    /// A run answering a message: replies to it in its chat or thread;
-    /// the plan stays in the transcript.
-    Reply(Message),
-    /// A reviewer's run: comments on the task it reviews; its plan stays
-    /// in the transcript (the task's steps are its worker's).
-    Review(Uuid),
 }
 
 /// What the agent said, on its way to the board.
