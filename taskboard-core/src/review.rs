@@ -346,54 +346,111 @@ pub struct DiffLines<'a> {
     lines: std::collections::HashMap<(&'a str, Side, u32), &'a str>,
 }
 
+/// One line of a hunk of a unified diff: its file, which hunk, its
+/// number on each side it stands on, and the line as the diff shows it
+/// (`+`, `-` or a space first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HunkLine<'a> {
+    pub path: &'a str,
+    /// Counts the hunks of the whole diff from 0.
+    pub hunk: usize,
+    pub old: Option<u32>,
+    pub new: Option<u32>,
+    pub line: &'a str,
+}
+
+impl HunkLine<'_> {
+    /// The line's number on `side`, if it stands there.
+    pub fn number(&self, side: Side) -> Option<u32> {
+        match side {
+            Side::New => self.new,
+            Side::Old => self.old,
+        }
+    }
+}
+
+/// The lines of the hunks of a unified diff as `git diff` writes it
+/// (`diff --git`, `---`, `+++`, `@@ -a,b +c,d @@` hunks), in order. A
+/// deleted file is named by its old path. What it cannot read is skipped.
+pub fn hunk_lines(diff: &str) -> Vec<HunkLine<'_>> {
+    let mut out = Vec::new();
+    let (mut path, mut old, mut new): (Option<&str>, u32, u32) = (None, 0, 0);
+    let mut old_path: Option<&str> = None;
+    let (mut in_hunk, mut hunks) = (false, 0usize);
+    for line in diff.lines() {
+        if line.starts_with("diff --git ") {
+            path = None;
+            old_path = None;
+            in_hunk = false;
+        } else if !in_hunk && let Some(p) = line.strip_prefix("+++ ") {
+            path = p.strip_prefix("b/").or(Some(p)).filter(|p| *p != "/dev/null").or(old_path);
+        } else if !in_hunk && let Some(p) = line.strip_prefix("--- ") {
+            old_path = p.strip_prefix("a/").or(Some(p)).filter(|p| *p != "/dev/null");
+        } else if let Some(rest) = line.strip_prefix("@@ ") {
+            let mut parts = rest.split(' ');
+            let start = |s: Option<&str>, sign: char| -> u32 {
+                s.and_then(|s| s.strip_prefix(sign))
+                    .and_then(|s| s.split(',').next())
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0)
+            };
+            old = start(parts.next(), '-');
+            new = start(parts.next(), '+');
+            in_hunk = true;
+            hunks += 1;
+        } else if in_hunk && let Some(p) = path {
+            let (o, n) = match line.as_bytes().first() {
+                Some(b'+') => (None, Some(new)),
+                Some(b'-') => (Some(old), None),
+                Some(b' ') => (Some(old), Some(new)),
+                Some(b'\\') => continue,
+                _ => {
+                    in_hunk = false;
+                    continue;
+                }
+            };
+            old += u32::from(o.is_some());
+            new += u32::from(n.is_some());
+            out.push(HunkLine { path: p, hunk: hunks - 1, old: o, new: n, line });
+        }
+    }
+    out
+}
+
+/// The lines of `path`'s diff within `context` lines of `line` on `side`
+/// (in its hunk), as the diff shows them, the line itself marked
+/// `  <- this line`; empty when the diff does not show it. What a round
+/// sent back shows of each comment.
+pub fn lines_around(diff: &str, path: &str, side: Side, line: u32, context: usize) -> String {
+    let lines: Vec<HunkLine<'_>> = hunk_lines(diff).into_iter().filter(|l| l.path == path).collect();
+    let Some(at) = lines.iter().position(|l| l.number(side) == Some(line)) else { return String::new() };
+    let hunk = lines[at].hunk;
+    let same: Vec<usize> = (0..lines.len()).filter(|i| lines[*i].hunk == hunk).collect();
+    let pos = same.iter().position(|i| *i == at).unwrap_or(0);
+    let from = pos.saturating_sub(context);
+    let to = (pos + context + 1).min(same.len());
+    let mut out = String::new();
+    for (k, i) in same[from..to].iter().enumerate() {
+        out.push_str(lines[*i].line);
+        if from + k == pos {
+            out.push_str("  <- this line");
+        }
+        out.push('\n');
+    }
+    out
+}
+
 impl<'a> DiffLines<'a> {
-    /// Reads a unified diff as `git diff` writes it (`diff --git`, `---`,
-    /// `+++`, `@@ -a,b +c,d @@` hunks). What it cannot read is skipped.
+    /// Reads a unified diff (see [`hunk_lines`]).
     pub fn parse(diff: &'a str) -> DiffLines<'a> {
         let mut out = DiffLines::default();
-        let (mut path, mut old, mut new): (Option<&str>, u32, u32) = (None, 0, 0);
-        let mut old_path: Option<&str> = None;
-        let mut in_hunk = false;
-        for line in diff.lines() {
-            if line.starts_with("diff --git ") {
-                path = None;
-                old_path = None;
-                in_hunk = false;
-            } else if !in_hunk && let Some(p) = line.strip_prefix("+++ ") {
-                // The new path names the file; a deleted file's is its old one.
-                path = p.strip_prefix("b/").or(Some(p)).filter(|p| *p != "/dev/null").or(old_path);
-            } else if !in_hunk && let Some(p) = line.strip_prefix("--- ") {
-                old_path = p.strip_prefix("a/").or(Some(p)).filter(|p| *p != "/dev/null");
-            } else if let Some(rest) = line.strip_prefix("@@ ") {
-                let mut parts = rest.split(' ');
-                let start = |s: Option<&str>, sign: char| -> u32 {
-                    s.and_then(|s| s.strip_prefix(sign))
-                        .and_then(|s| s.split(',').next())
-                        .and_then(|n| n.parse().ok())
-                        .unwrap_or(0)
-                };
-                old = start(parts.next(), '-');
-                new = start(parts.next(), '+');
-                in_hunk = true;
-            } else if in_hunk && let Some(p) = path {
-                match line.as_bytes().first() {
-                    Some(b'+') => {
-                        out.lines.insert((p, Side::New, new), &line[1..]);
-                        new += 1;
-                    }
-                    Some(b'-') => {
-                        out.lines.insert((p, Side::Old, old), &line[1..]);
-                        old += 1;
-                    }
-                    Some(b' ') => {
-                        out.lines.insert((p, Side::New, new), &line[1..]);
-                        out.lines.insert((p, Side::Old, old), &line[1..]);
-                        new += 1;
-                        old += 1;
-                    }
-                    Some(b'\\') => {}
-                    _ => in_hunk = false,
-                }
+        for l in hunk_lines(diff) {
+            let text = &l.line[1..];
+            if let Some(n) = l.new {
+                out.lines.insert((l.path, Side::New, n), text);
+            }
+            if let Some(o) = l.old {
+                out.lines.insert((l.path, Side::Old, o), text);
             }
         }
         out

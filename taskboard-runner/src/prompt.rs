@@ -119,54 +119,7 @@ pub fn review(review: &Review, diff: Option<&str>, branch: Option<&str>) -> Stri
 /// `side`, as the diff shows them (`+`, `-` or a space first), the
 /// commented one marked; empty when the diff does not show it.
 pub fn around(diff: &str, path: &str, side: Side, line: u32) -> String {
-    // (number on the comment's side, the diff's line) of each hunk.
-    let mut hunks: Vec<Vec<(Option<u32>, &str)>> = Vec::new();
-    let (mut in_file, mut old, mut new) = (false, 0u32, 0u32);
-    for l in diff.lines() {
-        if l.starts_with("diff --git ") {
-            in_file = false;
-        } else if let Some(p) = l.strip_prefix("+++ ") {
-            in_file = p.strip_prefix("b/").unwrap_or(p) == path;
-        } else if let Some(rest) = l.strip_prefix("@@ ").filter(|_| in_file) {
-            let mut parts = rest.split(' ');
-            let start = |s: Option<&str>, sign: char| -> u32 {
-                s.and_then(|s| s.strip_prefix(sign))
-                    .and_then(|s| s.split(',').next())
-                    .and_then(|n| n.parse().ok())
-                    .unwrap_or(0)
-            };
-            old = start(parts.next(), '-');
-            new = start(parts.next(), '+');
-            hunks.push(Vec::new());
-        } else if in_file && let Some(hunk) = hunks.last_mut() {
-            let (number, counted) = match l.as_bytes().first() {
-                Some(b'+') => (Some(new), (0, 1)),
-                Some(b'-') => (Some(old), (1, 0)),
-                Some(b' ') => (Some(if side == Side::New { new } else { old }), (1, 1)),
-                _ => continue,
-            };
-            let on_side = match l.as_bytes()[0] {
-                b'+' => side == Side::New,
-                b'-' => side == Side::Old,
-                _ => true,
-            };
-            hunk.push((number.filter(|_| on_side), l));
-            old += counted.0;
-            new += counted.1;
-        }
-    }
-    for hunk in hunks {
-        let Some(at) = hunk.iter().position(|(n, _)| *n == Some(line)) else { continue };
-        let from = at.saturating_sub(AROUND);
-        let to = (at + AROUND + 1).min(hunk.len());
-        let mut out = String::new();
-        for (i, (_, l)) in hunk[from..to].iter().enumerate() {
-            let mark = if from + i == at { "  <- this line" } else { "" };
-            let _ = writeln!(out, "{l}{mark}");
-        }
-        return out;
-    }
-    String::new()
+    taskboard_core::review::lines_around(diff, path, side, line, AROUND)
 }
 
 /// What a run bringing the branch up to date after a failed landing is
