@@ -126,6 +126,14 @@ impl Turn {
         Turn::when("after a tool result", |r| !r.is_small_model() && !r.tool_results().is_empty())
     }
 
+    /// The call after the agent ran its tool `name` (`Write`, `Read`,
+    /// `mcp__taskboard__review_submit` …): the last message holds its
+    /// result.
+    pub fn after_tool(name: impl Into<String>) -> Turn {
+        let name = name.into();
+        Turn::when(format!("after {name}"), move |r| !r.is_small_model() && r.last_tool_use() == Some(&name))
+    }
+
     /// A call whose user messages hold `text` (the prompt, or a message
     /// the agent was sent).
     pub fn prompt_contains(text: impl Into<String>) -> Turn {
@@ -219,6 +227,16 @@ impl Request {
         let last = self.body["messages"].as_array().and_then(|m| m.last());
         let content = last.filter(|m| m["role"] == "user").and_then(|m| m["content"].as_array());
         content.map(|c| c.iter().filter(|b| b["type"] == "tool_result").collect()).unwrap_or_default()
+    }
+
+    /// The name of the tool whose result the last message holds: the
+    /// tool the model's previous answer called.
+    pub fn last_tool_use(&self) -> Option<&str> {
+        let id = self.tool_results().first()?["tool_use_id"].as_str()?;
+        let messages = self.body["messages"].as_array()?;
+        let asked = messages.iter().rev().find(|m| m["role"] == "assistant")?;
+        let blocks = asked["content"].as_array()?;
+        blocks.iter().find(|b| b["type"] == "tool_use" && b["id"] == id)?["name"].as_str()
     }
 
     /// The agent's working directory, as Claude Code's system prompt

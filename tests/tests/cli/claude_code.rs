@@ -218,3 +218,214 @@ fn claude_code_writes_a_file_once_a_person_allows_it_and_its_branch_reaches_the_
 fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
 }
+
+const ROUND_1: &str = "Hello, world.\n";
+const ROUND_2: &str = "Hello, team.\n";
+const SUMMARY_2: &str = "I greet the team now, as the review asked.";
+const ASKED: &str = "Greet the team, not the world.";
+const REVIEWED: &str = "## Your review";
+
+/// Claude Code as the coder and a second Claude Code as the project's
+/// reviewer agent, on one runner: the coder's branch is reviewed through
+/// MCP `review_submit`, sent back with a line comment, redone, approved,
+/// and squashed onto the base after the project's check.
+#[test]
+fn claude_code_writes_a_second_claude_code_reviews_and_the_approved_branch_is_squashed_onto_main() {
+    let env = Env::remote();
+    let origin = bare_origin(env.dir.path());
+    let token = board(&env, Some(&origin));
+    // The reviewer claims only work labelled for it: none here.
+    let critic = env.json(&[
+        "member",
+        "create",
+        "--name",
+        "Critic",
+        "--slug",
+        "critic",
+        "--type",
+        "agent",
+        "--agent-label",
+        "reviewing",
+    ]);
+    env.run(&["project", "add-member", "web", "critic"]).success();
+    env.run(&[
+        "project",
+        "update",
+        "web",
+        "--reviewers",
+        "critic",
+        "--required-approvals",
+        "1",
+        "--check-command",
+        "grep -qx 'Hello, team.' hello.txt",
+    ])
+    .success();
+    task(&env, "Write hello.txt");
+
+    let submit = "mcp__taskboard__review_submit";
+    let in_dir = |r: &taskboard_tests::model_server::Request| {
+        format!("{}/hello.txt", r.working_directory().expect("Claude Code states its working directory"))
+    };
+    let model = ModelServer::start(vec![
+        Turn::small_model(),
+        Turn::after_tool(submit).answer(Reply::new().text("I filed my review.")),
+        Turn::after_tool("Write").answer(Reply::new().text(SUMMARY)),
+        Turn::after_tool("Edit").answer(Reply::new().text(SUMMARY_2)),
+        Turn::after_tool("Read").answer_with(move |r| {
+            Reply::new().tool_use(
+                "Edit",
+                json!({"file_path": in_dir(r), "old_string": "world", "new_string": "team"}),
+            )
+        }),
+        Turn::when("the second review", |r| {
+            let prompt = r.user_text();
+            prompt.contains(REVIEWED) && prompt.contains("+Hello, team.")
+        })
+        .answer(
+            Reply::new()
+                .tool_use(submit, json!({"task": "WEB-1", "verdict": "approve", "body": "Right now."})),
+        ),
+        Turn::prompt_contains(REVIEWED).answer(Reply::new().text("One line to change.").tool_use(
+            submit,
+            json!({
+                "task": "WEB-1", "verdict": "request_changes", "body": "Close, but not yet.",
+                "comments": [{"path": "hello.txt", "line": 1, "side": "new", "body": ASKED}],
+            }),
+        )),
+        Turn::prompt_contains("Changes asked for")
+            .answer_with(move |r| Reply::new().tool_use("Read", json!({"file_path": in_dir(r)}))),
+        Turn::prompt_contains("Write hello.txt").answer_with(move |r| {
+            Reply::new().tool_use("Write", json!({"file_path": in_dir(r), "content": ROUND_1}))
+        }),
+    ]);
+    let coder = ClaudeCode::new(model.url(), &env.dir.path().join("coder"));
+    let reviewer = ClaudeCode::new(model.url(), &env.dir.path().join("reviewer"));
+    let state = env.dir.path().join("state");
+    let path = env.dir.path().join("runner.toml");
+    let server = &env.server.as_ref().unwrap().url;
+    let critic_token = critic["token"].as_str().unwrap();
+    // The coder may read and edit without asking; the reviewer may call
+    // the board's tools.
+    let text = format!(
+        "server = {server:?}\nname = \"claude\"\nstate_dir = {state:?}\nlease_seconds = 30\n\
+         allow_local_repos = true\n\n\
+         [[agent]]\nslug = \"bot\"\ntoken = {token:?}\ntimeout_seconds = 300\n\
+         permissions = [\"read\", \"edit\"]\n{}\n\
+         [[agent]]\nslug = \"critic\"\ntoken = {critic_token:?}\ntimeout_seconds = 300\n\
+         permissions = \"allow\"\n{}",
+        coder.agent_toml(),
+        reviewer.agent_toml(),
+    );
+    std::fs::write(&path, text).unwrap();
+    let runner = Runner::start_logged(&env, &path, &env.dir.path().join("runner.log"));
+
+    // Five runs, oldest first: the work, its review, the round the review
+    // sent back, its review, and the landing a person asks for once the
+    // review is approved.
+    let purposes = |runs: &[Value]| {
+        runs.iter().rev().map(|r| r["purpose"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+    };
+    let settled = |n: usize| {
+        eventually(&format!("{n} runs of WEB-1 to end"), || {
+            let all = runs(&env, "WEB-1");
+            (all.len() == n
+                && all
+                    .iter()
+                    .all(|r| !matches!(r["state"].as_str(), Some("starting" | "running" | "awaiting_input"))))
+            .then_some(all)
+        })
+    };
+    let four = eventually_long(
+        || {
+            let all = runs(&env, "WEB-1");
+            (all.len() >= 4 && all.iter().all(|r| r["state"] != "running" && r["state"] != "starting"))
+                .then_some(all)
+        },
+        &env,
+        &model,
+    );
+    for run in &four {
+        assert_eq!(run["state"], "succeeded", "{run}\n{}", transcript(&env, run["id"].as_str().unwrap()));
+    }
+    assert_eq!(purposes(&four), ["work", "review", "work", "review"], "{four:#?}");
+    let (round1, review1, round2, review2) = (&four[3], &four[2], &four[1], &four[0]);
+    for (run, slug) in [(round1, "bot"), (review1, "critic"), (round2, "bot"), (review2, "critic")] {
+        assert_eq!(run["agent"]["slug"], slug, "{run}");
+    }
+
+    // The reviews as the board keeps them: the first one's comment on the
+    // line the round changed is outdated now.
+    let task = env.json(&["task", "show", "WEB-1"]);
+    let id = task["id"].as_str().unwrap();
+    let reviews = get(&env, &format!("/tasks/{id}/reviews"));
+    let reviews = reviews.as_array().unwrap();
+    assert_eq!(reviews.len(), 2, "{reviews:#?}");
+    let (first, second) = (&reviews[0], &reviews[1]);
+    assert_eq!((&first["verdict"], &first["author"]["slug"]), (&json!("request_changes"), &json!("critic")));
+    assert_eq!(first["comments"][0]["text"], "Hello, world.", "{first}");
+    assert_eq!(first["comments"][0]["outdated"], true, "{first}");
+    assert_eq!((&second["verdict"], &second["author"]["slug"]), (&json!("approve"), &json!("critic")));
+    assert_eq!(round2["review_id"], first["id"], "{round2}");
+    assert_eq!(task["review"]["state"], "approved", "{task}");
+    assert_eq!(task["review"]["round"], 2, "{task}");
+
+    // What each Claude Code was told. The reviewer had the diff and the
+    // reviewer's tools; the coder's second round had the comment with the
+    // line it is on.
+    let reviewed = model.answered_by("prompt holds \"## Your review\"");
+    let prompt = reviewed[0].user_text();
+    assert!(prompt.contains("+Hello, world.") && prompt.contains("- hello.txt: added +1 -0"), "{prompt}");
+    assert!(reviewed[0].tools().contains(&submit), "{:?}", reviewed[0].tools());
+    let sent_back = model.answered_by("prompt holds \"Changes asked for\"");
+    let prompt = sent_back[0].user_text();
+    assert!(prompt.contains(&format!("> {ASKED}")) && prompt.contains("+Hello, world."), "{prompt}");
+    assert!(!sent_back[0].tools().contains(&submit), "a coder has no review_submit");
+    assert!(model.unmatched().is_empty(), "calls no turn answered: {:#?}", model.unmatched());
+
+    // The round's commit is on the same branch, on top of the first.
+    let head = round2["commit"].as_str().unwrap();
+    assert_eq!(git(&origin, &["rev-parse", "refs/heads/taskboard/WEB-1"]), head);
+    assert_eq!(git(&origin, &["rev-parse", &format!("{head}^")]), round1["commit"].as_str().unwrap());
+
+    // A person lands it, squashed; the check passes on the round's file.
+    let before = git(&origin, &["rev-parse", "main"]);
+    env.run(&["task", "merge", "WEB-1", "--method", "squash"]).success();
+    let all = settled(5);
+    drop(runner);
+    assert_eq!(purposes(&all), ["work", "review", "work", "review", "land"]);
+    let land = &all[0];
+    assert_eq!(land["state"], "succeeded", "{land}\n{}", transcript(&env, land["id"].as_str().unwrap()));
+    let main = git(&origin, &["rev-parse", "main"]);
+    assert_eq!(land["merge_commit"], main.as_str(), "{land}");
+    assert_eq!(git(&origin, &["rev-parse", &format!("{main}^")]), before, "one commit on the base");
+    assert_eq!(git(&origin, &["show", &format!("{main}:hello.txt")]), ROUND_2.trim_end());
+    assert_eq!(git(&origin, &["log", "-1", "--format=%s", &main]), "WEB-1: Write hello.txt");
+    let task = env.json(&["task", "show", "WEB-1"]);
+    assert_eq!((&task["status"], &task["merge_commit"]), (&json!("done"), &json!(main)), "{task}");
+}
+
+/// Like `eventually`, with the time a chain of Claude Code sessions needs,
+/// and what the model was asked when it gives up.
+#[track_caller]
+fn eventually_long(
+    mut probe: impl FnMut() -> Option<Vec<Value>>,
+    env: &Env,
+    model: &ModelServer,
+) -> Vec<Value> {
+    let until = Instant::now() + Duration::from_secs(240);
+    loop {
+        if let Some(v) = probe() {
+            return v;
+        }
+        if Instant::now() > until {
+            let runs = runs(env, "WEB-1");
+            let logs: Vec<String> = runs.iter().map(|r| transcript(env, r["id"].as_str().unwrap())).collect();
+            panic!(
+                "the rounds did not end: {runs:#?}\n{}\nmodel calls answered by {:?}",
+                logs.join("\n---\n"),
+                model.model_calls().iter().map(|r| r.answered_by.clone()).collect::<Vec<_>>()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
