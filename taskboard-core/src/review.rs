@@ -462,11 +462,80 @@ impl<'a> DiffLines<'a> {
     }
 }
 
+/// Why `name` cannot be a branch a runner lands on, by git's rules for a
+/// reference name (`git check-ref-format refs/heads/<name>`), and none
+/// that starts with `-` (which git's commands would read as an option).
+/// None for a good name.
+pub fn branch_name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() || name == "@" {
+        return Some("a branch needs a name");
+    }
+    if name.starts_with('-') {
+        return Some("a branch name cannot start with '-'");
+    }
+    if let Some(c) = name.chars().find(|c| c.is_ascii_control() || " ~^:?*[\\".contains(*c)) {
+        return Some(if c == ' ' {
+            "a branch name cannot hold spaces"
+        } else if c.is_ascii_control() {
+            "a branch name cannot hold control characters"
+        } else {
+            "a branch name cannot hold ~ ^ : ? * [ or \\"
+        });
+    }
+    if name.contains("..") || name.contains("@{") {
+        return Some("a branch name cannot hold '..' or '@{'");
+    }
+    if name.ends_with('.') {
+        return Some("a branch name cannot end with '.'");
+    }
+    let bad_part = |p: &str| p.is_empty() || p.starts_with('.') || p.ends_with(".lock");
+    if name.split('/').any(bad_part) {
+        return Some(
+            "each part of a branch name between '/' is non-empty, starts with no '.' and ends with no '.lock'",
+        );
+    }
+    None
+}
+
 crate::wire::wire!(Changes, ChangesReport, Review, NewReview, MergeRequest);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn branch_names_follow_gits_rules_for_references() {
+        for good in ["main", "release/2.0", "feature/x-y_z", "v1.2", "héllo", "a@b"] {
+            assert_eq!(branch_name_problem(good), None, "{good}");
+        }
+        for bad in [
+            "",
+            "@",
+            "-main",
+            "--upload-pack=x",
+            "a b",
+            "a\tb",
+            "a~1",
+            "a^",
+            "a:b",
+            "a?",
+            "a*",
+            "a[1]",
+            "a\\b",
+            "a..b",
+            "a@{1}",
+            "a.",
+            "/a",
+            "a/",
+            "a//b",
+            ".a",
+            "a/.b",
+            "a.lock",
+            "a/b.lock/c",
+        ] {
+            assert!(branch_name_problem(bad).is_some(), "{bad:?}");
+        }
+    }
 
     const DIFF: &str = "diff --git a/src/lib.rs b/src/lib.rs
 index 1111111..2222222 100644

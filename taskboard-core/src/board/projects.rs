@@ -319,13 +319,8 @@ fn landing_settings(
         }
     };
     if let Some(b) = text("base_branch", &patch.base_branch, 250)? {
-        if let Some(name) = &b
-            && (name.starts_with('-') || name.contains("..") || name.contains(char::is_whitespace))
-        {
-            return Err(Error::invalid(
-                "base_branch",
-                "must be a branch name (no leading '-', '..' or spaces)",
-            ));
+        if let Some(problem) = b.as_deref().and_then(crate::review::branch_name_problem) {
+            return Err(Error::invalid("base_branch", format!("{problem} (git's rules for a branch)")));
         }
         l.base_branch = b;
     }

@@ -306,6 +306,16 @@ async fn landing_settings_are_set_by_admins_and_checked() {
     assert_eq!(updated.landing.max_rounds, DEFAULT_MAX_ROUNDS);
     let bad = ProjectPatch { base_branch: Patch::Value("--upload-pack=x".into()), ..Default::default() };
     assert_eq!(kind(fx.board.update_project(&fx.owner, p.id, bad).await), ErrorKind::Validation);
+    // What git refuses as a branch the board refuses too, before a runner
+    // fails a landing on it.
+    for name in ["main.lock", "a:b", "rel~1", "x/../y", "dev/"] {
+        let bad = ProjectPatch { base_branch: Patch::Value(name.into()), ..Default::default() };
+        let refused = fx.board.update_project(&fx.owner, p.id, bad).await.unwrap_err();
+        assert!(refused.to_string().contains("base_branch"), "{name}: {refused}");
+    }
+    let release = ProjectPatch { base_branch: Patch::Value("release/2.0".into()), ..Default::default() };
+    let updated = fx.board.update_project(&fx.owner, p.id, release).await.unwrap();
+    assert_eq!(updated.landing.base_branch.as_deref(), Some("release/2.0"));
     let human = ProjectPatch { reviewers: Patch::Value(vec!["max".into()]), ..Default::default() };
     assert_eq!(kind(fx.board.update_project(&fx.owner, p.id, human).await), ErrorKind::Validation);
     let zero = ProjectPatch { max_rounds: Patch::Value(0), ..Default::default() };
