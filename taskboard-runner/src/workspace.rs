@@ -198,9 +198,15 @@ pub async fn prepare(
 }
 
 /// Forgets the task's branch in the clone, once it landed or was
-/// discarded: a later run of the task starts anew from the base.
+/// discarded: a later run of the task starts anew from the base, and the
+/// refused work kept beside it (`refs/taskboard/kept/KEY/…`) goes too.
 pub async fn forget(cache: &Path, key: &str) -> Result<()> {
-    for r in [format!("refs/heads/{}", branch_of(key)), unpushed_ref(key)] {
+    let kept =
+        git(Some(cache), &["for-each-ref", "--format=%(refname)", &format!("refs/taskboard/kept/{key}/")])
+            .await
+            .unwrap_or_default();
+    let refs = [format!("refs/heads/{}", branch_of(key)), unpushed_ref(key)];
+    for r in refs.into_iter().chain(kept.lines().map(String::from)) {
         if commit_of(cache, &r).await.is_some() {
             git(Some(cache), &["update-ref", "-d", &r]).await?;
         }

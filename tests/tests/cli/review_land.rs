@@ -464,13 +464,17 @@ fn a_discard_deletes_the_branch_from_the_repository() {
     // work, so that no new run of it pushes a new branch meanwhile.
     fx.env.run(&["label", "create", "elsewhere"]).success();
     fx.env.run(&["member", "update", "bot", "--agent-config", r#"{"labels":["elsewhere"]}"#]).success();
+    // Work a push was refused for, kept in the runner's clone when the
+    // repository's branch had moved another way.
+    let cache = std::fs::read_dir(fx.state.join("repos")).unwrap().flatten().next().unwrap().path();
+    let head = git(&cache, &["rev-parse", "refs/heads/taskboard/WEB-1"]);
+    git(&cache, &["update-ref", "refs/taskboard/kept/WEB-1/0123456789ab", &head]);
     let id = fx.task_id();
     let discard = fx.ok("POST", &format!("/tasks/{id}/discard"), None);
     assert_eq!(discard["purpose"], "discard");
     let discard = fx.ended(discard["id"].as_str().unwrap());
     assert_eq!(discard["state"], "succeeded", "{discard}");
     assert_eq!(fx.repo.commit("taskboard/WEB-1"), None);
-    let cache = std::fs::read_dir(fx.state.join("repos")).unwrap().flatten().next().unwrap().path();
     let local = Command::new("git")
         .arg("-C")
         .arg(&cache)
@@ -478,6 +482,7 @@ fn a_discard_deletes_the_branch_from_the_repository() {
         .output()
         .unwrap();
     assert!(!local.status.success(), "the clone forgot it too");
+    assert_eq!(git(&cache, &["for-each-ref", "refs/taskboard/kept/"]), "", "and the work kept beside it");
     assert_eq!(fx.task()["status"], "todo");
     assert_eq!(runs(&fx.env, "WEB-1").len(), 2, "no new run");
 }
