@@ -9,6 +9,11 @@
 // the round or landing under way. A write changes nothing on the page
 // until the server answers; its effects arrive as events.
 //
+// From round 2 on, a person can look at one round's own commits (what the
+// agent changed answering a review: `GET /runs/{id}/changes`) instead of
+// the whole change; that view is for reading, and line comments stay on
+// the whole change, whose lines they anchor to.
+//
 // A diff may weigh 2 MB over thousands of files: the files are listed at
 // once, but only the first OPEN_FILES files, up to OPEN_LINES lines, are
 // unfolded, and their rows are added in slices of SLICE_MS so the page
@@ -125,8 +130,14 @@ export function changesTab(taskId) {
     h("p", { id: "diff-help", class: "sr-only" }, "Activate a line number to comment on that line."),
     content, reviewBox);
 
-  // What was read: the changes (null: none recorded) and the reviews.
+  // What was read: the task's changes (null: none recorded), the rounds
+  // (work runs that recorded changes, oldest first) and the reviews.
+  // `changes` is what the tab shows: the task's, or a round's own.
+  let whole = null;
   let changes = null;
+  let rounds = [];
+  let roundView = null; // the run whose own changes are shown, or null
+  const roundChanges = new Map(); // run id → its changes, once read
   let loadedHead; // undefined until read; null when there are none
   let failedHead;
   let loading = false;
@@ -149,15 +160,21 @@ export function changesTab(taskId) {
     loading = true;
     late = [];
     try {
-      const [c, list] = await Promise.all([
+      const [c, list, runs] = await Promise.all([
         api.get(`/tasks/${taskId}/changes`).catch((e) => {
           if (e.status === 404) return null;
           throw e;
         }),
         api.get(`/tasks/${taskId}/reviews`),
+        api.get("/runs", { task_id: taskId, limit: 200 }),
       ]);
       if (closed) return;
+      whole = c;
       changes = c;
+      roundView = null;
+      rounds = (Array.isArray(runs) ? runs : runs.items || [])
+        .filter((r) => r.purpose === "work" && r.changes)
+        .sort((a, b) => a.created_at.localeCompare(b.created_at));
       loadedHead = c ? c.head_commit : null;
       reviews = new Map(list.map((r) => [r.id, r]));
       for (const r of late) reviews.set(r.id, r);
@@ -236,17 +253,57 @@ export function changesTab(taskId) {
     note.textContent = changes.truncated
       ? `The diff was cut at its cap: every file is listed, but the last ones have no lines here (git diff ${short(changes.base_commit)}..${short(changes.head_commit)} shows them).`
       : "";
+    if (roundView) {
+      note.textContent = `Round ${roundView.round}'s own commits (${short(changes.base_commit)}..${short(changes.head_commit)}), to read: `
+        + "line comments are on the whole change." + (changes.truncated ? " The diff was cut at its cap." : "");
+    }
     replace(fileList, files.map(fileItem));
     replace(diffs, files.map(fileSection));
     replace(content,
       h("section", { "aria-label": "Reviews" }, h("h3", null, "Reviews"), reviewsList),
-      h("section", { "aria-label": "Files" }, h("h3", null, `Files (${files.length})`), note, fileList),
+      h("section", { "aria-label": "Files" }, h("h3", null, `Files (${files.length})`), viewChoice(), note, fileList),
       diffs);
-    el.dataset.head = changes.head_commit;
+    el.dataset.head = whole.head_commit;
+    el.dataset.view = roundView ? `round-${roundView.round}` : "whole";
     el.dataset.settled = "false";
     renderComments();
     pump();
     el.dataset.renderMs = (performance.now() - started).toFixed(1);
+  }
+
+  // Whole change or one round's own commits, once there are two rounds.
+  function viewChoice() {
+    if (rounds.length < 2) return null;
+    const options = [["", "The whole change"], ...rounds.map((r) => [r.id,
+      `Round ${r.round} only: ${short(r.changes.head_commit)} · +${r.changes.additions} −${r.changes.deletions}`])];
+    const choice = select(options, roundView ? roundView.id : "", { "aria-label": "Show", class: "view-choice" });
+    choice.addEventListener("change", () => showRound(choice.value, choice));
+    return h("p", { class: "row view-row" }, h("span", { class: "muted" }, "Show "), choice);
+  }
+
+  async function showRound(id, choice) {
+    error.textContent = "";
+    const run = rounds.find((r) => r.id === id) || null;
+    if (!run) {
+      roundView = null;
+      changes = whole;
+      renderAll();
+      return;
+    }
+    choice.disabled = true;
+    try {
+      if (!roundChanges.has(id)) roundChanges.set(id, await api.get(`/runs/${id}/changes`));
+      if (closed || !rounds.includes(run)) return;
+      roundView = run;
+      changes = roundChanges.get(id);
+      composer = null;
+      renderAll();
+    } catch (e) {
+      report(e);
+      choice.value = roundView ? roundView.id : "";
+    } finally {
+      choice.disabled = false;
+    }
   }
 
   const showable = (f) => f.chunk && !f.chunk.binary && f.status !== "binary";
@@ -366,7 +423,7 @@ export function changesTab(taskId) {
     const td = document.createElement("td");
     td.className = `ln ${side}`;
     if (n === null) return td;
-    if (f.chunk.deleted) {
+    if (f.chunk.deleted || roundView) {
       td.textContent = String(n);
       return td;
     }
@@ -477,14 +534,14 @@ export function changesTab(taskId) {
     const ordered = [...reviews.values()].sort((a, b) => a.created_at.localeCompare(b.created_at));
     for (const r of ordered) {
       r.comments.forEach((c, i) => {
-        if (changes && hasLine(c.path, c.side, c.line)) thread(c.path, anchorOf(c.side, c.line)).comments.push({ review: r, c, i });
+        if (changes && !roundView && hasLine(c.path, c.side, c.line)) thread(c.path, anchorOf(c.side, c.line)).comments.push({ review: r, c, i });
         else {
           if (!elsewhere.has(r.id)) elsewhere.set(r.id, []);
           elsewhere.get(r.id).push(c);
         }
       });
     }
-    for (const p of pending) if (byPath.has(p.path)) thread(p.path, anchorOf(p.side, p.line)).pending.push(p);
+    for (const p of pending) if (!roundView && byPath.has(p.path)) thread(p.path, anchorOf(p.side, p.line)).pending.push(p);
     if (composer) thread(composer.path, anchorOf(composer.side, composer.line)).composer = true;
     for (const m of threads.values()) for (const t of m.values()) {
       t.sig = JSON.stringify([t.comments.map(({ review, i, c }) => [review.id, i, c.outdated]), t.pending.map((p) => p.id), t.composer && composer.area.getAttribute("aria-label")]);

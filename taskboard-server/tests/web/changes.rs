@@ -36,6 +36,19 @@ fn diff_2() -> String {
     DIFF_1.replace(r#""bee""#, r#""buzz""#)
 }
 
+/// Round 2's own commit: line 2 of src/lib.rs, from head1 to head2.
+const OWN_2: &str = r#"diff --git a/src/lib.rs b/src/lib.rs
+index 2222222..3333333 100644
+--- a/src/lib.rs
++++ b/src/lib.rs
+@@ -1,4 +1,4 @@
+ pub fn a() -> u8 { 0 }
+-pub fn b() -> &'static str { "bee" }
++pub fn b() -> &'static str { "buzz" }
+ // c comes next
+ pub fn c() {}
+"#;
+
 fn files() -> Value {
     json!([
         {"path": "src/lib.rs", "status": "modified", "additions": 2, "deletions": 1},
@@ -76,11 +89,28 @@ impl Setup {
     }
 
     /// The work of run `rid` as the agent's runner reports it: running,
-    /// its changes at `head`, succeeded.
-    async fn work(&self, app: &App, rid: &str, head: &str, diff: &str, files: Value) {
+    /// its changes at `head` (the run's own the same, unless `own` gives
+    /// its base, diff and files), succeeded.
+    async fn work(
+        &self,
+        app: &App,
+        rid: &str,
+        head: &str,
+        diff: &str,
+        files: Value,
+        own: Option<(&str, &str, Value)>,
+    ) {
         self.as_agent(app, "PATCH", &format!("/runs/{rid}"), json!({"state": "running"})).await;
-        let changes = json!({"task": {"base_commit": "base0", "head_commit": head, "branch": "taskboard/WEB-1",
-            "files": files, "diff": diff, "truncated": false}});
+        let task = json!({"base_commit": "base0", "head_commit": head, "branch": "taskboard/WEB-1",
+            "files": files, "diff": diff, "truncated": false});
+        let run = match own {
+            Some((base, diff, files)) => {
+                json!({"base_commit": base, "head_commit": head, "branch": "taskboard/WEB-1",
+                "files": files, "diff": diff, "truncated": false})
+            }
+            None => task.clone(),
+        };
+        let changes = json!({"task": task, "run": run});
         self.as_agent(app, "POST", &format!("/runs/{rid}/changes"), changes).await;
         self.as_agent(app, "PATCH", &format!("/runs/{rid}"), json!({"state": "succeeded", "exit_code": 0}))
             .await;
@@ -92,7 +122,7 @@ impl Setup {
             .as_owner("POST", &format!("/tasks/{}/runs", self.task), json!({"agent_id": self.agent_id}))
             .await;
         let rid = run["id"].as_str().unwrap().to_string();
-        self.work(app, &rid, head, diff, files).await;
+        self.work(app, &rid, head, diff, files, None).await;
         rid
     }
 
@@ -273,7 +303,9 @@ async fn changes_are_reviewed_line_by_line_and_landed_from_the_task_panel() {
         .find(|r| r["id"] != first.as_str() && r["state"] == "starting")
         .expect("the round sent back");
     assert_eq!((round2["purpose"].as_str(), round2["round"].as_u64()), (Some("work"), Some(2)), "{round2}");
-    s.work(&app, round2["id"].as_str().unwrap(), "head2", &diff_2(), files()).await;
+    let own = json!([{"path": "src/lib.rs", "status": "modified", "additions": 1, "deletions": 1}]);
+    s.work(&app, round2["id"].as_str().unwrap(), "head2", &diff_2(), files(), Some(("head1", OWN_2, own)))
+        .await;
     let shown = tab(
         &b,
         "round 2's diff with the outdated comment",
@@ -284,6 +316,69 @@ async fn changes_are_reviewed_line_by_line_and_landed_from_the_task_panel() {
     let code: Vec<&str> = shown["rows"].as_array().unwrap().iter().filter_map(|r| r[2].as_str()).collect();
     assert!(code.iter().any(|c| c.contains("\"buzz\"")), "{shown}");
     assert!(!code.iter().any(|c| c.contains("\"bee\"")), "{shown}");
+
+    // Round 2 alone: what the agent changed answering the review, to read;
+    // its comment is listed with its review, not on a line. Then the
+    // whole change again, the comment back under its line.
+    let choice = b
+        .wait_for(
+            "the choice of a round",
+            "const s = document.querySelector('.panel .changes select.view-choice');
+             return s && [...s.options].map(o => o.textContent)",
+            vec![],
+        )
+        .await;
+    assert_eq!(choice.as_array().unwrap().len(), 3, "the whole change and two rounds: {choice}");
+    assert!(choice[2].as_str().unwrap().starts_with("Round 2 only: head2 · +1 −1"), "{choice}");
+    b.js(
+        "const s = document.querySelector('.panel .changes select.view-choice');
+         s.value = s.options[2].value; s.dispatchEvent(new Event('change'))",
+        vec![],
+    )
+    .await;
+    let round = tab(
+        &b,
+        "round 2's own commits",
+        "document.querySelector('.panel .changes').dataset.view === 'round-2'",
+    )
+    .await;
+    assert_eq!(round["files"], json!([["src/lib.rs", "modified", "+1 −1"]]), "{round}");
+    assert_eq!(
+        round["rows"],
+        json!([
+            ["@@ -1,4 +1,4 @@"],
+            ["1", "1", " pub fn a() -> u8 { 0 }"],
+            ["2", "", "-pub fn b() -> &'static str { \"bee\" }"],
+            ["", "2", "+pub fn b() -> &'static str { \"buzz\" }"],
+            ["3", "3", " // c comes next"],
+            ["4", "4", " pub fn c() {}"],
+        ]),
+        "{round}"
+    );
+    assert_eq!(round["threads"], json!([]), "{round}");
+    assert!(round["reviews"][0][1].as_str().unwrap().contains("src/lib.rs:2"), "{round}");
+    let reading = b
+        .js(
+            "const c = document.querySelector('.panel .changes');
+             return [c.querySelectorAll('.diff .ln-btn').length, c.querySelector('.diff-note').textContent]",
+            vec![],
+        )
+        .await;
+    assert_eq!(reading[0], 0, "no line to comment on: {reading}");
+    assert!(reading[1].as_str().unwrap().contains("Round 2's own commits (head1..head2)"), "{reading}");
+    b.js(
+        "const s = document.querySelector('.panel .changes select.view-choice');
+         s.value = ''; s.dispatchEvent(new Event('change'))",
+        vec![],
+    )
+    .await;
+    tab(
+        &b,
+        "the whole change again",
+        "document.querySelector('.panel .changes').dataset.view === 'whole'
+            && s.threads.some(t => t.line === '2' && t.outdated === 1)",
+    )
+    .await;
     let shown =
         badge(&b, "the card in round 2", "s.review === 'pending' && s.text.includes('round 2')").await;
     assert!(shown["text"].as_str().unwrap().contains("awaiting review"), "{shown}");
