@@ -187,8 +187,10 @@ impl Drop for PgStore {
     }
 }
 
-impl Storage for PgStore {
-    fn read(&self) -> Result<Box<dyn ReadTxn + '_>, Error> {
+impl PgStore {
+    /// A snapshot; `marked`: its reads of the events table stop at the
+    /// mark (see [`read`]).
+    fn snapshot(&self, marked: bool) -> Result<PgRead<'_>, Error> {
         let conn = self.pool.get()?;
         // The snapshot is taken by the first statement of the transaction,
         // so one runs now: the snapshot is of the moment `read` is called.
@@ -197,7 +199,15 @@ impl Storage for PgStore {
             self.pool.forget();
             return Err(e);
         }
-        Ok(Box::new(PgRead { store: self, conn: Some(conn) }))
+        Ok(PgRead { store: self, conn: Some(conn), marked })
+    }
+}
+
+impl Storage for PgStore {
+    /// A snapshot whose events stop at the mark: what streams, `since=`
+    /// and the other processes' followers read.
+    fn read(&self) -> Result<Box<dyn ReadTxn + '_>, Error> {
+        Ok(Box::new(self.snapshot(true)?))
     }
 
     fn submit(&self, op: WriteOp) {
@@ -205,8 +215,9 @@ impl Storage for PgStore {
     }
 
     fn backup_to(&self, path: &Path) -> Result<(), Error> {
-        let snapshot = self.read()?;
-        super::redb::write_snapshot_file(&*snapshot, path)
+        // Every event the snapshot holds, as the counters it copies count them.
+        let snapshot = self.snapshot(false)?;
+        super::redb::write_snapshot_file(&snapshot, path)
     }
 
     fn backend(&self) -> &'static str {
@@ -229,6 +240,7 @@ const BEGIN_SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; S
 struct PgRead<'s> {
     store: &'s PgStore,
     conn: Option<Conn>,
+    marked: bool,
 }
 
 impl PgRead<'_> {
@@ -237,6 +249,7 @@ impl PgRead<'_> {
             conn: self.conn.as_ref().expect("held until drop"),
             schema: &self.store.schema,
             first: Cell::new(None),
+            marked: self.marked,
         }
     }
 }

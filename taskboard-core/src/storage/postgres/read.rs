@@ -1,6 +1,12 @@
 //! Reads against PostgreSQL: point lookups and scans in key order, paged
 //! so a scan that stops early fetches little and a long one never holds
 //! a whole table in memory.
+//!
+//! A snapshot reads the events table only up to the mark: the events of
+//! transactions whose id is below the snapshot's `xmin`, so every
+//! transaction that could still add an event below the newest one read
+//! has ended (docs/storage.md, "the event mark"). The writer reads it
+//! whole.
 
 use std::cell::Cell;
 use std::ops::Bound;
@@ -11,6 +17,7 @@ use tokio_postgres::types::ToSql;
 use super::conn::Conn;
 use super::schema::{join, qualified};
 use crate::error::Error;
+use crate::storage::tables::EVENTS;
 use crate::storage::{Direction, KeyRange, Scan, Table, Visitor};
 
 /// Rows fetched by the first page of a scan; each next page doubles, up
@@ -28,6 +35,18 @@ pub(super) struct Reads<'c> {
     pub conn: &'c Conn,
     pub schema: &'c str,
     pub first: Cell<Option<&'static str>>,
+    /// Reads of the events table stop at the snapshot's mark.
+    pub marked: bool,
+}
+
+/// The condition that keeps the events of the transactions below the
+/// snapshot's `xmin`: each of those has committed or aborted. A subquery,
+/// so it is evaluated once per statement.
+const BELOW_MARK: &str = "xid < (SELECT pg_snapshot_xmin(pg_current_snapshot()))";
+
+/// The condition of the mark for reads of `table`, when marked.
+fn mark(table: Table, marked: bool) -> Option<&'static str> {
+    (marked && table == EVENTS).then_some(BELOW_MARK)
 }
 
 impl Reads<'_> {
@@ -45,8 +64,9 @@ impl Reads<'_> {
     }
 
     pub fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, Error> {
+        let below = mark(table, self.marked).map(|m| format!(" AND {m}")).unwrap_or_default();
         let sql = format!(
-            "SELECT version, record::text, raw FROM {} WHERE key = $1",
+            "SELECT version, record::text, raw FROM {} WHERE key = $1{below}",
             qualified(self.schema, table)
         );
         let rows = self.query(&sql, &[&key])?;
@@ -60,7 +80,8 @@ impl Reads<'_> {
     /// trip, the first key after the range (`None`: nothing follows it).
     /// The flag says whether the page is full, so more rows may follow.
     pub fn first_page(&self, table: Table, range: &KeyRange) -> Result<(Rows, bool, Option<Vec<u8>>), Error> {
-        let (sql, bounds) = scan_sql(self.schema, table, &range.start, &range.end, Direction::Forward);
+        let (sql, bounds) =
+            scan_sql(self.schema, table, &range.start, &range.end, Direction::Forward, self.marked);
         let page = FIRST_PAGE;
         let mut params: Vec<&(dyn ToSql + Sync)> = bounds.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
         params.push(&page);
@@ -102,7 +123,7 @@ impl Reads<'_> {
         let KeyRange { mut start, mut end } = range;
         let mut page = FIRST_PAGE;
         loop {
-            let (sql, bounds) = scan_sql(self.schema, table, &start, &end, direction);
+            let (sql, bounds) = scan_sql(self.schema, table, &start, &end, direction, self.marked);
             let mut params: Vec<&(dyn ToSql + Sync)> =
                 bounds.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
             params.push(&page);
@@ -137,8 +158,9 @@ fn scan_sql(
     start: &Bound<Vec<u8>>,
     end: &Bound<Vec<u8>>,
     direction: Direction,
+    marked: bool,
 ) -> (String, Vec<Vec<u8>>) {
-    let mut conditions = Vec::new();
+    let mut conditions: Vec<String> = mark(table, marked).map(String::from).into_iter().collect();
     let mut bounds = Vec::new();
     for (bound, included, excluded) in [(start, ">=", ">"), (end, "<=", "<")] {
         let op = match bound {

@@ -14,12 +14,19 @@
 //! followed by JSON), `raw` otherwise, so the bytes read back are exactly
 //! the bytes written, and `psql` shows each record as JSON beside its key.
 //!
+//! The events table (`seq_event`) has one more column, `xid xid8`: the id
+//! of the transaction that stored the event (`pg_current_xact_id()`, the
+//! column's default, kept when the row is rewritten). Snapshot reads of
+//! the events see only those whose transaction is below the snapshot's
+//! `xmin`, the mark under which every transaction has ended (see
+//! `read` and docs/storage.md).
+//!
 //! Migrations are numbered and recorded in `taskboard_migrations`; they
 //! run when a store opens, under an advisory lock, so several processes
 //! starting at once apply each exactly once. A table added by a later
 //! build needs no migration: every table of [`tables::ALL`] is created if
-//! missing at each start, under the same lock. Migrations are for changes
-//! to tables that exist.
+//! missing at each start, under the same lock, before the migrations.
+//! Migrations are for changes to tables that exist.
 
 use serde::de::IgnoredAny;
 
@@ -42,12 +49,21 @@ struct Migration {
 }
 
 /// Every migration, in order. Never edit one that has shipped: append.
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "one table per store table: key, version, record json, raw bytes",
-    // The tables themselves are created from `tables::ALL` right after.
-    sql: "",
-}];
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "one table per store table: key, version, record json, raw bytes",
+        // The tables themselves are created from `tables::ALL` just before.
+        sql: "",
+    },
+    Migration {
+        version: 2,
+        name: "each event row keeps the id of the transaction that stored it",
+        // The events stored before take the migration's id: committed with
+        // it, so below every later reader's mark.
+        sql: "ALTER TABLE {s}.seq_event ADD COLUMN IF NOT EXISTS xid xid8 NOT NULL DEFAULT pg_current_xact_id();",
+    },
+];
 
 /// The newest migration this build knows.
 pub fn latest_migration() -> i32 {
@@ -165,6 +181,9 @@ async fn apply(conn: &Conn, schema: &str) -> Result<(), Error> {
             ),
         ));
     }
+    // Missing tables first, so a migration may change any of them.
+    let ddl: String = tables::ALL.iter().map(|&t| create_table(schema, t)).collect();
+    conn.client.batch_execute(&ddl).await.map_err(pg_err)?;
     for m in MIGRATIONS.iter().filter(|m| m.version > applied) {
         if !m.sql.is_empty() {
             conn.client.batch_execute(&m.sql.replace("{s}", &s)).await.map_err(pg_err)?;
@@ -177,8 +196,7 @@ async fn apply(conn: &Conn, schema: &str) -> Result<(), Error> {
             .await
             .map_err(pg_err)?;
     }
-    let ddl: String = tables::ALL.iter().map(|&t| create_table(schema, t)).collect();
-    conn.client.batch_execute(&ddl).await.map_err(pg_err)
+    Ok(())
 }
 
 #[cfg(test)]

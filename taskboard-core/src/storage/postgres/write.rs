@@ -170,7 +170,7 @@ impl Writer {
 /// Runs every operation over the batch's overlay. The error is set when
 /// the transaction can no longer be used.
 fn run_ops(conn: &Conn, schema: &str, ops: impl Iterator<Item = WriteOp>) -> (Vec<Ran>, Option<Error>) {
-    let frozen = Frozen::new(Reads { conn, schema, first: Cell::new(None) });
+    let frozen = Frozen::new(Reads { conn, schema, first: Cell::new(None), marked: false });
     let mut batch = Overlay::new(&frozen);
     let mut ran = Vec::new();
     let mut broken: Option<Error> = None;
