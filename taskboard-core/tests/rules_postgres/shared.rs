@@ -170,3 +170,113 @@ async fn a_member_is_online_while_any_process_lists_it() {
     assert_eq!(status(b.clone()).await, MemberStatus::Offline);
     assert_eq!(statuses(&mut sub, 2).await, ["online", "offline"]);
 }
+
+/// Many writers on three boards of one database (three processes), and
+/// readers that resume with `since` on another board every few events:
+/// each reader sees every event once and in seq order, whatever board
+/// committed it and whichever board it resumes on, and each task number
+/// of a project is given once. A store that published an event before a
+/// lower seq still in flight had committed would show a gap to some
+/// reader or answer a resume with `resync_required`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readers_resuming_on_other_boards_see_every_event_once_in_order() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    const BOARDS: usize = 3;
+    const WRITERS: usize = 6;
+    const EACH: usize = 12;
+    const RESUME_EVERY: usize = 17;
+    let url = Scratch::shared().fresh_url();
+    let dirs: Vec<_> = (0..BOARDS).map(|_| tempfile::tempdir().unwrap()).collect();
+    let mut boards = Vec::new();
+    for dir in &dirs {
+        boards.push(Board::open_postgres(&url, dir.path(), BoardOptions::default()).await.unwrap());
+    }
+    let boot = boards[0].bootstrap_owner(slug("owner"), None).await.unwrap().expect("an empty board");
+    let mut owners = Vec::new();
+    for board in &boards {
+        owners.push(board.actor(boot.owner.id).await.unwrap());
+    }
+    let mut projects = Vec::new();
+    for s in ["web", "api"] {
+        projects.push(boards[0].create_project(&owners[0], new_project(s)).await.unwrap());
+    }
+    for board in &boards {
+        board.flush().await.unwrap();
+    }
+    let since = boards.iter().map(Board::latest_seq).max().unwrap();
+
+    // 0 until the writers are done, then the newest seq.
+    let last = Arc::new(AtomicU64::new(0));
+    let readers: Vec<_> = (0..BOARDS)
+        .map(|first| {
+            let (boards, last) = (boards.clone(), last.clone());
+            tokio::spawn(async move {
+                let mut seen: Vec<(u64, Option<serde_json::Value>)> = Vec::new();
+                let mut on = first;
+                let mut resumed = 0;
+                let mut sub = boards[on].subscribe(Some(since));
+                loop {
+                    let position = seen.last().map_or(since, |(s, _)| *s);
+                    let target = last.load(Ordering::SeqCst);
+                    if target != 0 && position >= target {
+                        return seen;
+                    }
+                    if seen.len() >= resumed + RESUME_EVERY {
+                        resumed = seen.len();
+                        // Resume on the next board, from the last seq seen.
+                        on = (on + 1) % BOARDS;
+                        sub = boards[on].subscribe(Some(position));
+                        assert!(!sub.resync_required, "resuming at {position} on board {on}");
+                    }
+                    let next = tokio::time::timeout(Duration::from_millis(200), sub.next()).await;
+                    let Ok(event) = next else { continue };
+                    let event = event.unwrap();
+                    let created =
+                        (event.kind == taskboard_core::events::EventKind::TaskCreated).then(|| event.data());
+                    seen.push((event.seq, created));
+                }
+            })
+        })
+        .collect();
+
+    let writers: Vec<_> = (0..BOARDS * WRITERS)
+        .map(|w| {
+            let (board, owner) = (boards[w % BOARDS].clone(), owners[w % BOARDS].clone());
+            let project = projects[w % 2].id;
+            tokio::spawn(async move {
+                for i in 0..EACH {
+                    board.create_task(&owner, project, new_task(&format!("w{w} t{i}"))).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    for board in &boards {
+        board.flush().await.unwrap();
+    }
+    let newest = boards.iter().map(Board::latest_seq).max().unwrap();
+    last.store(newest, Ordering::SeqCst);
+
+    let expected: Vec<u64> = (since + 1..=newest).collect();
+    for reader in readers {
+        let seen =
+            tokio::time::timeout(Duration::from_secs(60), reader).await.expect("a reader ends").unwrap();
+        let seqs: Vec<u64> = seen.iter().map(|(s, _)| *s).collect();
+        assert_eq!(seqs, expected, "every event once, in order");
+        for (p, project) in projects.iter().enumerate() {
+            let mut numbers: Vec<u64> = seen
+                .iter()
+                .filter_map(|(_, task)| task.as_ref())
+                .filter(|task| task["project"]["id"].as_str() == Some(&project.id.to_string()))
+                .map(|task| task["number"].as_u64().unwrap())
+                .collect();
+            numbers.sort_unstable();
+            let created = (0..BOARDS * WRITERS).filter(|w| w % 2 == p).count() * EACH;
+            assert_eq!(numbers, (1..=created as u64).collect::<Vec<_>>(), "each number of project {p} once");
+        }
+    }
+}
