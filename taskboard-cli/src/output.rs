@@ -89,6 +89,20 @@ fn cut(s: &str, width: usize) -> String {
     }
 }
 
+/// The widest a cell of a table is when stdout is no terminal: a
+/// task's longest title, so a script reading the table loses no title.
+const CELL_CHARS: usize = 500;
+
+/// A table's cell holds one line whatever its value holds (a failure's
+/// reason often ends in an agent's output): the first line that is not
+/// blank, marked `…` when more follows or it is cut.
+fn cell(s: &str, width: usize) -> String {
+    let mut lines = s.lines().map(str::trim_end).filter(|l| !l.trim().is_empty());
+    let first = lines.next().unwrap_or_default();
+    let line = cut(first, width);
+    if lines.next().is_some() && !line.ends_with('…') { format!("{line} …") } else { line }
+}
+
 fn print_json<T: Serialize + ?Sized>(value: &T) {
     // Buffered: stdout is line-buffered, and a list of 100,000 tasks
     // would otherwise cost millions of write calls.
@@ -121,7 +135,9 @@ impl Out {
         let terminal = std::io::stdout().is_terminal();
         let rows: Vec<Vec<String>> = items
             .iter()
-            .map(|i| i.cells(true).into_iter().map(|c| if terminal { cut(&c, 60) } else { c }).collect())
+            .map(|i| {
+                i.cells(true).into_iter().map(|c| cell(&c, if terminal { 60 } else { CELL_CHARS })).collect()
+            })
             .collect();
         let mut widths: Vec<usize> = T::HEADERS.iter().map(|h| h.len()).collect();
         for row in &rows {

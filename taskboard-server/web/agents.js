@@ -30,8 +30,8 @@ function configFields(config, { name, withSlug }) {
     labels: h("input", { name: "labels", placeholder: "rust, docs", value: (c.labels || []).join(", ") }),
     model: h("input", { name: "model", maxlength: 200, value: c.model || "" }),
     prompt: h("textarea", { name: "prompt", rows: 4, value: c.prompt || "" }),
-    chat_listen: select(LISTEN, c.chat_listen || "all", { name: "chat_listen" }),
-    task_listen: select(LISTEN, c.task_listen || "all", { name: "task_listen" }),
+    chat_listen: select(LISTEN, c.chat_listen || "mentions", { name: "chat_listen" }),
+    task_listen: select(LISTEN, c.task_listen || "mentions", { name: "task_listen" }),
   };
   if (withSlug) {
     inputs.name.addEventListener("input", () => {
@@ -153,7 +153,7 @@ export function mountAgents({ main, load }) {
       h("p", { class: "agent-config muted" },
         c.labels && c.labels.length ? ["claims ", h("ul", { class: "labels inline", "aria-label": "labels" }, c.labels.map((l) => h("li", { class: "label" }, l))), " · "] : "claims any label · ",
         c.model ? `model ${c.model} · ` : "",
-        `chats: ${c.chat_listen || "all"}, tasks: ${c.task_listen || "all"}`),
+        `chats: ${c.chat_listen || "mentions"}, tasks: ${c.task_listen || "mentions"}`),
       h("p", { class: "runners" }, h("strong", null, "Runners: "),
         runners.length ? runners.map((r) => h("span", { class: "chip runner" }, r))
           : h("span", { class: "muted" }, m.status === "offline" ? "none connected" : `none on a run now (the agent is ${m.status})`)),

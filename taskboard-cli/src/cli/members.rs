@@ -145,10 +145,10 @@ pub struct AgentConfigArgs {
     /// Label the agent is auto-assigned by (repeatable).
     #[arg(long = "agent-label")]
     pub labels: Vec<String>,
-    /// Chat messages the agent is told about: all or mentions.
+    /// Chat messages the agent is told about: mentions (the default) or all.
     #[arg(long, value_parser = parse::<Listen>)]
     pub chat_listen: Option<Listen>,
-    /// Task comments the agent is told about: all or mentions.
+    /// Task comments the agent is told about: mentions (the default) or all.
     #[arg(long, value_parser = parse::<Listen>)]
     pub task_listen: Option<Listen>,
     /// The agent's instructions.

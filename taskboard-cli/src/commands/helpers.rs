@@ -101,8 +101,8 @@ pub(super) fn agent_config(a: AgentConfigArgs) -> Result<Option<AgentConfig>> {
     Ok(any.then(|| AgentConfig {
         capabilities: a.capabilities,
         labels: a.labels,
-        chat_listen: a.chat_listen.unwrap_or(Listen::All),
-        task_listen: a.task_listen.unwrap_or(Listen::All),
+        chat_listen: a.chat_listen.unwrap_or(Listen::Mentions),
+        task_listen: a.task_listen.unwrap_or(Listen::Mentions),
         prompt,
         model: a.model,
     }))

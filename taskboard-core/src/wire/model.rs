@@ -136,9 +136,11 @@ pub struct AgentConfig {
     pub capabilities: Vec<String>,
     #[serde(default)]
     pub labels: Vec<String>,
-    #[serde(default = "listen_all")]
+    /// Chat messages the agent is told about: when it is mentioned, or all.
+    #[serde(default = "listen_mentions")]
     pub chat_listen: Listen,
-    #[serde(default = "listen_all")]
+    /// Task comments the agent is told about: when it is mentioned, or all.
+    #[serde(default = "listen_mentions")]
     pub task_listen: Listen,
     #[serde(default)]
     pub prompt: Option<crate::validate::LongText>,
@@ -146,8 +148,8 @@ pub struct AgentConfig {
     pub model: Option<String>,
 }
 
-fn listen_all() -> Listen {
-    Listen::All
+fn listen_mentions() -> Listen {
+    Listen::Mentions
 }
 
 impl Default for AgentConfig {
@@ -155,8 +157,8 @@ impl Default for AgentConfig {
         AgentConfig {
             capabilities: Vec::new(),
             labels: Vec::new(),
-            chat_listen: Listen::All,
-            task_listen: Listen::All,
+            chat_listen: Listen::Mentions,
+            task_listen: Listen::Mentions,
             prompt: None,
             model: None,
         }

@@ -118,9 +118,10 @@ async fn recipients_follow_the_recipient_rule() {
     let p = fx.project("web").await;
     let member = fx.human("member", Role::Member).await;
     let outsider = fx.human("outsider", Role::Member).await;
-    let (all_bot, _) = fx.agent_with("all-bot", AgentConfig::default()).await;
-    let quiet =
-        AgentConfig { chat_listen: Listen::Mentions, task_listen: Listen::Mentions, ..Default::default() };
+    let all = AgentConfig { chat_listen: Listen::All, task_listen: Listen::All, ..Default::default() };
+    let (all_bot, _) = fx.agent_with("all-bot", all).await;
+    // Mentions only: an agent's default (docs/decisions.md 22.h).
+    let quiet = AgentConfig::default();
     let (quiet_bot, _) = fx.agent_with("quiet-bot", quiet).await;
     for m in [&member, &all_bot, &quiet_bot] {
         fx.board.add_project_member(&fx.owner, p.id, m.id()).await.unwrap();
@@ -180,7 +181,8 @@ async fn recipients_follow_the_recipient_rule() {
     assert_eq!(seen_by(), [("message.new".to_string(), [false, true, false, true, true])]);
 
     // config.updated only to that agent; everything else to everyone.
-    let patch = MemberPatch { agent_config: Patch::Value(AgentConfig::default()), ..Default::default() };
+    let louder = AgentConfig { chat_listen: Listen::All, ..Default::default() };
+    let patch = MemberPatch { agent_config: Patch::Value(louder), ..Default::default() };
     fx.board.update_member(&fx.owner, quiet_bot.id(), patch).await.unwrap();
     let got = seen_by();
     assert_eq!(
@@ -194,7 +196,8 @@ async fn recipients_follow_the_recipient_rule() {
 async fn a_viewer_applies_its_new_configuration_at_once() {
     let fx = board().await;
     let p = fx.project("web").await;
-    let (bot, _) = fx.agent_with("bot", AgentConfig::default()).await;
+    let loud = AgentConfig { chat_listen: Listen::All, ..Default::default() };
+    let (bot, _) = fx.agent_with("bot", loud).await;
     fx.board.add_project_member(&fx.owner, p.id, bot.id()).await.unwrap();
     let mut viewer = fx.board.viewer(&bot);
     let mut sub = fx.board.subscribe(None);

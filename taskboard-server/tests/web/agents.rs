@@ -139,8 +139,8 @@ async fn the_agents_page_shows_runs_live_and_makes_agents() {
     b.type_into(&model, "big-model").await;
     let prompt = b.find(&format!("{form} textarea[name=prompt]")).await;
     b.type_into(&prompt, "Review carefully.").await;
-    b.js(&format!("document.querySelector(\"{form} select[name=task_listen]\").value = 'mentions'"), vec![])
-        .await;
+    // Mentions only is the form's default (docs/decisions.md 22.h); chats are widened here.
+    b.js(&format!("document.querySelector(\"{form} select[name=chat_listen]\").value = 'all'"), vec![]).await;
     b.click_on(&format!("{form} button[type=submit]")).await;
     let token = b
         .wait_for(

@@ -177,3 +177,54 @@ fn a_message_run_its_runner_left_open_fails_when_the_runner_starts_again() {
     assert!(run["stop_reason"].as_str().unwrap().contains("runner stopped"), "{run}");
     assert!(replies(&env, &asked).is_empty());
 }
+
+/// An agent as made, with no configuration: it answers when mentioned
+/// only; its reply is its answer, Markdown kept as written; and a run
+/// that failed with a reason of many lines leaves `run list` a table of
+/// one line a run (docs/decisions.md 22.h).
+#[test]
+fn an_agent_answers_only_mentions_by_default_and_run_list_stays_a_table() {
+    let env = Env::remote();
+    let token = board(&env, None);
+    let made = env.json(&["member", "show", "bot"]);
+    assert_eq!(made["agent_config"]["chat_listen"], "mentions", "{made}");
+    assert_eq!(made["agent_config"]["task_listen"], "mentions", "{made}");
+    task(&env, "Warm up");
+    let script = "m=$(cat); if [ -n \"$TASKBOARD_MESSAGE\" ]; then case \"$m\" in *broken*) \
+                  printf 'compiling\\nerror: it broke\\nmore\\n'; exit 3;; esac; \
+                  printf 'Standup notes:\\n\\n- the build is green\\n- WEB-1 is done\\n'; fi";
+    let (path, _) = config(&env, "r", &token, script, "");
+    let _runner = Runner::start(&env, &path);
+    follows(&env);
+
+    let plain = post(&env, &["--project", "web"], "Morning team, standup at 10");
+    let asked = post(&env, &["--project", "web"], "@bot how is the build?");
+    let run = answered(&env, &asked);
+    assert_eq!(run["state"], "succeeded", "{run}");
+    let answers = replies(&env, &asked);
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_eq!(answers[0]["content"], "Standup notes:\n\n- the build is green\n- WEB-1 is done");
+    assert!(message_runs(&env).iter().all(|r| r["message_id"] != plain.as_str()));
+    assert!(replies(&env, &plain).is_empty());
+
+    let broken = post(&env, &["--project", "web"], "@bot is it broken?");
+    let failed = answered(&env, &broken);
+    assert_eq!(failed["state"], "failed", "{failed}");
+    assert!(failed["stop_reason"].as_str().is_some_and(|r| r.contains('\n')), "many lines: {failed}");
+
+    let out = env.run(&["run", "list"]).success().get_output().stdout.clone();
+    let table = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 4, "a header and three runs:\n{table}");
+    assert!(lines[0].starts_with("ID "), "{table}");
+    for line in &lines[1..] {
+        let id = line.split_whitespace().next().unwrap_or_default();
+        assert!(
+            id.len() == 8 && id.chars().all(|c| c.is_ascii_hexdigit()),
+            "a row a run: {line:?} in\n{table}"
+        );
+    }
+    let row =
+        lines.iter().find(|l| l.contains(" failed ")).unwrap_or_else(|| panic!("no failed row in\n{table}"));
+    assert!(row.ends_with("the agent exited; the end of its output: …"), "{row}");
+}
