@@ -50,7 +50,7 @@ impl Subscriptions {
             !std::mem::replace(&mut inner.following, true)
         };
         if start {
-            let now = EventsQuery { since: None, limit: Some(1), wait: Some(0) };
+            let now = EventsQuery { since: None, limit: Some(1), wait: Some(0), runner: None };
             let since = match b.call::<PollEvents>((), now, ()).await {
                 Ok(page) => page.next,
                 Err(e) => {
@@ -103,7 +103,8 @@ async fn follow<B: Perform>(subs: Arc<Subscriptions>, b: B, peer: Peer<RoleServe
         if peer.is_transport_closed() {
             break;
         }
-        let query = EventsQuery { since: Some(since), limit: Some(1000), wait: Some(POLL_SECONDS) };
+        let query =
+            EventsQuery { since: Some(since), limit: Some(1000), wait: Some(POLL_SECONDS), runner: None };
         let page = tokio::select! {
             _ = subs.stop.cancelled() => break,
             page = b.call::<PollEvents>((), query, ()) => page,

@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use taskboard_core::api::{
-    ClaimRequest, ClaimTask, EventsQuery, GetMe, ListRuns, NewRun, Optional, PollEvents, ReleaseRequest,
-    ReleaseTask, RunListQuery, StartRun,
+    ClaimRequest, ClaimTask, EventsQuery, GetMe, GetRun, ListRuns, NewRun, Optional, PollEvents,
+    ReleaseRequest, ReleaseTask, RunListQuery, StartRun,
 };
 use taskboard_core::model::{Member, MemberType};
 use taskboard_core::runs::{Run, RunState};
@@ -243,6 +243,7 @@ async fn follow<C: Perform>(a: Arc<AgentCtx<C>>, tracker: tokio_util::task::Task
     let mut seq: Option<u64> = None;
     let mut look = true;
     let mut reconnect = Backoff::default();
+    let mut lost = Lost::default();
     let mut looked = tokio::time::Instant::now();
     loop {
         if a.shared.stop.is_cancelled() {
@@ -252,6 +253,7 @@ async fn follow<C: Perform>(a: Arc<AgentCtx<C>>, tracker: tokio_util::task::Task
             // Where the stream stands before looking, so nothing after is missed.
             match a.client.call::<PollEvents>((), EventsQuery::default(), ()).await {
                 Ok(p) => {
+                    lost.reached(&a);
                     seq = Some(p.next);
                     eprintln!(
                         "runner {}: {} follows the board's events from seq {}",
@@ -259,7 +261,7 @@ async fn follow<C: Perform>(a: Arc<AgentCtx<C>>, tracker: tokio_util::task::Task
                     );
                 }
                 Err(e) => {
-                    if wait_or_stop(&a, &mut reconnect, e).await {
+                    if wait_or_stop(&a, &mut reconnect, &mut lost, e).await {
                         return;
                     }
                     continue;
@@ -273,17 +275,27 @@ async fn follow<C: Perform>(a: Arc<AgentCtx<C>>, tracker: tokio_util::task::Task
             look = false;
             looked = tokio::time::Instant::now();
             if let Err(e) = find_work(&a, &tracker, &done_tx).await {
-                eprintln!("runner: {}: {}", a.me.slug, e.detail());
+                if !lost.is_lost() {
+                    eprintln!("runner: {}: {}", a.me.slug, e.detail());
+                }
                 look = true;
             }
         }
-        let q = EventsQuery { since: seq, limit: Some(1000), wait: Some(30) };
+        let q = EventsQuery {
+            since: seq,
+            limit: Some(1000),
+            // After a failure, a poll that answers at once tells soon
+            // that the server is back.
+            wait: Some(if lost.is_lost() { 0 } else { 30 }),
+            runner: Some(a.shared.name.clone()),
+        };
         tokio::select! {
             _ = a.shared.stop.cancelled() => return,
             Some(()) = done_rx.recv() => look = true,
             page = a.client.call::<PollEvents>((), q, ()) => match page {
                 Ok(p) => {
                     reconnect = Backoff::default();
+                    lost.reached(&a);
                     seq = Some(p.next);
                     look |= p.resync_required;
                     if p.resync_required {
@@ -298,7 +310,7 @@ async fn follow<C: Perform>(a: Arc<AgentCtx<C>>, tracker: tokio_util::task::Task
                     }
                 }
                 Err(e) => {
-                    if wait_or_stop(&a, &mut reconnect, e).await {
+                    if wait_or_stop(&a, &mut reconnect, &mut lost, e).await {
                         return;
                     }
                 }
@@ -307,14 +319,56 @@ async fn follow<C: Perform>(a: Arc<AgentCtx<C>>, tracker: tokio_util::task::Task
     }
 }
 
+/// Since when the server has not answered the agent's event stream: the
+/// log says so once, and once again when it answers.
+#[derive(Default)]
+struct Lost(Option<tokio::time::Instant>);
+
+impl Lost {
+    fn is_lost(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// The server answered.
+    fn reached<C>(&mut self, a: &AgentCtx<C>) {
+        if let Some(since) = self.0.take() {
+            eprintln!(
+                "runner {}: {} reached the server again after {} s",
+                a.shared.name,
+                a.me.slug,
+                since.elapsed().as_secs()
+            );
+        }
+    }
+
+    /// The server did not answer: told the first time only.
+    fn lost<C>(&mut self, a: &AgentCtx<C>, e: &Error) {
+        if self.0.is_none() {
+            self.0 = Some(tokio::time::Instant::now());
+            eprintln!(
+                "runner {}: {} cannot reach the server at {} ({}); trying again until it answers",
+                a.shared.name,
+                a.me.slug,
+                a.shared.server,
+                e.detail()
+            );
+        }
+    }
+}
+
 /// Waits before trying the server again; true when the runner stops
-/// meanwhile, or the error is one waiting cannot fix.
-async fn wait_or_stop<C>(a: &AgentCtx<C>, reconnect: &mut Backoff, e: Error) -> bool {
-    eprintln!("runner: {}: {}", a.me.slug, e.detail());
-    tokio::select! {
+/// meanwhile, or the error is one waiting cannot fix (said then).
+async fn wait_or_stop<C>(a: &AgentCtx<C>, reconnect: &mut Backoff, lost: &mut Lost, e: Error) -> bool {
+    lost.lost(a, &e);
+    let detail = e.detail().to_string();
+    let stop = tokio::select! {
         _ = a.shared.stop.cancelled() => true,
         r = reconnect.wait(e) => r.is_err(),
+    };
+    if stop && !a.shared.stop.is_cancelled() {
+        eprintln!("runner {}: {}: {detail}", a.shared.name, a.me.slug);
     }
+    stop
 }
 
 /// Reacts to one event: stops a run that ended on the board; true when
@@ -421,7 +475,10 @@ async fn find_work<C: Perform>(
             runner: Some(a.shared.name.clone()),
         };
         match a.client.call::<StartRun>(task.id, (), new).await {
-            Ok(run) => start(a, tracker, done, run, Origin::Claimed, permits),
+            Ok(run) => {
+                eprintln!("runner {}: {} claimed {} ({})", a.shared.name, a.me.slug, task.key, task.title);
+                start(a, tracker, done, run, Origin::Claimed, permits)
+            }
             Err(e) => {
                 // Give the claimed task back rather than sit on it.
                 let reason = format!("the runner could not start a run: {}", e.detail());
@@ -444,13 +501,33 @@ fn start<C: Perform>(
     let live = Live { cancel: a.shared.stop.child_token(), changed: Arc::default() };
     a.live.lock().unwrap().insert(run.id, live.clone());
     let (a, done) = (a.clone(), done.clone());
+    let what = what_run(&run);
+    eprintln!("runner {}: {} starts run {} ({what})", a.shared.name, a.me.slug, run.id);
     tracker.spawn(async move {
         let id = run.id;
         supervise::supervise(a.clone(), run, origin, live).await;
+        let end = match a.client.call::<GetRun>(id, (), ()).await {
+            Ok(r) => match r.stop_reason.as_deref().and_then(|s| s.lines().next()) {
+                Some(why) => format!("{}: {why}", r.state),
+                None => r.state.to_string(),
+            },
+            Err(e) => format!("its end unknown ({})", e.detail()),
+        };
+        eprintln!("runner {}: {} run {id} ({what}) ended {end}", a.shared.name, a.me.slug);
         a.live.lock().unwrap().remove(&id);
         drop(permits);
         let _ = done.send(());
     });
+}
+
+/// What a run does, for the log: its purpose and task, or the message it
+/// answers.
+fn what_run(run: &Run) -> String {
+    match (&run.task, run.message_id) {
+        (_, Some(m)) => format!("answering message {m}"),
+        (Some(t), None) => format!("{} {}", run.work.purpose.as_str(), t.key),
+        (None, None) => run.work.purpose.as_str().to_string(),
+    }
 }
 
 /// The state directory's pid files (for tests and diagnostics).

@@ -288,6 +288,14 @@ impl Server {
             ..BoardOptions::default()
         };
         let board = Board::open_database(config.database.as_deref(), &config.data_dir, options).await?;
+        if let Some(oidc) = config.oidc.clone() {
+            // Read apart from the start, which does not wait on the provider.
+            tokio::spawn(async move {
+                if let Some(warning) = oidc.groups_scope_warning().await {
+                    tracing::warn!("{warning}");
+                }
+            });
+        }
         let slug = Slug::new(config.owner_login.clone()).map_err(|e| format!("owner login: {e}"))?;
         let password = match &config.owner_password {
             Some(p) => Some(Password::new(p.clone()).map_err(|e| format!("owner password: {e}"))?),

@@ -108,6 +108,38 @@ impl OidcConfig {
     }
 }
 
+impl OidcConfig {
+    /// With `--oidc-admin-group` set, the warning to log when the
+    /// provider's discovery lists a `groups` scope that `--oidc-scopes`
+    /// does not ask for: such a provider puts no `groups` in the ID token
+    /// without it, and everyone would sign in as a member
+    /// (docs/decisions.md 22.j). None when all is well, and when the
+    /// provider cannot be read now (a sign-in says so then).
+    pub async fn groups_scope_warning(&self) -> Option<String> {
+        let group = self.admin_group.as_deref().filter(|g| !g.is_empty())?;
+        if self.scopes.iter().any(|s| s == "groups") {
+            return None;
+        }
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(PROVIDER_TIMEOUT)
+            .build()
+            .ok()?;
+        let url = format!("{}/.well-known/openid-configuration", self.issuer.trim_end_matches('/'));
+        let discovery: serde_json::Value = http.get(&url).send().await.ok()?.json().await.ok()?;
+        let listed = discovery["scopes_supported"].as_array()?.iter().any(|s| s == "groups");
+        listed.then(|| {
+            format!(
+                "--oidc-admin-group {group} reads the ID token's `groups` claim, and the provider lists a \
+                 `groups` scope that --oidc-scopes ({}) does not ask for: without it the provider may send \
+                 no groups and everyone signs in as a member; add it: --oidc-scopes {},groups",
+                self.scopes.join(","),
+                self.scopes.join(",")
+            )
+        })
+    }
+}
+
 struct OpenIdProvider {
     issuer: IssuerUrl,
     client_id: ClientId,

@@ -1,5 +1,5 @@
-// The agents of the board: each with its presence, the runners working
-// for it (as its open runs name them), its current runs (task, state,
+// The agents of the board: each with its presence, the runners serving
+// it (those polling for it, and those its open runs name), its current runs (task, state,
 // elapsed time, last line of output, lease countdown) and its latest
 // ended ones; and, for admins, creating an agent, changing its
 // configuration and issuing a new token, shown once.
@@ -13,6 +13,9 @@ import { runState, runElapsed, loadRunLines, runWork } from "./runs.js";
 
 const LISTEN = [["all", "all messages"], ["mentions", "mentions only"]];
 const RECENT = 3;
+// How often the list of connected runners is read again: no event tells
+// of a runner coming or going.
+const RUNNERS_EVERY_MS = 10000;
 
 const isAdmin = () => !!state.me && (state.me.role === "admin" || state.me.role === "owner");
 const splitList = (s) => s.split(",").map((x) => x.trim()).filter(Boolean);
@@ -61,6 +64,7 @@ export function mountAgents({ main, load }) {
   const list = h("div", { class: "agents" });
   const cards = new Map(); // member id → {section, body, slot}
   const requestedTasks = new Set();
+  let connected = []; // GET /runners: {name, agents, last_seen_at}
 
   function showToken(slug, token) {
     const code = h("code", { class: "token" }, token);
@@ -147,7 +151,8 @@ export function mountAgents({ main, load }) {
   function cardBody(m, runs) {
     const open = runs.filter(isOpenRun);
     const ended = runs.filter((r) => !isOpenRun(r)).slice(0, RECENT);
-    const runners = [...new Set(open.map((r) => r.runner).filter(Boolean))];
+    const serving = connected.filter((r) => r.agents.some((a) => a.id === m.id)).map((r) => r.name);
+    const runners = [...new Set([...serving, ...open.map((r) => r.runner).filter(Boolean)])];
     const c = m.agent_config || {};
     return [
       h("p", { class: "agent-config muted" },
@@ -155,7 +160,7 @@ export function mountAgents({ main, load }) {
         c.model ? `model ${c.model} · ` : "",
         `chats: ${c.chat_listen || "mentions"}, tasks: ${c.task_listen || "mentions"}`),
       h("p", { class: "runners" }, h("strong", null, "Runners: "),
-        runners.length ? runners.map((r) => h("span", { class: "chip runner" }, r))
+        runners.length ? runners.map((r) => h("span", { class: "chip runner", dataset: { runner: r } }, r))
           : h("span", { class: "muted" }, m.status === "offline" ? "none connected" : `none on a run now (the agent is ${m.status})`)),
       open.length ? h("table", { class: "agent-runs" },
         h("thead", null, h("tr", null, ["Task", "State", "Elapsed", "Last output", "Lease"].map((t) => h("th", { scope: "col" }, t)))),
@@ -208,16 +213,28 @@ export function mountAgents({ main, load }) {
     });
     const same = list.childNodes.length === sections.length && sections.every((s, i) => list.childNodes[i] === s);
     if (!same) list.replaceChildren(...(sections.length ? sections : [h("p", { class: "muted" }, "No agents yet.")]));
+    replace(runnerList, connected.length
+      ? h("ul", { class: "runner-list", "aria-label": "Runners connected" }, connected.map((r) =>
+        h("li", { dataset: { runner: r.name } }, h("span", { class: "chip runner" }, r.name), " serves ",
+          r.agents.map((a, i) => [i ? ", " : "", `@${a.slug}`]), " ",
+          h("time", { class: "muted", datetime: r.last_seen_at }, `seen ${timeAgo(r.last_seen_at)}`))))
+      : h("p", { class: "muted" }, "No runner connected: start one with taskboard agent run."));
   }
+
+  const runnerList = h("div", { class: "runners-connected" });
+  const readRunners = () => api.get("/runners").then((r) => { connected = r; render(); }, () => {});
 
   main.append(h("h1", null, "Agents"),
     h("p", { class: "muted" }, "Agents run on the board through a runner (taskboard agent run) that acts with the agent's token."),
-    error, tokenBox, list,
+    error, tokenBox, h("h2", null, "Runners"), runnerList, list,
     ...(isAdmin() ? [h("h2", null, "New agent"), createForm] : []));
   render();
   load(() => api.get("/runs", { limit: 100 }).then((runs) => setRuns(runs))).catch(report);
+  readRunners();
+  const every = setInterval(readRunners, RUNNERS_EVERY_MS);
   const off = subscribe((t) => {
+    if (t.has("members")) readRunners();
     if (t.has("members") || t.has("runs") || t.has("tasks") || t.has("projects")) render();
   });
-  return { unmount: off };
+  return { unmount: () => { clearInterval(every); off(); } };
 }

@@ -32,11 +32,24 @@ export function mountWebhooks({ main }) {
     }
   };
 
-  const row = (w) => h("tr", { dataset: { webhookId: w.id, url: w.url, active: String(w.active) } },
+  // A webhook's state with its health: off, nothing sent yet, delivering,
+  // or failing with how many in a row and the last answer.
+  const health = (w) => {
+    const hl = w.health || {};
+    if (!w.active) return ["off", "off"];
+    if (!hl.last_state) return ["none", "on · nothing sent yet"];
+    if (hl.consecutive_failures > 0) {
+      const why = hl.last_status ? `HTTP ${hl.last_status}` : (hl.last_error || "no answer");
+      return ["failing", `on · failing: ${hl.consecutive_failures} in a row, last ${why}`];
+    }
+    return ["ok", `on · delivering${hl.last_status ? `, last HTTP ${hl.last_status}` : ""}`];
+  };
+
+  const row = (w) => h("tr", { dataset: { webhookId: w.id, url: w.url, active: String(w.active), health: health(w)[0] } },
     h("td", { class: "url" }, w.url, w.description ? h("div", { class: "muted" }, w.description) : null),
     h("td", { class: "events" }, w.events.join(", ")),
     h("td", null, projectName(w.project_id)),
-    h("td", { class: "state" }, w.active ? "on" : "off"),
+    h("td", { class: "state" }, health(w)[1]),
     h("td", { class: "backlog" }, w.backlog ?? ""),
     h("td", { class: "actions" },
       h("button", { type: "button", class: "toggle", onclick: () => act(async () => {

@@ -106,7 +106,7 @@ async fn logs<B: Perform>(b: &B, run: uuid::Uuid, mut after: u64, follow: bool, 
             return Ok(());
         }
         loop {
-            let q = EventsQuery { since: Some(seq), limit: Some(1000), wait: Some(30) };
+            let q = EventsQuery { since: Some(seq), limit: Some(1000), wait: Some(30), runner: None };
             let page = b.call::<PollEvents>((), q, ()).await?;
             seq = page.next;
             let about_run = page.events.iter().any(|e| {

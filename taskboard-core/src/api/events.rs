@@ -9,6 +9,8 @@ use crate::wire::*;
 
 async fn batch(board: &Board, caller: &Caller, query: &EventsQuery) -> Result<EventBatch> {
     let (limit, wait) = query.checked()?;
+    // Presence is kept as well as it can be: a poll is not refused for it.
+    let _ = board.polled(caller.actor()?, wait, query.runner.as_deref()).await;
     let mut follower = board.follow(caller.actor()?, query.since);
     Ok(follower.next_batch(limit, wait).await)
 }

@@ -177,6 +177,7 @@ pub fn visit_all(v: &mut impl Visitor) {
     v.visit::<Redeliver>();
     // runs
     v.visit::<ListRuns>();
+    v.visit::<ListRunners>();
     v.visit::<GetRun>();
     v.visit::<GetTranscript>();
     v.visit::<StartRun>();

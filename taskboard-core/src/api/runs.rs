@@ -35,6 +35,33 @@ impl Endpoint for ListRuns {
     }
 }
 
+/// `GET /runners`.
+#[derive(Debug)]
+pub struct ListRunners;
+
+impl Endpoint for ListRunners {
+    const BOARD_WIDE: bool = true;
+    const INFO: Info = Info {
+        name: "list_runners",
+        method: Method::Get,
+        path: "/api/v1/runners",
+        auth: true,
+        status: 200,
+        summary: "List the runners connected",
+        description: "The runners polling the event stream for agents now (a poll with `runner` named in \
+            the last minute or so), by name, with the agents each serves and when it last polled.",
+        errors: &[],
+    };
+    type Path = ();
+    type Query = ();
+    type Body = ();
+    type Response = Vec<RunnerSeen>;
+
+    async fn handle(board: &Board, _: &Caller, _: Call<Self>) -> Result<Vec<RunnerSeen>> {
+        board.runners().await
+    }
+}
+
 /// `GET /runs/{id}`.
 #[derive(Debug)]
 pub struct GetRun;

@@ -32,8 +32,8 @@ use crate::storage::codec::{Key, decode, uuid_at};
 use crate::storage::tables::*;
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan, WriteTxn};
 use crate::webhooks::{
-    BatchRecord, Claim, DeliveryBatch, DeliveryItem, DeliveryPolicy, DeliveryRecord, DeliveryState, Outcome,
-    Retry, WebhookRecord, WebhookState, delivery_id, event_project,
+    BatchRecord, Claim, Delivery, DeliveryBatch, DeliveryItem, DeliveryPolicy, DeliveryRecord, DeliveryState,
+    Outcome, Retry, WebhookHealth, WebhookRecord, WebhookState, delivery_id, event_project,
 };
 
 /// Events read from the log for one batch at most, and the bytes of their
@@ -111,6 +111,52 @@ pub(super) fn drop_retries(w: &mut (impl WriteTxn + ?Sized), webhook: Uuid) -> R
 
 /// What a webhook has still to send: the events after its cursor (some
 /// may not be ones it takes) and its deliveries waiting for a retry.
+/// The newest `want` deliveries of `webhook`, newest first: those logged
+/// one by one and those of the batch records (docs/rules.md, webhooks).
+pub(super) fn newest(r: &(impl Records + ?Sized), webhook: Uuid, want: usize) -> Result<Vec<Delivery>> {
+    let mut by_seq = std::collections::BTreeMap::new();
+    r.scan(DELIVERIES, KeyRange::prefix(webhook.as_bytes()), Direction::Reverse, &mut |_, v| {
+        let d = decode::<DeliveryRecord>(v)?;
+        by_seq.insert(d.seq, d.to_wire(webhook));
+        Ok(Scan::Continue)
+    })?;
+    // Batches are in seq order: the newest `want` of theirs, less those
+    // logged one by one, hold every one that can be shown.
+    let mut from_batches = 0;
+    let enough = want + by_seq.len();
+    r.scan(DELIVERY_BATCHES, KeyRange::prefix(webhook.as_bytes()), Direction::Reverse, &mut |_, v| {
+        for d in decode::<BatchRecord>(v)?.to_wire(webhook).into_iter().rev() {
+            from_batches += 1;
+            by_seq.entry(d.seq).or_insert(d);
+        }
+        Ok(if from_batches >= enough { Scan::Stop } else { Scan::Continue })
+    })?;
+    Ok(by_seq.into_values().rev().take(want).collect())
+}
+
+/// Deliveries read to tell a webhook's health: failures in a row beyond
+/// this are shown as this many or more.
+const HEALTH_WINDOW: usize = 100;
+
+/// How the deliveries of `webhook` fare: the newest attempted one, and
+/// how many attempted ones in a row, newest first, did not get through.
+pub(super) fn health(r: &(impl Records + ?Sized), webhook: Uuid) -> Result<WebhookHealth> {
+    let tried: Vec<Delivery> =
+        newest(r, webhook, HEALTH_WINDOW)?.into_iter().filter(|d| d.attempts > 0).collect();
+    let consecutive_failures =
+        tried.iter().take_while(|d| d.state != DeliveryState::Delivered).count() as u32;
+    Ok(match tried.into_iter().next() {
+        Some(d) => WebhookHealth {
+            last_state: Some(d.state),
+            last_status: d.last_status,
+            last_error: d.last_error,
+            last_at: Some(d.created_at),
+            consecutive_failures,
+        },
+        None => WebhookHealth::default(),
+    })
+}
+
 pub(super) fn backlog(state: &WebhookState, cursor: u64, latest: u64) -> u64 {
     latest.saturating_sub(cursor) + state.retries.len() as u64
 }

@@ -8,22 +8,16 @@
 //! attempt, from the last 256 batch records. Events a webhook did not
 //! take are not in it.
 
-use std::collections::BTreeMap;
-
 use uuid::Uuid;
 
-use super::deliveries::{logged_key, state_of, trim_logged};
+use super::deliveries::{logged_key, newest, state_of, trim_logged};
 use super::webhooks::webhook_required;
 use super::{Actor, Board};
 use crate::error::{Error, Result};
 use crate::events::{Viewer, log};
 use crate::records::{RecordWrites, Records};
-use crate::storage::codec::decode;
 use crate::storage::tables::*;
-use crate::storage::{Direction, KeyRange, Scan};
-use crate::webhooks::{
-    BatchRecord, Delivery, DeliveryRecord, DeliveryState, Retry, delivery_seq, event_project,
-};
+use crate::webhooks::{Delivery, DeliveryRecord, DeliveryState, Retry, delivery_seq, event_project};
 use crate::wire::DeliveryQuery;
 
 /// Most deliveries one page of the delivery log shows by default.
@@ -48,29 +42,7 @@ impl Board {
         let want = q.offset.unwrap_or(0) as usize + limit as usize;
         self.read(move |r| {
             webhook_required(r, webhook)?;
-            let mut by_seq = BTreeMap::new();
-            r.scan(DELIVERIES, KeyRange::prefix(webhook.as_bytes()), Direction::Reverse, &mut |_, v| {
-                let d = decode::<DeliveryRecord>(v)?;
-                by_seq.insert(d.seq, d.to_wire(webhook));
-                Ok(Scan::Continue)
-            })?;
-            // Batches are in seq order: the newest `want` of theirs, less
-            // those logged one by one, hold every one that can be shown.
-            let mut from_batches = 0;
-            let enough = want + by_seq.len();
-            r.scan(
-                DELIVERY_BATCHES,
-                KeyRange::prefix(webhook.as_bytes()),
-                Direction::Reverse,
-                &mut |_, v| {
-                    for d in decode::<BatchRecord>(v)?.to_wire(webhook).into_iter().rev() {
-                        from_batches += 1;
-                        by_seq.entry(d.seq).or_insert(d);
-                    }
-                    Ok(if from_batches >= enough { Scan::Stop } else { Scan::Continue })
-                },
-            )?;
-            Ok(by_seq.into_values().rev().skip(want - limit as usize).take(limit as usize).collect())
+            Ok(newest(r, webhook, want)?.into_iter().skip(want - limit as usize).collect())
         })
         .await
     }

@@ -114,6 +114,12 @@ struct Inner {
     connections: Arc<Mutex<HashMap<Uuid, usize>>>,
     /// This process among those serving the board (`presence`).
     process: Uuid,
+    /// When each member's polls of the event stream last renewed its
+    /// presence (`presence`).
+    polled: Mutex<HashMap<Uuid, Instant>>,
+    /// The runners polling this process, by agent and runner name: when
+    /// each was seen, and until when it counts (`presence`).
+    runners: Mutex<HashMap<(Uuid, String), (Timestamp, Instant)>>,
     auth_cache: std::sync::RwLock<AuthCache>,
     task_cache: std::sync::RwLock<TaskCache>,
     streams: Arc<crate::wire::StreamGauge>,

@@ -150,6 +150,8 @@ impl Board {
                 scratch,
                 last_seen: Mutex::new(HashMap::new()),
                 connections: Default::default(),
+                polled: Default::default(),
+                runners: Default::default(),
                 process: Uuid::now_v7(),
                 auth_cache: Default::default(),
                 task_cache: Default::default(),

@@ -14,7 +14,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 use serde_json::json;
@@ -28,12 +28,23 @@ use crate::records::{RecordWrites, Records};
 use crate::storage::codec::{Key, decode};
 use crate::storage::tables::PRESENCE;
 use crate::storage::{Direction, KeyRange, Scan};
+use crate::wire::RunnerSeen;
 
 /// How often a process renews its entries (and removes expired ones).
 pub const PRESENCE_RENEWAL: Duration = Duration::from_secs(5);
 /// How long an entry lasts without renewal: several renewals, so a busy
 /// process is not taken for a dead one.
 pub const PRESENCE_TTL: Duration = Duration::from_secs(30);
+
+/// Where polls of the event stream list their members, in place of a
+/// process: a runner polls (`GET /events?wait=…`) rather than holding a
+/// stream open, and is present while its polls come. An entry lasts the
+/// poll's wait and [`PRESENCE_TTL`] more; any process's renewal removes
+/// it once expired, as it does a dead process's.
+const POLLS: Uuid = Uuid::from_u128(0x706f_6c6c);
+
+/// The longest name of a runner the board keeps.
+const RUNNER_NAME_CHARS: usize = 100;
 
 type Connections = Arc<Mutex<HashMap<Uuid, usize>>>;
 
@@ -49,7 +60,11 @@ fn ids(key: &[u8]) -> Result<(Uuid, Uuid)> {
 }
 
 fn until(now: Timestamp) -> Result<Timestamp> {
-    now.checked_add(jiff::SignedDuration::try_from(PRESENCE_TTL).map_err(Error::internal)?)
+    until_after(now, PRESENCE_TTL)
+}
+
+fn until_after(now: Timestamp, lasting: Duration) -> Result<Timestamp> {
+    now.checked_add(jiff::SignedDuration::try_from(lasting).map_err(Error::internal)?)
         .map_err(Error::internal)
 }
 
@@ -138,6 +153,65 @@ impl Board {
                 (true, false) => Some(MemberStatus::Offline),
             };
             set_status(tx, member, status)
+        })
+        .await
+    }
+
+    /// A poll of the event stream by `actor`, waiting up to `wait`: the
+    /// member is present until the wait and [`PRESENCE_TTL`] have passed
+    /// without another (set `online` if it was `offline`). The store is
+    /// written at most every [`PRESENCE_RENEWAL`] per member. `runner`,
+    /// the name a runner polls under, is listed by [`Board::runners`].
+    pub async fn polled(&self, actor: &Actor, wait: Duration, runner: Option<&str>) -> Result<()> {
+        let member = actor.id();
+        let now = Instant::now();
+        let lasting = wait + PRESENCE_TTL;
+        if let Some(name) = runner {
+            let name: String = name.trim().chars().take(RUNNER_NAME_CHARS).collect();
+            if !name.is_empty() {
+                let mut runners = self.inner.runners.lock().unwrap();
+                runners.retain(|_, (_, until)| *until > now);
+                runners.insert((member, name), (Timestamp::now(), now + lasting));
+            }
+        }
+        {
+            let mut polled = self.inner.polled.lock().unwrap();
+            if polled.get(&member).is_some_and(|at| now.duration_since(*at) < PRESENCE_RENEWAL) {
+                return Ok(());
+            }
+            polled.insert(member, now);
+        }
+        self.write(move |tx| {
+            tx.w.put_record(PRESENCE, &key(member, POLLS), &until_after(tx.now, lasting)?)?;
+            set_online_if_offline(tx, member)
+        })
+        .await
+    }
+
+    /// `GET /runners`: the runners polling this process for agents now,
+    /// by name, with the agents each serves.
+    pub async fn runners(&self) -> Result<Vec<RunnerSeen>> {
+        let now = Instant::now();
+        let mut by_name: std::collections::BTreeMap<String, (Timestamp, Vec<Uuid>)> = Default::default();
+        {
+            let mut runners = self.inner.runners.lock().unwrap();
+            runners.retain(|_, (_, until)| *until > now);
+            for ((member, name), (seen, _)) in runners.iter() {
+                let entry = by_name.entry(name.clone()).or_insert((*seen, Vec::new()));
+                entry.0 = entry.0.max(*seen);
+                entry.1.push(*member);
+            }
+        }
+        self.read(move |r| {
+            by_name
+                .into_iter()
+                .map(|(name, (last_seen_at, members))| {
+                    let mut agents =
+                        members.into_iter().map(|m| r.member_ref(m)).collect::<Result<Vec<_>>>()?;
+                    agents.sort_by(|a, b| a.slug.cmp(&b.slug));
+                    Ok(RunnerSeen { name, agents, last_seen_at })
+                })
+                .collect()
         })
         .await
     }

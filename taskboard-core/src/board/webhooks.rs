@@ -3,7 +3,7 @@
 
 use uuid::Uuid;
 
-use super::deliveries::{backlog, drop_retries, state_of};
+use super::deliveries::{backlog, drop_retries, health, state_of};
 use super::tx::SEQ_KEY;
 use super::{Actor, Board};
 use crate::error::{Error, Result};
@@ -69,6 +69,7 @@ fn with_backlog(r: &(impl Records + ?Sized), h: &WebhookRecord, latest: u64) -> 
         Some(c) => Some(backlog(&state_of(r, h.id)?, c, latest)),
         None => Some(0),
     };
+    wire.health = Some(health(r, h.id)?);
     Ok(wire)
 }
 

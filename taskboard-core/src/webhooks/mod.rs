@@ -61,6 +61,25 @@ pub struct Webhook {
     /// `GET /webhooks` and `GET /webhooks/{id}`; 0 while inactive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backlog: Option<u64>,
+    /// How its deliveries fare; shown by `GET /webhooks` and `GET
+    /// /webhooks/{id}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<WebhookHealth>,
+}
+
+/// How a webhook's deliveries fare: its newest attempted delivery, and
+/// the attempted ones in a row, newest first, that did not get through
+/// (0 once one is delivered; counted over its newest 100 deliveries).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct WebhookHealth {
+    /// The state of the newest attempted delivery; none before any.
+    pub last_state: Option<DeliveryState>,
+    /// The HTTP status its last attempt got back, when one came.
+    pub last_status: Option<u16>,
+    pub last_error: Option<String>,
+    /// When that delivery's event happened.
+    pub last_at: Option<Timestamp>,
+    pub consecutive_failures: u32,
 }
 
 /// A webhook with its signing secret: the answer of creation and of
@@ -146,6 +165,7 @@ impl WebhookRecord {
             created_at: self.created_at,
             updated_at: self.updated_at,
             backlog: None,
+            health: None,
         }
     }
 

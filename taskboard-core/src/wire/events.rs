@@ -18,6 +18,10 @@ pub struct EventsQuery {
     /// Seconds (0–60) to hold the request until an event arrives.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait: Option<u32>,
+    /// The runner polling, by its name: the board lists it among the
+    /// runners serving the caller (`GET /runners`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner: Option<String>,
 }
 
 /// A page of events.

@@ -101,6 +101,7 @@ wire!(
     DeliveryQuery,
     ImportRequest,
     RunListQuery,
+    RunnerSeen,
     NewRun,
     NewMessageRun,
     RunPatch,

@@ -7,6 +7,18 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
+/// A runner serving agents, as its polls of the event stream show it
+/// (`GET /runners`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunnerSeen {
+    /// The name the runner gives itself (`name` of its file).
+    pub name: String,
+    /// The agents it polls for.
+    pub agents: Vec<crate::model::MemberRef>,
+    /// Its latest poll.
+    pub last_seen_at: jiff::Timestamp,
+}
+
 /// The query of `GET /runs`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct RunListQuery {

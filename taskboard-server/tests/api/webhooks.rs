@@ -604,3 +604,45 @@ async fn pending_deliveries_survive_a_restart() {
     let log = wait_log(&app, id, |log| log.iter().all(|d| d["state"] == "delivered")).await;
     assert_eq!(log.len(), 5);
 }
+
+/// A webhook's health in its `GET`: failing, with the failures in a row
+/// and the last status, then delivering once one gets through
+/// (docs/decisions.md 22.j).
+#[tokio::test]
+async fn a_webhooks_health_shows_its_failures_in_a_row_and_the_last_answer() {
+    let app = spawn_with(|c| {
+        fast(c);
+        c.webhooks.policy.delays = vec![Duration::from_millis(400)];
+        c.webhooks.policy.then_every = Duration::from_millis(400);
+    })
+    .await;
+    let receiver = Receiver::start().await;
+    receiver.script(&[Answer::Status(500), Answer::Status(503)]);
+    let (id, _) = hook(&app, json!({"url": receiver.url, "events": ["project.created"]})).await;
+    let fresh: Value = app.get(&format!("/api/v1/webhooks/{id}"), app.owner()).await.expect(200);
+    assert_eq!(fresh["health"]["consecutive_failures"], 0, "{fresh}");
+    assert!(fresh["health"]["last_state"].is_null(), "nothing sent yet: {fresh}");
+    app.create_project(app.owner(), "web").await;
+    let health = |want: fn(&Value) -> bool| {
+        let app = &app;
+        async move {
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+            loop {
+                let h: Value = app.get(&format!("/api/v1/webhooks/{id}"), app.owner()).await.expect(200);
+                if want(&h["health"]) {
+                    return h["health"].clone();
+                }
+                assert!(tokio::time::Instant::now() < deadline, "health never as wanted: {h}");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    };
+    let failing = health(|h| h["consecutive_failures"] == 1).await;
+    assert_eq!(failing["last_state"], "pending", "{failing}");
+    assert!(matches!(failing["last_status"].as_u64(), Some(500 | 503)), "{failing}");
+    let listed: Value = app.get("/api/v1/webhooks", app.owner()).await.expect(200);
+    assert_eq!(listed[0]["health"]["consecutive_failures"], 1, "the list shows it too: {listed}");
+    let ok = health(|h| h["last_state"] == "delivered").await;
+    assert_eq!(ok["consecutive_failures"], 0, "{ok}");
+    assert_eq!(ok["last_status"], 200, "{ok}");
+}

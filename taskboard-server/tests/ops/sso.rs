@@ -165,3 +165,43 @@ async fn each_sign_in_and_each_refusal_is_logged_without_a_token() {
         assert!(!log.contains(secret.as_str()), "{secret} is in the log:\n{log}");
     }
 }
+
+/// `--oidc-admin-group` with a provider that lists a `groups` scope not
+/// asked for: the start warns, naming the flag; asked for, it does not
+/// (docs/decisions.md 22.j).
+#[tokio::test]
+async fn an_admin_group_without_the_providers_groups_scope_is_warned_of_at_start() {
+    let provider = Provider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let start = |name: &str, scopes: &str| {
+        let mut command = server_command();
+        command
+            .args(["--listen", "127.0.0.1:0", "--oidc-admin-group", "board-admins"])
+            .args(["--oidc-issuer", &provider.issuer, "--oidc-client-id", CLIENT_ID])
+            .args(["--oidc-scopes", scopes, "--public-url", "http://127.0.0.1:1"])
+            .env("TASKBOARD_OIDC_CLIENT_SECRET", CLIENT_SECRET)
+            .arg("--data-dir")
+            .arg(dir.path().join(name));
+        Process::start(command, &dir.path().join(format!("{name}.log")))
+    };
+    let mut without = start("without", "openid,email,profile");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !without.log_text().contains("--oidc-scopes") && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(without.stop().success());
+    let log = without.log_text();
+    assert!(
+        log.contains("WARN") && log.contains("--oidc-scopes openid,email,profile,groups"),
+        "the warning names the scope and the flag:\n{log}"
+    );
+
+    let mut with = start("with", "openid,email,profile,groups");
+    // A request answered after start: the provider has been read by then
+    // or is being read; the stop waits for nothing of it.
+    http().get(format!("{}/health", with.base)).send().await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(with.stop().success());
+    let log = with.log_text();
+    assert!(!log.contains("--oidc-scopes"), "no warning when groups is asked:\n{log}");
+}

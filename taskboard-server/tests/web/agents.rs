@@ -86,9 +86,29 @@ async fn the_agents_page_shows_runs_live_and_makes_agents() {
     let app = App::start().await;
     let (setup, tasks) = setup(&app, &["Parse the config"]).await;
     let rid = setup.running(&app, &tasks[0], "compiling\nrunning 3 tests\n").await;
+    // The runner polls the event stream for its agent, naming itself: the
+    // agent is online while it does, and the runner is listed
+    // (docs/decisions.md 22.i).
+    let polled = app.call("GET", "/events?wait=0&runner=host-1/4242", Some(&setup.agent_token), None).await;
+    assert!(polled["next"].is_u64(), "{polled}");
+    let coder = app.call("GET", &format!("/members/{}", setup.agent_id), Some(&app.owner), None).await;
+    assert_eq!(coder["status"], "online", "{coder}");
+    let runners = app.call("GET", "/runners", Some(&app.owner), None).await;
+    assert_eq!(runners[0]["name"], "host-1/4242", "{runners}");
+    assert_eq!(runners[0]["agents"][0]["slug"], "coder", "{runners}");
     let b = Browser::start().await;
     log_in(&b, &app).await;
     b.click_on("nav a[href='#/agents']").await;
+    let listed = b
+        .wait_for(
+            "the runner among those connected, and the agent online",
+            "const li = document.querySelector('.runner-list li[data-runner=\"host-1/4242\"]');
+             const dot = document.querySelector('section.agent[data-slug=coder] .dot');
+             return li && dot && dot.classList.contains('online') && li.textContent",
+            vec![],
+        )
+        .await;
+    assert!(listed.as_str().unwrap().contains("serves @coder"), "{listed}");
 
     // The agent, its runner, and its run with task, state, elapsed time,
     // last line of output and lease countdown.

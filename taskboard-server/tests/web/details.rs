@@ -238,3 +238,41 @@ async fn two_people_see_each_others_changes() {
     other.press(&[ALT, RIGHT]).await;
     card_in(&owner, "in_progress", "From the owner").await;
 }
+
+/// At 1400 × 900, the tests' window, an open task panel leaves every
+/// column of the board in view, the last one included (docs/decisions.md
+/// 22.j).
+#[tokio::test]
+async fn at_1400_pixels_the_task_panel_leaves_the_last_column_in_view() {
+    let _turn = crate::driver::turn().await;
+    let app = App::start().await;
+    let project = app.as_owner("POST", "/projects", json!({"name": "Web", "slug": "web"})).await;
+    let pid = project["id"].as_str().unwrap().to_string();
+    app.as_owner("POST", &format!("/tasks?project_id={pid}"), json!({"title": "Build", "status": "done"}))
+        .await;
+    let b = Browser::start().await;
+    log_in(&b, &app).await;
+    b.goto(&format!("{}/#/p/web/t/WEB-1", app.base)).await;
+    let seen = b
+        .wait_for(
+            "the panel beside the board",
+            "const p = document.querySelector('.panel .panel-head');
+             const board = document.querySelector('.board');
+             const cols = board ? [...board.querySelectorAll('.column')] : [];
+             if (!p || cols.length !== 5) return null;
+             const last = cols[4].getBoundingClientRect();
+             return { width: innerWidth, height: innerHeight, board_right: board.getBoundingClientRect().right,
+                      last_right: last.right, last_width: last.width, hidden: board.scrollWidth - board.clientWidth,
+                      panel_left: p.closest('.panel').getBoundingClientRect().left,
+                      done: cols[4].textContent.includes('Build') }",
+            vec![],
+        )
+        .await;
+    let n = |k: &str| seen[k].as_f64().unwrap();
+    assert!((1380.0..=1400.0).contains(&n("width")), "a window of 1400 px: {seen}");
+    assert_eq!(seen["done"], true, "the last column holds its card: {seen}");
+    assert!(n("hidden") <= 0.0, "nothing of the board scrolled out of view: {seen}");
+    assert!(n("last_right") <= n("board_right") + 0.5, "{seen}");
+    assert!(n("last_right") <= n("panel_left"), "the panel covers no column: {seen}");
+    assert!(n("last_width") >= 140.0, "a column still readable: {seen}");
+}

@@ -103,7 +103,15 @@ async fn an_admin_creates_rotates_redelivers_and_deletes_a_webhook() {
         false
     );
     b.click_on(&format!("{row} button.toggle")).await;
-    b.find(&format!("{row}[data-active=true]")).await;
+    // On again, with its health: both deliveries got through.
+    let shown = b
+        .wait_for(
+            "the webhook on again, delivering",
+            "const c = document.querySelector(arguments[0]); return c && c.textContent",
+            vec![json!(format!("{row}[data-active=true][data-health=ok] td.state"))],
+        )
+        .await;
+    assert_eq!(shown, "on · delivering, last HTTP 200");
     assert_eq!(
         app.call("GET", &format!("/webhooks/{id}"), Some(&app.owner.clone()), None).await["active"],
         true

@@ -103,3 +103,41 @@ fn an_agent_flooding_100_mb_of_output_leaves_the_runner_and_the_server_bounded_a
     let grown = server_peak.saturating_sub(server_before);
     assert!(grown < 64 * MB, "the server grew by {} MB", grown / MB);
 }
+
+/// The runner's log tells a claim, a run's start and end, and a server
+/// that went away once, then that it answers again (docs/decisions.md
+/// 22.i).
+#[test]
+fn the_runner_logs_claims_runs_and_a_lost_server_once() {
+    let mut env = Env::remote();
+    let token = board(&env, None);
+    task(&env, "Logged");
+    let (path, _) = config(&env, "one", &token, "cat > /dev/null; echo done", "");
+    let log = env.dir.path().join("runner.log");
+    let _runner = Runner::start_logged(&env, &path, &log);
+    let run = ended(&env, "WEB-1");
+    assert_eq!(run["state"], "succeeded", "{run}");
+    let id = run["id"].as_str().unwrap().to_string();
+    let text = eventually("the run's end in the log", || {
+        std::fs::read_to_string(&log).ok().filter(|l| l.contains(&format!("run {id} (work WEB-1) ended")))
+    });
+    assert!(text.contains("one: bot claimed WEB-1 (Logged)"), "{text}");
+    assert!(text.contains(&format!("one: bot starts run {id} (work WEB-1)")), "{text}");
+    assert!(text.contains(&format!("run {id} (work WEB-1) ended succeeded")), "{text}");
+
+    let addr = env.server.as_ref().unwrap().addr;
+    env.server.as_mut().unwrap().stop();
+    eventually("the runner to find the server away", || {
+        std::fs::read_to_string(&log).ok().filter(|l| l.contains("cannot reach the server")).map(|_| ())
+    });
+    // Long enough for several attempts (100 ms, doubling).
+    std::thread::sleep(Duration::from_secs(3));
+    env.server = Some(RunningServer::start(&env.data_dir, addr));
+    let text = eventually("the runner to say it reached the server again", || {
+        std::fs::read_to_string(&log).ok().filter(|l| l.contains("reached the server again"))
+    });
+    assert_eq!(text.matches("cannot reach the server").count(), 1, "said once:\n{text}");
+    assert_eq!(text.matches("reached the server again").count(), 1, "{text}");
+    let away = text.lines().skip_while(|l| !l.contains("cannot reach")).count();
+    assert_eq!(away, 2, "no line a failed attempt:\n{text}");
+}
