@@ -13,6 +13,12 @@
 //! (defaults: 4,000 creations, 20,000 reads, 64 at once). `bench/postgres.sh`
 //! runs it.
 //!
+//! With several boards, each follows the event stream while the creations
+//! run, and the lag of an event is how long after the first board
+//! published it (the one that committed it, at its commit) another did:
+//! the wake-up by notification, the read of the events table below the
+//! mark, the publish.
+//!
 //! "postgres, 3 boards" is three boards on one database in this process,
 //! each with its own store, connections, writer, listener and caches, as
 //! three server processes have; the work is spread over the three. (The
@@ -27,7 +33,7 @@ use taskboard_core::api::{NewProject, NewTask, TaskFilter};
 use taskboard_core::validate::{Name, Password, Slug, Title};
 use taskboard_core::{Actor, Board, BoardOptions};
 use taskboard_pg_scratch::Scratch;
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, watch};
 use uuid::Uuid;
 
 struct Figures {
@@ -38,6 +44,90 @@ struct Figures {
     reads_per_s: f64,
     /// Median of title searches, one at a time.
     search_ms: f64,
+    /// With several boards, while the creations run: how long after the
+    /// first board published an event the others did, median and p99.
+    lag_ms: Option<(f64, f64)>,
+    /// What the writers did during the creations, summed over the boards.
+    writer: Writer,
+}
+
+/// Sums of the writers' metrics over boards, at one moment.
+#[derive(Default, Clone, Copy)]
+struct Writer {
+    batches: f64,
+    operations: f64,
+    batch_s: f64,
+    lock_s: f64,
+    commit_s: f64,
+    reads: f64,
+    read_s: f64,
+    write_s: f64,
+}
+
+impl Writer {
+    fn of(boards: &[Board]) -> Writer {
+        let mut w = Writer::default();
+        for m in boards.iter().filter_map(Board::writer_metrics) {
+            w.batches += m.batch_operations.count() as f64;
+            w.operations += m.batch_operations.sum();
+            w.batch_s += m.batch_seconds.sum();
+            w.lock_s += m.lock_seconds.sum();
+            w.commit_s += m.commit_seconds.sum();
+            w.reads += m.read_round_trips.load(std::sync::atomic::Ordering::Relaxed) as f64;
+            w.read_s += m.read_seconds.sum();
+            w.write_s += m.write_seconds.sum();
+        }
+        w
+    }
+
+    fn since(self, before: Writer) -> Writer {
+        Writer {
+            batches: self.batches - before.batches,
+            operations: self.operations - before.operations,
+            batch_s: self.batch_s - before.batch_s,
+            lock_s: self.lock_s - before.lock_s,
+            commit_s: self.commit_s - before.commit_s,
+            reads: self.reads - before.reads,
+            read_s: self.read_s - before.read_s,
+            write_s: self.write_s - before.write_s,
+        }
+    }
+}
+
+/// Follows the stream of `board` from now on, noting when each seq
+/// arrives, until `stop` is told; resumes with `since` if it falls behind.
+fn follow(board: Board, mut stop: watch::Receiver<bool>) -> tokio::task::JoinHandle<Vec<(u64, Instant)>> {
+    let mut sub = board.subscribe(None);
+    tokio::spawn(async move {
+        let mut seen = Vec::new();
+        loop {
+            tokio::select! {
+                next = sub.next() => match next {
+                    Ok(event) => seen.push((event.seq, Instant::now())),
+                    Err(_) => sub = board.subscribe(Some(sub.position())),
+                },
+                _ = stop.wait_for(|stopped| *stopped) => return seen,
+            }
+        }
+    })
+}
+
+/// The lag of each event on the boards that did not publish it first,
+/// in milliseconds: median and p99.
+fn lag(arrivals: &[Vec<(u64, Instant)>]) -> (f64, f64) {
+    let mut first: std::collections::HashMap<u64, Instant> = Default::default();
+    for (seq, at) in arrivals.iter().flatten() {
+        first.entry(*seq).and_modify(|f| *f = (*f).min(*at)).or_insert(*at);
+    }
+    let mut lags: Vec<f64> = arrivals
+        .iter()
+        .flatten()
+        .map(|(seq, at)| at.duration_since(first[seq]).as_secs_f64() * 1000.0)
+        .filter(|ms| *ms > 0.0)
+        .collect();
+    lags.sort_by(f64::total_cmp);
+    let at = |q: f64| lags.get(((lags.len() as f64 * q) as usize).min(lags.len().saturating_sub(1))).copied();
+    (at(0.5).unwrap_or(0.0), at(0.99).unwrap_or(0.0))
 }
 
 /// Title searches per board.
@@ -92,6 +182,13 @@ async fn measure(boards: Vec<Board>, creations: usize, reads: usize, concurrency
         .unwrap();
     let ids = Arc::new(std::sync::Mutex::new(Vec::<Uuid>::new()));
     let on = |i: usize| (boards[i % boards.len()].clone(), owners[i % boards.len()].clone());
+    let (stop, stopped) = watch::channel(false);
+    let followers: Vec<_> = if boards.len() > 1 {
+        boards.iter().map(|b| follow(b.clone(), stopped.clone())).collect()
+    } else {
+        vec![]
+    };
+    let before = Writer::of(&boards);
     let took = run(creations, concurrency, |i| {
         let (board, owner) = on(i);
         let ids = ids.clone();
@@ -103,6 +200,24 @@ async fn measure(boards: Vec<Board>, creations: usize, reads: usize, concurrency
     })
     .await;
     let creations_per_s = creations as f64 / took.as_secs_f64();
+    let writer = Writer::of(&boards).since(before);
+    let lag_ms = if followers.is_empty() {
+        None
+    } else {
+        // Every board publishes the last creation's event.
+        let newest = boards.iter().map(Board::latest_seq).max().unwrap();
+        for b in &boards {
+            let mut sub = b.subscribe(Some(newest - 1));
+            tokio::time::timeout(Duration::from_secs(10), sub.next()).await.unwrap().unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        stop.send_replace(true);
+        let mut arrivals = Vec::new();
+        for f in followers {
+            arrivals.push(f.await.unwrap());
+        }
+        Some(lag(&arrivals))
+    };
     let ids = Arc::new(ids.lock().unwrap().clone());
     let once = ids.len() * boards.len();
     let took = run(once, concurrency, |i| {
@@ -134,7 +249,14 @@ async fn measure(boards: Vec<Board>, creations: usize, reads: usize, concurrency
         assert!(found.iter().any(|t| t.title == q), "{q} is found");
     }
     searches.sort_by(f64::total_cmp);
-    Figures { creations_per_s, first_reads_per_s, reads_per_s, search_ms: searches[SEARCHES / 2] }
+    Figures {
+        creations_per_s,
+        first_reads_per_s,
+        reads_per_s,
+        search_ms: searches[SEARCHES / 2],
+        lag_ms,
+        writer,
+    }
 }
 
 #[tokio::main]
@@ -167,12 +289,21 @@ async fn main() {
         "through the core: {creations} durable creations, every task read once per board, then {reads} get_task; {concurrency} at once; then {SEARCHES} title searches one at a time"
     );
     println!(
-        "{:<22} {:>12} {:>6} {:>13} {:>6} {:>12} {:>6} {:>14} {:>6}",
-        "store", "creations/s", "ratio", "first reads/s", "ratio", "reads/s", "ratio", "search ms", "ratio"
+        "{:<22} {:>12} {:>6} {:>13} {:>6} {:>12} {:>6} {:>14} {:>6} {:>18}",
+        "store",
+        "creations/s",
+        "ratio",
+        "first reads/s",
+        "ratio",
+        "reads/s",
+        "ratio",
+        "search ms",
+        "ratio",
+        "event lag p50/p99"
     );
     for (name, f) in &rows {
         println!(
-            "{:<22} {:>12.0} {:>6.2} {:>13.0} {:>6.2} {:>12.0} {:>6.2} {:>14.2} {:>6.2}",
+            "{:<22} {:>12.0} {:>6.2} {:>13.0} {:>6.2} {:>12.0} {:>6.2} {:>14.2} {:>6.2} {:>18}",
             name,
             f.creations_per_s,
             f.creations_per_s / base.creations_per_s,
@@ -181,7 +312,38 @@ async fn main() {
             f.reads_per_s,
             f.reads_per_s / base.reads_per_s,
             f.search_ms,
-            f.search_ms / base.search_ms
+            f.search_ms / base.search_ms,
+            f.lag_ms.map_or("-".to_string(), |(p50, p99)| format!("{p50:.1}/{p99:.1} ms"))
+        );
+    }
+    println!();
+    println!("the writers during the creations (PostgreSQL: summed over the boards; means per batch)");
+    println!(
+        "{:<22} {:>8} {:>10} {:>9} {:>14} {:>6} {:>9} {:>9} {:>10}",
+        "store",
+        "batches",
+        "ops/batch",
+        "batch ms",
+        "lock wait ms",
+        "reads",
+        "read ms",
+        "write ms",
+        "commit ms"
+    );
+    for (name, f) in rows.iter().skip(1) {
+        let w = f.writer;
+        let per = |x: f64| x / w.batches.max(1.0);
+        println!(
+            "{:<22} {:>8.0} {:>10.1} {:>9.2} {:>14.2} {:>6.1} {:>9.2} {:>9.2} {:>10.2}",
+            name,
+            w.batches,
+            per(w.operations),
+            per(w.batch_s) * 1000.0,
+            per(w.lock_s) * 1000.0,
+            per(w.reads),
+            per(w.read_s) * 1000.0,
+            per(w.write_s) * 1000.0,
+            per(w.commit_s) * 1000.0
         );
     }
 }

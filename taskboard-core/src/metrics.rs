@@ -69,6 +69,16 @@ pub struct WriterMetrics {
     pub commit_seconds: Histogram,
     /// Batches that failed as a whole (nothing of them committed).
     pub failed_batches: AtomicU64,
+    /// Waiting for the board's write lock, with the `BEGIN` (a store
+    /// shared by several processes; none for the others).
+    pub lock_seconds: Histogram,
+    /// Reads of the database by the writer, each a round trip (a store
+    /// whose writer reads over the network; 0 for the others).
+    pub read_round_trips: AtomicU64,
+    /// Per batch, the time its operations spent reading the database.
+    pub read_seconds: Histogram,
+    /// The batch's writes, sent at once, until the database answered.
+    pub write_seconds: Histogram,
 }
 
 impl Default for WriterMetrics {
@@ -78,6 +88,10 @@ impl Default for WriterMetrics {
             batch_seconds: Histogram::new(SECONDS_BUCKETS),
             commit_seconds: Histogram::new(SECONDS_BUCKETS),
             failed_batches: AtomicU64::new(0),
+            lock_seconds: Histogram::new(SECONDS_BUCKETS),
+            read_round_trips: AtomicU64::new(0),
+            read_seconds: Histogram::new(SECONDS_BUCKETS),
+            write_seconds: Histogram::new(SECONDS_BUCKETS),
         }
     }
 }

@@ -91,6 +91,7 @@ impl Writer {
             batch.push(first);
             let started = Instant::now();
             let began = self.begin();
+            self.metrics.lock_seconds.observe_duration(started.elapsed());
             // Operations queued while the lock was awaited join this
             // batch: with other processes writing, that wait is most of a
             // batch's cycle, and taking them now spares them a whole turn.
@@ -149,7 +150,7 @@ impl Writer {
         let schema = self.schema.clone();
         let metrics = self.metrics.clone();
         let conn = self.conn.as_ref().expect("opened by begin");
-        let (ran, broken) = run_ops(conn, &schema, ops);
+        let (ran, broken) = run_ops(conn, &schema, ops, &metrics);
         let result = match broken {
             Some(e) => Err((e, ran)),
             None => write_and_commit(conn, &schema, ran, &metrics),
@@ -169,8 +170,13 @@ impl Writer {
 
 /// Runs every operation over the batch's overlay. The error is set when
 /// the transaction can no longer be used.
-fn run_ops(conn: &Conn, schema: &str, ops: impl Iterator<Item = WriteOp>) -> (Vec<Ran>, Option<Error>) {
-    let frozen = Frozen::new(Reads { conn, schema, first: Cell::new(None), marked: false });
+fn run_ops(
+    conn: &Conn,
+    schema: &str,
+    ops: impl Iterator<Item = WriteOp>,
+    metrics: &WriterMetrics,
+) -> (Vec<Ran>, Option<Error>) {
+    let frozen = Frozen::new(Reads { conn, schema, first: Cell::new(None), marked: false }, metrics);
     let mut batch = Overlay::new(&frozen);
     let mut ran = Vec::new();
     let mut broken: Option<Error> = None;
@@ -199,6 +205,7 @@ fn run_ops(conn: &Conn, schema: &str, ops: impl Iterator<Item = WriteOp>) -> (Ve
         }
         ran.push(Ran { done: op.done, result, writes, read });
     }
+    metrics.read_seconds.observe_duration(frozen.reading.get());
     (ran, broken)
 }
 
@@ -223,7 +230,10 @@ fn write_and_commit(
         .and_then(|t| t.iter().rev().find(|(_, v)| v.is_some()))
         .and_then(|(k, _)| <[u8; 8]>::try_from(k.as_slice()).ok())
         .map(u64::from_be_bytes);
-    let ran = match conn.wait(write(conn, schema, all, None, None)) {
+    let writing = Instant::now();
+    let written = conn.wait(write(conn, schema, all, None, None));
+    metrics.write_seconds.observe_duration(writing.elapsed());
+    let ran = match written {
         Ok(()) => ran.into_iter().map(|r| (r.done, r.result)).collect(),
         Err(_) => {
             if let Err(e) = conn.wait(conn.batch(ROLLBACK_TO_BATCH)) {
@@ -457,6 +467,9 @@ fn visit_within(
 /// once stays true for the whole batch: rows and scans are cached.
 struct Frozen<'c> {
     reads: Reads<'c>,
+    metrics: &'c WriterMetrics,
+    /// Time spent reading the database (observed at the batch's end).
+    reading: Cell<std::time::Duration>,
     gets: RefCell<RowCache>,
     scans: RefCell<HashMap<ScanKey, CachedScan>>,
     /// Key intervals of a table whose every row is known, by table: a
@@ -471,9 +484,11 @@ struct Frozen<'c> {
 }
 
 impl<'c> Frozen<'c> {
-    fn new(reads: Reads<'c>) -> Frozen<'c> {
+    fn new(reads: Reads<'c>, metrics: &'c WriterMetrics) -> Frozen<'c> {
         Frozen {
             reads,
+            metrics,
+            reading: Cell::new(std::time::Duration::ZERO),
             gets: Default::default(),
             scans: Default::default(),
             known: Default::default(),
@@ -481,7 +496,18 @@ impl<'c> Frozen<'c> {
         }
     }
 
+    /// Runs a read of the database, timed and noted.
+    fn timed<T>(&self, read: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
+        let started = Instant::now();
+        let result = read();
+        self.reading.set(self.reading.get() + started.elapsed());
+        self.noted(result)
+    }
+
+    /// Notes a read of the database: counted, and a failure marks the
+    /// transaction.
     fn noted<T>(&self, result: Result<T, Error>) -> Result<T, Error> {
+        self.metrics.read_round_trips.fetch_add(1, Ordering::Relaxed);
         if result.is_err() {
             self.failed.set(true);
         }
@@ -495,7 +521,7 @@ impl ReadTxn for Frozen<'_> {
         if let Some(v) = self.gets.borrow().get(&cache_key) {
             return Ok(v.clone());
         }
-        let value = self.noted(self.reads.get(table, key))?;
+        let value = self.timed(|| self.reads.get(table, key))?;
         self.gets.borrow_mut().insert(cache_key, value.clone());
         Ok(value)
     }
@@ -518,7 +544,7 @@ impl ReadTxn for Frozen<'_> {
         let key: ScanKey =
             (table.index, range.start.clone(), range.end.clone(), direction == Direction::Reverse);
         if direction == Direction::Forward && !self.scans.borrow().contains_key(&key) {
-            let (rows, full, next) = self.noted(self.reads.first_page(table, &range))?;
+            let (rows, full, next) = self.timed(|| self.reads.first_page(table, &range))?;
             let rows = Rc::new(rows);
             if !full {
                 let end = next.map_or(Bound::Unbounded, Bound::Excluded);
@@ -552,6 +578,7 @@ impl ReadTxn for Frozen<'_> {
         // An error of the visitor is the operation's, not the database's:
         // kept apart, so the transaction is not taken for failed.
         let mut refused: Option<Error> = None;
+        let started = Instant::now();
         let scanned = self.reads.scan(table, rest, direction, &mut |k, v| {
             more.push((k.to_vec(), v.to_vec()));
             match visit(k, v) {
@@ -566,6 +593,7 @@ impl ReadTxn for Frozen<'_> {
                 }
             }
         });
+        self.reading.set(self.reading.get() + started.elapsed());
         let scanned = self.noted(scanned);
         let mut all = Rc::unwrap_or_clone(rows);
         all.extend(more);
