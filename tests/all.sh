@@ -45,6 +45,10 @@ step bash tests/clients/run.sh
 # the target directory): tools and their schemas, the work loop, a refused
 # call and a resource subscription over HTTP, and `taskboard mcp` over stdio.
 step bash tests/mcp-python/run.sh
+# README's "A first hour", run as it is written on a fresh directory: a
+# server, people and an agent, a project on a bare git repository, a
+# runner's run to review, an import, a backup and its restore.
+step bash tests/first_hour.sh
 # The Debian package: built, installed with dpkg, the installed server
 # started with the installed configuration and ready, then purged. It
 # installs system files, so it runs where that is wanted: in CI, or

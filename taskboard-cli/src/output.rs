@@ -280,8 +280,16 @@ impl Out {
         emit(|out| writeln!(out, "{value}"))
     }
 
+    /// What an archive holds, and what no archive holds: runs and their
+    /// transcripts (docs/decisions.md 13.f).
     pub fn summary(&self, what: &str, s: &ArchiveSummary) {
-        self.done(s, &format!("{what}: {} records, {} files ({} bytes)", s.records, s.blobs, s.blob_bytes));
+        self.done(
+            s,
+            &format!(
+                "{what}: {} records, {} files ({} bytes); runs and their transcripts are not in an archive",
+                s.records, s.blobs, s.blob_bytes
+            ),
+        );
     }
 }
 
