@@ -369,3 +369,55 @@ async fn a_question_is_answered_and_a_run_cancelled_retried_and_started_from_the
     assert_eq!(refused, "0");
     let _ = setup.project;
 }
+
+/// An agent's reply in a project's chat: under the question it answers,
+/// its Markdown rendered (a list, emphasis, code), as the agent's runner
+/// posts it (docs/decisions.md 22.h).
+#[tokio::test]
+async fn an_agents_chat_reply_is_shown_under_its_question_as_markdown() {
+    let _turn = crate::driver::turn().await;
+    let app = App::start().await;
+    let (setup, _) = setup(&app, &[]).await;
+    let project = app.call("GET", &format!("/projects/{}", setup.project), Some(&app.owner), None).await;
+    let chat = project["chat_id"].as_str().unwrap().to_string();
+    let asked = app
+        .as_owner(
+            "POST",
+            "/messages",
+            json!({"chat_id": chat, "content": "@coder what is left before the release?",
+                   "mentions": [setup.agent_id]}),
+        )
+        .await;
+    let reply = "Two things are left:\n\n- **WEB-3**, the changelog\n- `cargo test` green on CI\n\n\
+                 The last run says:\n\n```\ntest result: ok. 42 passed; 0 failed\n```";
+    app.call(
+        "POST",
+        "/messages",
+        Some(&setup.agent_token),
+        Some(json!({"chat_id": chat, "parent_id": asked["id"], "content": reply})),
+    )
+    .await;
+    let b = Browser::start().await;
+    log_in(&b, &app).await;
+    b.goto(&format!("{}/#/p/web/chat", app.base)).await;
+    let shown = b
+        .wait_for(
+            "the reply under the question, as Markdown",
+            "const r = document.querySelector('.thread .replies article.message');
+             const md = r && r.querySelector('.md');
+             return md && md.querySelector('pre code') && {
+                 author: r.querySelector('header strong').textContent,
+                 items: [...md.querySelectorAll('ul li')].map(li => li.textContent),
+                 strong: md.querySelector('li strong').textContent,
+                 code: md.querySelector('pre code').textContent,
+                 paragraphs: md.querySelectorAll('p').length }",
+            vec![],
+        )
+        .await;
+    assert_eq!(shown["author"], "Coder", "{shown}");
+    assert_eq!(shown["items"], json!(["WEB-3, the changelog", "cargo test green on CI"]), "{shown}");
+    assert_eq!(shown["strong"], "WEB-3", "{shown}");
+    assert_eq!(shown["code"], "test result: ok. 42 passed; 0 failed", "{shown}");
+    assert_eq!(shown["paragraphs"], 2, "{shown}");
+    screenshot(&b, "web-chat-reply.png").await;
+}
