@@ -7,15 +7,51 @@ use crate::storage::ReadTxn;
 
 /// The wire form of records, assembled on read.
 pub trait Render: Records {
+    /// The one place a task's stored fields meet its answer's: the record
+    /// is taken apart field by field and the answer built without `..`, so
+    /// a field added to either that the other does not account for is a
+    /// compile error here (the fields kept for the board alone are named
+    /// and set aside).
     fn render_task(&self, t: &TaskRecord) -> Result<Task> {
-        let project = self.project_required(t.project_id)?;
-        let mut labels = Vec::with_capacity(t.label_ids.len());
-        for &id in &t.label_ids {
+        let TaskRecord {
+            id,
+            project_id,
+            number,
+            title,
+            description,
+            kind,
+            status,
+            priority,
+            label_ids,
+            assignee_id,
+            reviewer_id,
+            parent_id,
+            watcher_ids,
+            position,
+            created_by: _,
+            created_at,
+            updated_at,
+            lease,
+            external_ref,
+            title_fold: _,
+            work,
+        } = t;
+        let crate::review::TaskWork {
+            changes,
+            review,
+            merge_commit,
+            agent_id: _,
+            agent_rounds: _,
+            edited_at: _,
+        } = work;
+        let project = self.project_required(*project_id)?;
+        let mut labels = Vec::with_capacity(label_ids.len());
+        for &id in label_ids {
             if let Some(l) = self.label(id)? {
                 labels.push(l.name);
             }
         }
-        let parent = match t.parent_id {
+        let parent = match *parent_id {
             Some(pid) => self.task(pid)?.map(|p| ParentRef {
                 id: p.id,
                 key: self.task_key_of(&p).unwrap_or_default(),
@@ -24,7 +60,7 @@ pub trait Render: Records {
             None => None,
         };
         let mut subtasks = Vec::new();
-        for sub in self.tasks_by_ids(&self.subtask_ids(t.id)?)? {
+        for sub in self.tasks_by_ids(&self.subtask_ids(*id)?)? {
             subtasks.push(SubtaskRef {
                 id: sub.id,
                 key: task_key(&project.slug, sub.number),
@@ -33,36 +69,36 @@ pub trait Render: Records {
             });
         }
         Ok(Task {
-            id: t.id,
-            key: task_key(&project.slug, t.number),
+            id: *id,
+            key: task_key(&project.slug, *number),
             project: project.to_ref(),
-            number: t.number,
-            title: t.title.clone(),
-            description: t.description.clone(),
-            kind: t.kind,
-            status: t.status,
-            priority: t.priority,
+            number: *number,
+            title: title.clone(),
+            description: description.clone(),
+            kind: *kind,
+            status: *status,
+            priority: *priority,
             labels,
-            assignee: t.assignee_id.map(|id| self.member_ref(id)).transpose()?,
-            reviewer: t.reviewer_id.map(|id| self.member_ref(id)).transpose()?,
+            assignee: assignee_id.map(|id| self.member_ref(id)).transpose()?,
+            reviewer: reviewer_id.map(|id| self.member_ref(id)).transpose()?,
             parent,
             subtasks,
-            steps: self.steps(t.id)?.iter().map(StepRecord::to_wire).collect(),
-            watcher_ids: t.watcher_ids.clone(),
-            depends_on: self.depends_on(t.id)?,
-            position: t.position,
-            lease: match t.lease {
+            steps: self.steps(*id)?.iter().map(StepRecord::to_wire).collect(),
+            watcher_ids: watcher_ids.clone(),
+            depends_on: self.depends_on(*id)?,
+            position: *position,
+            lease: match lease {
                 Some(l) => {
                     Some(Lease { id: l.id, holder: self.member_ref(l.holder)?, expires_at: l.expires_at })
                 }
                 None => None,
             },
-            created_at: t.created_at,
-            updated_at: t.updated_at,
-            external_ref: t.external_ref.clone(),
-            changes: t.work.changes.clone(),
-            review: t.work.review,
-            merge_commit: t.work.merge_commit.clone(),
+            created_at: *created_at,
+            updated_at: *updated_at,
+            external_ref: external_ref.clone(),
+            changes: changes.clone(),
+            review: *review,
+            merge_commit: merge_commit.clone(),
         })
     }
 
