@@ -7,7 +7,7 @@ use std::sync::{Arc, Barrier, mpsc};
 
 use taskboard_core::storage::postgres::PgStore;
 use taskboard_core::storage::tables::{EVENTS, LABELS, META};
-use taskboard_core::storage::{Output, Storage, WriteOp, WriteTxn, codec};
+use taskboard_core::storage::{Direction, KeyRange, Output, Scan, Storage, WriteOp, WriteTxn, codec};
 use taskboard_core::{Error, ErrorKind};
 use taskboard_pg_scratch::Scratch;
 
@@ -309,4 +309,117 @@ fn a_batch_that_stores_events_notifies_the_listeners() {
     write(&a, |w| w.put(EVENTS, &7u64.to_be_bytes(), b"\x01{}")).unwrap();
     wait_for_change(&mut commits);
     assert_eq!(*commits.borrow(), 7, "the seq of the newest event stored");
+}
+
+/// A transaction of its own on the scratch cluster, held open across
+/// statements: a writer of another process caught mid-way.
+struct Held {
+    rt: tokio::runtime::Runtime,
+    client: tokio_postgres::Client,
+}
+
+impl Held {
+    fn begin() -> Held {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let client = rt.block_on(async {
+            let url =
+                format!("postgres://postgres@localhost/postgres?host={}", Scratch::shared().dir().display());
+            let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
+            tokio::spawn(connection);
+            client.batch_execute("BEGIN").await.unwrap();
+            client
+        });
+        Held { rt, client }
+    }
+
+    fn run(&self, statements: &str) {
+        self.rt.block_on(self.client.batch_execute(statements)).unwrap();
+    }
+}
+
+/// Stores the event `seq` (its raw bytes) in the held transaction.
+fn store_event(held: &Held, schema: &str, seq: u64) {
+    held.run(&format!(
+        "INSERT INTO {schema}.seq_event (key, raw) VALUES ('\\x{:016x}'::bytea, '\\x00'::bytea)",
+        seq
+    ));
+}
+
+/// The seqs of the stored events a snapshot of `store` reads.
+fn seqs_read(store: &PgStore) -> Vec<u64> {
+    let r = store.read().unwrap();
+    let mut seqs = Vec::new();
+    r.scan(EVENTS, KeyRange::all(), Direction::Forward, &mut |k, _| {
+        seqs.push(u64::from_be_bytes(k.try_into().unwrap()));
+        Ok(Scan::Continue)
+    })
+    .unwrap();
+    seqs
+}
+
+/// Waits until a snapshot of `store` reads the events `expected`: a
+/// writing transaction of another test on the same cluster, when tests
+/// share a process, holds the mark back for a moment.
+fn read_eventually(store: &PgStore, expected: &[u64]) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let seqs = seqs_read(store);
+        if seqs == expected || std::time::Instant::now() > deadline {
+            assert_eq!(seqs, expected);
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The event mark: a snapshot reads the events of transactions below its
+/// `xmin` only. An event committed while an older transaction that may
+/// still store a lower seq runs is not read until that one ends, and
+/// what it stored is then read with it; a rolled-back one leaves its gap
+/// for good. A reader that skipped the late commit would read 2 before 1.
+#[test]
+fn snapshots_read_no_event_above_a_transaction_still_running() {
+    let url = Scratch::shared().fresh_url();
+    let schema = schema_of(&url);
+    let store = PgStore::open(&url).unwrap();
+    // 1 is taken first (its transaction's id is the lower), 2 commits first.
+    let late = Held::begin();
+    store_event(&late, &schema, 1);
+    let early = Held::begin();
+    store_event(&early, &schema, 2);
+    early.run("COMMIT");
+    assert_eq!(seqs_read(&store), Vec::<u64>::new(), "2 waits for the transaction of 1");
+    late.run("COMMIT");
+    read_eventually(&store, &[1, 2]);
+
+    // A transaction that rolls back leaves a gap that no later read fills.
+    let aborted = Held::begin();
+    store_event(&aborted, &schema, 3);
+    let next = Held::begin();
+    store_event(&next, &schema, 4);
+    next.run("COMMIT");
+    assert_eq!(seqs_read(&store), [1, 2]);
+    aborted.run("ROLLBACK");
+    read_eventually(&store, &[1, 2, 4]);
+
+    // The writer and backups read the table whole: a backup holds every
+    // committed event even while the mark is held back.
+    let open = Held::begin();
+    store_event(&open, &schema, 5);
+    let committed = Held::begin();
+    store_event(&committed, &schema, 6);
+    committed.run("COMMIT");
+    assert_eq!(seqs_read(&store), [1, 2, 4]);
+    let dir = tempfile::tempdir().unwrap();
+    store.backup_to(&dir.path().join("backup.redb")).unwrap();
+    let copy = taskboard_core::storage::redb::RedbStore::open(&dir.path().join("backup.redb")).unwrap();
+    let r = copy.read().unwrap();
+    let mut copied = Vec::new();
+    r.scan(EVENTS, KeyRange::all(), Direction::Forward, &mut |k, _| {
+        copied.push(u64::from_be_bytes(k.try_into().unwrap()));
+        Ok(Scan::Continue)
+    })
+    .unwrap();
+    assert_eq!(copied, [1, 2, 4, 6]);
+    open.run("ROLLBACK");
 }
