@@ -189,8 +189,9 @@ async fn an_admin_group_without_the_providers_groups_scope_is_warned_of_at_start
     while !without.log_text().contains("--oidc-scopes") && std::time::Instant::now() < deadline {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    assert!(without.stop().success());
+    let stopped = without.stop();
     let log = without.log_text();
+    assert!(stopped.success(), "{stopped}:\n{log}");
     assert!(
         log.contains("WARN") && log.contains("--oidc-scopes openid,email,profile,groups"),
         "the warning names the scope and the flag:\n{log}"
@@ -201,7 +202,8 @@ async fn an_admin_group_without_the_providers_groups_scope_is_warned_of_at_start
     // or is being read; the stop waits for nothing of it.
     http().get(format!("{}/health", with.base)).send().await.unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    assert!(with.stop().success());
+    let stopped = with.stop();
     let log = with.log_text();
+    assert!(stopped.success(), "{stopped}:\n{log}");
     assert!(!log.contains("--oidc-scopes"), "no warning when groups is asked:\n{log}");
 }

@@ -112,7 +112,10 @@ async fn the_agents_page_shows_runs_live_and_makes_agents() {
 
     // The agent, its runner, and its run with task, state, elapsed time,
     // last line of output and lease countdown.
-    let shown = b.wait_for("the coder's running run", CODER_RUN, vec![]).await;
+    // Its last line of output is read after the run: waited for too.
+    let run_with_its_line =
+        format!("const v = (() => {{ {CODER_RUN} }})(); return v && v.line !== 'no output yet' && v");
+    let shown = b.wait_for("the coder's running run", &run_with_its_line, vec![]).await;
     assert_eq!(shown["state"], "running", "{shown}");
     assert_eq!(shown["shown_state"], "running", "{shown}");
     assert_eq!(shown["task"], "WEB-1 Parse the config", "{shown}");
