@@ -21,6 +21,15 @@ pub fn circles(src: &Path) -> std::io::Result<Vec<Circle>> {
     Ok(graph.circles())
 }
 
+/// The import circles among the folders of `src`: each top-level module
+/// (`api`, `board`, `wire`, a file like `runs.rs`) counts as one, whatever
+/// its files import of each other inside it; an edge between two is
+/// named by one of the file-level edges that make it.
+pub fn folder_circles(src: &Path) -> std::io::Result<Vec<Circle>> {
+    let files = read_tree(src)?;
+    Ok(Graph::of(&files).folders().circles())
+}
+
 /// One import circle.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Circle {
@@ -345,6 +354,30 @@ impl Graph {
         String::new()
     }
 
+    /// The graph of the top-level modules: an edge between two wherever
+    /// a file of one depends on a file of the other.
+    fn folders(&self) -> Graph {
+        let top = |m: &str| m.split("::").next().unwrap_or("").to_string();
+        let mut g = Graph {
+            modules: self.modules.iter().map(|m| top(m)).filter(|m| !m.is_empty()).collect(),
+            doors: BTreeMap::new(),
+            edges: BTreeMap::new(),
+        };
+        for (from, to_why) in &self.edges {
+            for (to, why) in to_why {
+                let (a, b) = (top(from), top(to));
+                if a != b && !a.is_empty() && !b.is_empty() {
+                    g.edges
+                        .entry(a)
+                        .or_default()
+                        .entry(b)
+                        .or_insert_with(|| format!("{from} -> {to} ({why})"));
+                }
+            }
+        }
+        g
+    }
+
     /// Strongly connected components of more than one module (Tarjan).
     fn circles(&self) -> Vec<Circle> {
         struct State<'a> {
@@ -422,6 +455,48 @@ impl Graph {
 mod tests {
     use super::*;
 
+    /// Every crate of the workspace.
+    const CRATES: [&str; 6] =
+        ["taskboard-core", "taskboard-server", "taskboard-cli", "taskboard-mcp", "taskboard-runner", "tests"];
+
+    /// No two folders of a crate import each other, in every crate but
+    /// the core, whose folders `wire`, `events`, `records`, `review` and
+    /// `runs` are still tied in one circle, which comes apart as it is
+    /// cut into crates.
+    #[test]
+    fn the_crates_but_the_core_have_no_import_circle_between_folders() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let mut report = String::new();
+        for krate in CRATES.into_iter().filter(|k| *k != "taskboard-core") {
+            for c in folder_circles(&root.join(krate).join("src")).unwrap() {
+                report.push_str(&format!("{krate}: {c}"));
+            }
+        }
+        assert!(
+            report.is_empty(),
+            "import circles between folders (see docs/decisions.md, the house):\n{report}"
+        );
+    }
+
+    #[test]
+    fn a_circle_between_folders_is_found_though_each_file_imports_one_way() {
+        let dir = tree(&[
+            ("lib.rs", "mod a;\nmod b;\n"),
+            ("a/mod.rs", "mod one;\nmod two;\n"),
+            ("a/one.rs", "pub struct One;\n"),
+            ("a/two.rs", "use crate::b::B;\npub struct Two;\n"),
+            ("b.rs", "use crate::a::one::One;\npub struct B;\n"),
+        ]);
+        assert!(circles(dir.path()).unwrap().is_empty(), "no circle of files");
+        let found = folder_circles(dir.path()).unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].modules, ["a", "b"]);
+        assert_eq!(
+            found[0].edges,
+            ["a -> b: a::two -> b (crate::b::B)", "b -> a: b -> a::one (crate::a::one::One)"]
+        );
+    }
+
     fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         for (path, text) in files {
@@ -436,7 +511,7 @@ mod tests {
     fn the_workspace_crates_have_no_import_circle() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
         let mut report = String::new();
-        for krate in ["taskboard-core", "taskboard-server", "taskboard-cli", "taskboard-mcp", "tests"] {
+        for krate in CRATES {
             for c in circles(&root.join(krate).join("src")).unwrap() {
                 report.push_str(&format!("{krate}: {c}"));
             }

@@ -115,7 +115,7 @@ impl<T: Serialize + Send + 'static> List<T> {
                 .await;
         }
         let (first_tx, first_rx) = tokio::sync::oneshot::channel();
-        let (sink, stream) = crate::api::json_stream(STREAM_DEPTH, board.stream_gauge());
+        let (sink, stream) = crate::wire::json_stream(STREAM_DEPTH, board.stream_gauge());
         let store = board.clone();
         tokio::task::spawn_blocking(move || {
             let mut out = Json::new(usize::MAX, Some(Streaming { first: Some(first_tx), sink }));
