@@ -12,6 +12,12 @@
 //! store's own read cost is in `pg_compare`'s first-read column.
 //! PostgreSQL is a throwaway cluster with fsync on (initdb into a
 //! temporary directory, Unix socket only).
+//!
+//! While the creations run, one Server-Sent Events stream is open on each
+//! of the three processes on one database; the lag of an event is how
+//! long after the first stream delivered it another one did (the process
+//! that committed it delivers it first, at its commit): the wake-up of
+//! the others, their read of the events table below the mark, the send.
 #![forbid(unsafe_code)]
 
 use std::io::{BufRead, BufReader};
@@ -216,6 +222,61 @@ async fn read_round(
     Ok(rate)
 }
 
+/// Follows the event stream of `base` over SSE until `stop`, noting when
+/// each seq arrives.
+async fn follow(
+    http: reqwest::Client,
+    base: String,
+    token: String,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> Result<Vec<(u64, Instant)>, Error> {
+    use futures_util::StreamExt;
+    let res = http
+        .get(format!("{base}/api/v1/events"))
+        .bearer_auth(&token)
+        .header("accept", "text/event-stream")
+        .send()
+        .await?
+        .error_for_status()?;
+    let mut stream = res.bytes_stream();
+    let (mut buf, mut seen) = (Vec::<u8>::new(), Vec::new());
+    loop {
+        tokio::select! {
+            chunk = stream.next() => {
+                let Some(chunk) = chunk else { return Ok(seen) };
+                let at = Instant::now();
+                buf.extend_from_slice(&chunk?);
+                while let Some(end) = buf.iter().position(|b| *b == b'\n') {
+                    let line: Vec<u8> = buf.drain(..=end).collect();
+                    let seq = line.strip_prefix(b"id: ").and_then(|id| std::str::from_utf8(id).ok()?.trim().parse().ok());
+                    if let Some(seq) = seq {
+                        seen.push((seq, at));
+                    }
+                }
+            }
+            _ = stop.wait_for(|stopped| *stopped) => return Ok(seen),
+        }
+    }
+}
+
+/// The lag of each event on the streams that did not deliver it first, in
+/// milliseconds: median and p99.
+fn lag(arrivals: &[Vec<(u64, Instant)>]) -> (f64, f64, usize) {
+    let mut first: std::collections::HashMap<u64, Instant> = Default::default();
+    for (seq, at) in arrivals.iter().flatten() {
+        first.entry(*seq).and_modify(|f| *f = (*f).min(*at)).or_insert(*at);
+    }
+    let mut lags: Vec<f64> = arrivals
+        .iter()
+        .flatten()
+        .map(|(seq, at)| at.duration_since(first[seq]).as_secs_f64() * 1000.0)
+        .filter(|ms| *ms > 0.0)
+        .collect();
+    lags.sort_by(f64::total_cmp);
+    let at = |q: f64| lags.get(((lags.len() as f64 * q) as usize).min(lags.len().saturating_sub(1))).copied();
+    (at(0.5).unwrap_or(0.0), at(0.99).unwrap_or(0.0), first.len())
+}
+
 fn median(v: &[f64]) -> f64 {
     let mut v = v.to_vec();
     v.sort_by(f64::total_cmp);
@@ -252,11 +313,26 @@ async fn main() -> Result<(), Error> {
     }
     setups.push(Setup::new(&http, "postgres, 3 processes", procs).await?);
 
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let shared = &setups[2];
+    let followers: Vec<_> = shared
+        .procs
+        .iter()
+        .map(|p| tokio::spawn(follow(http.clone(), p.base.clone(), shared.token.clone(), stopped.clone())))
+        .collect();
     for round in 0..args.rounds {
         for s in setups.iter_mut() {
             create_round(&http, s, args.per_round, args.concurrency, round).await?;
         }
     }
+    // Every stream has the last creation's event, or a second has passed.
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    stop.send_replace(true);
+    let mut arrivals = Vec::new();
+    for f in followers {
+        arrivals.push(f.await??);
+    }
+    let (lag_p50, lag_p99, events) = lag(&arrivals);
     // Every process reads every task once (not measured), then the rounds.
     for s in &setups {
         read_round(&http, s, s.ids.len() * s.procs.len(), args.concurrency, 1).await?;
@@ -278,5 +354,9 @@ async fn main() -> Result<(), Error> {
         let (c, r) = (median(&s.creations), median(&s.reads));
         println!("{:<24} {:>12.0} {:>7.2} {:>12.0} {:>7.2}", s.name, c, c / base.0, r, r / base.1);
     }
+    println!(
+        "event lag between the 3 processes during the creations ({events} events, one SSE stream on each): \
+         median {lag_p50:.1} ms, p99 {lag_p99:.1} ms"
+    );
     Ok(())
 }
