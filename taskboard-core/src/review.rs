@@ -21,60 +21,6 @@ pub const MAX_CHANGED_FILES: usize = 20_000;
 pub const MAX_REVIEW_TEXT: usize = 64 * 1024;
 /// Most line comments in one review.
 pub const MAX_REVIEW_COMMENTS: usize = 500;
-/// What a run is for. A `work` run does the task (and, after a review
-/// asked for changes or a landing failed, brings the branch up to date);
-/// a `review` run is a reviewer agent reviewing the task's changes; a
-/// `land` run brings the branch onto the base; a `discard` run deletes
-/// the branch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RunPurpose {
-    #[default]
-    Work,
-    Review,
-    Land,
-    Discard,
-}
-
-impl RunPurpose {
-    pub fn is_work(&self) -> bool {
-        *self == RunPurpose::Work
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunPurpose::Work => "work",
-            RunPurpose::Review => "review",
-            RunPurpose::Land => "land",
-            RunPurpose::Discard => "discard",
-        }
-    }
-}
-
-/// How a landing brings the branch onto the base.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum MergeMethod {
-    /// A merge commit with both parents.
-    #[default]
-    Merge,
-    /// One new commit on the base with the branch's whole change.
-    Squash,
-    /// The branch's commits replayed on the base.
-    Rebase,
-}
-
-impl std::str::FromStr for MergeMethod {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<MergeMethod, String> {
-        match s {
-            "merge" => Ok(MergeMethod::Merge),
-            "squash" => Ok(MergeMethod::Squash),
-            "rebase" => Ok(MergeMethod::Rebase),
-            _ => Err(format!("unknown merge method {s:?}, expected merge, squash or rebase")),
-        }
-    }
-}
-
 /// How a file changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -20,8 +20,8 @@ mod target;
 
 use crate::board::{Board, BoardOptions};
 use crate::error::{Error, Result};
-use crate::events::log::EventRecord;
 use crate::model::ProjectRole;
+use crate::records::event_log::EventRecord;
 use crate::records::*;
 use crate::storage::codec::{Key, decode, uuid_at, uuid_suffix};
 use crate::storage::tables::{self, Table};
@@ -172,7 +172,7 @@ fn import_line(w: &mut dyn crate::storage::WriteTxn, line: Line) -> Result<()> {
         Line::Upload(u) => w.put_upload(&u),
         Line::Message(m) => w.put_message(&m),
         Line::ProjectFile(f) => w.put_project_file(None, &f),
-        Line::Event(e) => crate::events::log::import(w, &e),
+        Line::Event(e) => crate::records::event_log::import(w, &e),
         Line::OidcLink(l) => {
             w.put_record(tables::OIDC_SUBJECTS, &crate::board::OidcLink::key(&l.issuer, &l.subject), &l)
         }

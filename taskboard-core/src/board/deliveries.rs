@@ -15,7 +15,7 @@
 //! schedule, so it holds back no later event. A webhook has at most
 //! `DeliveryPolicy::max_pending` retries waiting; while it has that many
 //! its cursor stays where it is (the events wait in the log, which keeps
-//! every event some cursor has not passed: `events::log`).
+//! every event some cursor has not passed: `records::event_log`).
 
 use std::sync::Arc;
 
@@ -26,7 +26,8 @@ use super::Board;
 use super::tx::SEQ_KEY;
 use crate::error::{Error, Result};
 use crate::events::hub::Hub;
-use crate::events::{Event, Viewer, log};
+use crate::events::{Event, Viewer};
+use crate::records::event_log as log;
 use crate::records::{RecordWrites, Records};
 use crate::storage::codec::{Key, decode, uuid_at};
 use crate::storage::tables::*;
@@ -473,7 +474,7 @@ fn read_batch(
     // A webhook sees what its creator sees now: one whose creator is gone
     // or deactivated sends nothing more, not even its retries, and a
     // demoted creator's webhook no longer takes admin events.
-    let viewer = r.member(h.created_by)?.filter(|m| m.is_active).map(|m| Viewer::of(&m));
+    let viewer = r.member(h.created_by)?.filter(|m| m.is_active).map(|m| crate::events::viewer_of(&m));
     let mut items = Vec::new();
     let retries = if viewer.is_some() { &state.retries[..] } else { &[] };
     for retry in retries.iter().filter(|x| x.due() <= now).take(policy.batch) {

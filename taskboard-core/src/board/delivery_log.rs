@@ -14,7 +14,7 @@ use super::deliveries::{logged_key, newest, state_of, trim_logged};
 use super::webhooks::webhook_required;
 use super::{Actor, Board};
 use crate::error::{Error, Result};
-use crate::events::{Viewer, log};
+use crate::records::event_log as log;
 use crate::records::{RecordWrites, Records};
 use crate::storage::tables::*;
 use crate::webhooks::{Delivery, DeliveryRecord, DeliveryState, Retry, delivery_seq, event_project};
@@ -76,7 +76,7 @@ impl Board {
                         let viewer =
                             tx.w.member(h.created_by)?
                                 .filter(|m| m.is_active)
-                                .map(|m| Viewer::of(&m))
+                                .map(|m| crate::events::viewer_of(&m))
                                 .ok_or_else(not_found)?;
                         let project_ok = match h.project_id {
                             Some(p) => event_project(&*tx.w, &event)? == Some(p),

@@ -64,7 +64,8 @@ use crate::blobs::BlobStore;
 use crate::credentials::JwtKeys;
 use crate::error::{Error, Result};
 use crate::events::hub::Hub;
-use crate::events::{Event, EventMemory, Subscription, Viewer, log};
+use crate::events::{Event, EventMemory, Subscription, Viewer};
+use crate::records::event_log as log;
 use crate::storage::{Storage, WriteOp, WriteTxn};
 
 pub use crate::events::EventBatch;
@@ -304,7 +305,7 @@ impl Board {
 
     /// The viewer of an actor, for the recipient rule.
     pub fn viewer(&self, actor: &Actor) -> Viewer {
-        Viewer::of(&actor.member)
+        crate::events::viewer_of(&actor.member)
     }
 
     // ---- maintenance ----------------------------------------------------

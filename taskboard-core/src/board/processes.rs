@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use super::{Board, Inner, cache};
 use crate::error::Result;
-use crate::events::log;
+use crate::records::event_log as log;
 
 /// The longest a process goes without reading the events table: the
 /// bound on how late it learns of an event whose notification was lost.

@@ -6,8 +6,9 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::error::{Error, Result};
-use crate::events::{Audience, Event, EventKind, log};
+use crate::events::{Audience, Event, EventKind};
 use crate::model::Message;
+use crate::records::event_log as log;
 use crate::records::{RecordWrites, Records};
 use crate::storage::WriteTxn;
 use crate::storage::tables::META;
@@ -30,7 +31,7 @@ impl Tx<'_> {
     }
 
     /// An event whose data is the message `message` as rendered now; the
-    /// store keeps only the message's id (`events::log`). Its seq.
+    /// store keeps only the message's id (`records::event_log`). Its seq.
     pub fn emit_message(&mut self, data: &Message, audience: Audience, message: Uuid) -> Result<u64> {
         self.emit_naming(EventKind::MessageNew, data, audience, Some(message))
     }

@@ -30,7 +30,7 @@ use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
 use super::Event;
-use super::log::{self, RETAINED_EVENTS};
+use crate::records::event_log::{self as log, RETAINED_EVENTS};
 use crate::storage::Storage;
 
 /// Most events taken into a subscription at once.

@@ -18,12 +18,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use uuid::Uuid;
 
-use super::{Audience, Event, EventKind};
+use super::{MessageRecord, Records, Render};
 use crate::error::{Error, Result};
-use crate::records::{MessageRecord, Records, Render};
 use crate::storage::codec::{FORMAT_VERSION, Key, decode, encode};
 use crate::storage::tables::{EVENTS, MESSAGE_EVENTS, META, WEBHOOK_CURSORS};
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan, WriteTxn};
+use crate::wire::event::{Audience, Event};
+use crate::wire::event_kind::EventKind;
 
 /// How many events the store keeps (docs/rules.md, events,
 /// promises at least 10,000).

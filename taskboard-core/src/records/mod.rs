@@ -14,6 +14,7 @@ use uuid::Uuid;
 use crate::model::*;
 use crate::storage::tables::*;
 
+pub(crate) mod event_log;
 mod read;
 pub mod ready;
 mod render;
@@ -248,7 +249,7 @@ pub struct MessageRecord {
     pub created_at: Timestamp,
     /// The seq of the `message.new` event that names this message, so
     /// that the event can take a copy when the message is deleted
-    /// (`events::log::detach_message`). Builds before it kept an entry in
+    /// (`records::event_log::detach_message`). Builds before it kept an entry in
     /// `MESSAGE_EVENTS` instead, which is still read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_seq: Option<u64>,

@@ -133,7 +133,7 @@ pub trait RecordWrites: WriteTxn {
     /// Deletes a message and its attachments' records; returns the blobs
     /// to remove once the transaction is durable.
     fn delete_message(&mut self, m: &MessageRecord) -> Result<Vec<String>> {
-        crate::events::log::detach_message(self, m)?;
+        super::event_log::detach_message(self, m)?;
         let mut blobs = Vec::new();
         if let Some(c) = m.chat_id {
             self.delete(CHAT_MESSAGES, &Key::new().uuid(c).uuid(m.id))?;

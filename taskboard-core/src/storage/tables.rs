@@ -123,11 +123,11 @@ tables! {
     /// lower(name) → label_id
     LABEL_NAME = "name_labelid";
     /// seq → EventRecord; a `message.new` names its message instead of
-    /// holding it (see `events::log`)
+    /// holding it (see `records::event_log`)
     EVENTS = "seq_event";
     /// message_id seq → () for an event that names the message, written by
     /// builds before the message record kept its event's seq, and by
-    /// imported events; removed with the message (`events::log`)
+    /// imported events; removed with the message (`records::event_log`)
     MESSAGE_EVENTS = "messageid_seq";
     /// rank(priority) rank(status) position number task_id → project_id:
     /// the ready tasks of the board in ready order (urgent first, todo

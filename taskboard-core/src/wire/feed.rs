@@ -5,7 +5,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::Event;
+use super::event::Event;
 
 /// Events a follower got in one go.
 #[derive(Debug, Default)]

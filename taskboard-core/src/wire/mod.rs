@@ -12,7 +12,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 mod etag;
+pub mod event;
+pub mod event_kind;
 mod events;
+pub mod feed;
 pub mod fields;
 mod imports;
 pub mod json;
@@ -21,6 +24,7 @@ pub mod model;
 pub mod paged;
 mod reply;
 mod requests;
+pub mod run;
 mod runs;
 mod upload;
 mod webhooks;

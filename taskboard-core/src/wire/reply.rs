@@ -31,7 +31,7 @@ pub enum Encoded {
         etag: std::sync::Arc<str>,
     },
     /// A stream of events, served as Server-Sent Events.
-    Events(Box<dyn crate::events::Feed>),
+    Events(Box<dyn super::feed::Feed>),
     /// No content: 204 with no body.
     Empty,
     /// A page of a list: its JSON array, and the cursor of the next page

@@ -227,7 +227,7 @@ pub struct ProjectPatch {
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
     pub check_command: Patch<String>,
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
-    pub on_conflict: Patch<crate::review::OnConflict>,
+    pub on_conflict: Patch<super::landing::OnConflict>,
     /// Reviewer agents, by slug or id.
     #[serde(default, skip_serializing_if = "Patch::is_absent")]
     pub reviewers: Patch<Vec<String>>,

@@ -1,7 +1,7 @@
 //! The words of the runs endpoints (see `crate::api`).
 
 use super::requests::Patch;
-use crate::runs::{EntryKind, Question, RunState, Usage};
+use super::run::{EntryKind, Question, RunState, Usage};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
