@@ -295,7 +295,8 @@ impl Shared {
     /// Stored events from `from` to `to`, at most a batch. Blocking.
     fn load(&self, from: u64, to: u64) -> Result<Vec<Arc<Event>>, StreamError> {
         let store = self.store.upgrade().ok_or(StreamError::Closed)?;
-        let loaded = store.read().and_then(|r| log::load(&*r, from, to, BATCH, LOAD_BYTES));
+        // `to` is below the newest event published: read past the mark.
+        let loaded = store.read_published().and_then(|r| log::load(&*r, from, to, BATCH, LOAD_BYTES));
         match loaded {
             Ok(events) => Ok(events.into_iter().map(Arc::new).collect()),
             Err(e) => {

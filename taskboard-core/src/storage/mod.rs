@@ -131,6 +131,15 @@ pub type DoneFn = Box<dyn FnOnce(Result<Output, Error>) + Send>;
 pub trait Storage: Send + Sync + 'static {
     /// A snapshot for reading. Blocking: call it off the async threads.
     fn read(&self) -> Result<Box<dyn ReadTxn + '_>, Error>;
+    /// A snapshot for reading again events already published: each of
+    /// them, and every event before it, has committed, so a backend that
+    /// holds its readers' events back to a mark (PostgreSQL, whose mark
+    /// follows the whole cluster's oldest writing transaction) need not
+    /// here. The event hub reads with it what fell out of its memory.
+    /// Blocking.
+    fn read_published(&self) -> Result<Box<dyn ReadTxn + '_>, Error> {
+        self.read()
+    }
     /// Queues a write operation. Never blocks; `done` is called from the
     /// backend's writer, in commit order.
     fn submit(&self, op: WriteOp);

@@ -210,6 +210,12 @@ impl Storage for PgStore {
         Ok(Box::new(self.snapshot(true)?))
     }
 
+    /// Every event the snapshot holds: what is read again is below what
+    /// was published, so nothing before it is still to commit.
+    fn read_published(&self) -> Result<Box<dyn ReadTxn + '_>, Error> {
+        Ok(Box::new(self.snapshot(false)?))
+    }
+
     fn submit(&self, op: WriteOp) {
         crate::storage::queue_write(&self.queue, op)
     }
