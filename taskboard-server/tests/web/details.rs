@@ -259,7 +259,8 @@ async fn at_1400_pixels_the_task_panel_leaves_the_last_column_in_view() {
             "const p = document.querySelector('.panel .panel-head');
              const board = document.querySelector('.board');
              const cols = board ? [...board.querySelectorAll('.column')] : [];
-             if (!p || cols.length !== 5) return null;
+             // Once the board's cards are drawn, not only its columns.
+             if (!p || cols.length !== 5 || !cols[4].querySelector('.card')) return null;
              const last = cols[4].getBoundingClientRect();
              return { width: innerWidth, height: innerHeight, board_right: board.getBoundingClientRect().right,
                       last_right: last.right, last_width: last.width, hidden: board.scrollWidth - board.clientWidth,
