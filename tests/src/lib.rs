@@ -11,6 +11,18 @@ use std::sync::OnceLock;
 use serde_json::Value;
 use taskboard_server::{Config, Server, ServerHandle};
 
+/// Makes ring the process's TLS provider, once: the workspace builds
+/// rustls on ring alone, and rmcp's HTTP client (reqwest 0.13 without a
+/// provider of its own) takes the process's. Called before an MCP client
+/// over HTTP is made.
+pub fn tls_provider() {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        // Another test of the process may have installed it first.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 pub mod claude_code;
 pub mod layers;
 pub mod model_server;

@@ -122,6 +122,9 @@ async fn a_sessionless_client_works_through_a_round_robin_balancer() {
     let balancer = Balancer::start(cluster.procs.iter().map(|p| p.base.clone()).collect()).await;
 
     let config = StreamableHttpClientTransportConfig::with_uri(balancer.url()).auth_header(token.clone());
+    // ring is the workspace's one TLS provider; rmcp's reqwest client
+    // takes the process's.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let transport = StreamableHttpClientTransport::from_config(config);
     let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
     let client = ().serve_with_lifecycle(transport, lifecycle).await.expect("the client starts");

@@ -53,7 +53,11 @@ impl Board {
         board
     }
 
+    /// The MCP endpoint, for rmcp's HTTP client: ring, the workspace's
+    /// one TLS provider, is made the process's first, which that client
+    /// (reqwest 0.13 built without a provider) takes.
     pub fn mcp_url(&self) -> String {
+        taskboard_tests::tls_provider();
         format!("{}/mcp", self.url)
     }
 
