@@ -11,7 +11,7 @@ use taskboard_tests::Env;
 use taskboard_tests::claude_code::ClaudeCode;
 use taskboard_tests::model_server::{ModelServer, Reply, Turn};
 
-use super::runner::{Runner, board, ended, eventually, git, runs, task, transcript};
+use super::runner::{Runner, answer, board, ended, eventually, git, runs, task, transcript};
 
 const CONTENT: &str = "Hello from Claude Code.\n";
 const SUMMARY: &str = "I wrote hello.txt with a greeting.";
@@ -61,22 +61,6 @@ fn get(env: &Env, path: &str) -> Value {
     server.runtime.block_on(async {
         let response = reqwest::Client::new().get(url).bearer_auth(&server.token).send().await.unwrap();
         assert_eq!(response.status(), 200, "GET {path}");
-        response.json::<Value>().await.unwrap()
-    })
-}
-
-fn answer(env: &Env, run: &str, option: &str) -> Value {
-    let server = env.server.as_ref().unwrap();
-    let url = format!("{}/api/v1/runs/{run}/answer", server.url);
-    server.runtime.block_on(async {
-        let response = reqwest::Client::new()
-            .post(url)
-            .bearer_auth(&server.token)
-            .json(&json!({"option_id": option}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 200);
         response.json::<Value>().await.unwrap()
     })
 }

@@ -126,6 +126,24 @@ pub(super) fn ended(env: &Env, key: &str) -> Value {
     })
 }
 
+/// A person answers run `run`'s question with `option`, through the
+/// HTTP API; answers the run.
+pub(super) fn answer(env: &Env, run: &str, option: &str) -> Value {
+    let server = env.server.as_ref().unwrap();
+    let url = format!("{}/api/v1/runs/{run}/answer", server.url);
+    server.runtime.block_on(async {
+        let response = reqwest::Client::new()
+            .post(url)
+            .bearer_auth(&server.token)
+            .json(&serde_json::json!({"option_id": option}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        response.json::<Value>().await.unwrap()
+    })
+}
+
 pub(super) fn transcript(env: &Env, run: &str) -> String {
     let out = env.cmd().args(["run", "logs", run]).output().unwrap();
     assert!(out.status.success());

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use serde_json::{Value, json};
 use taskboard_tests::Env;
 
-use super::runner::{Runner, board, ended, eventually, git, gone, runs, task, transcript};
+use super::runner::{Runner, answer, board, ended, eventually, git, gone, runs, task, transcript};
 
 /// The workspace's root.
 fn root() -> &'static Path {
@@ -74,23 +74,6 @@ fn awaiting(env: &Env, key: &str) -> Value {
 
 fn comments(env: &Env, key: &str) -> Vec<Value> {
     env.json(&["message", "list", "--task", key]).as_array().unwrap().clone()
-}
-
-/// A person answers through the HTTP API.
-fn answer(env: &Env, run: &str, option: &str) -> Value {
-    let server = env.server.as_ref().unwrap();
-    let url = format!("{}/api/v1/runs/{run}/answer", server.url);
-    server.runtime.block_on(async {
-        let response = reqwest::Client::new()
-            .post(url)
-            .bearer_auth(&server.token)
-            .json(&json!({"option_id": option}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 200);
-        response.json::<Value>().await.unwrap()
-    })
 }
 
 fn step_titles(task: &Value) -> Vec<(String, bool)> {
