@@ -40,7 +40,6 @@ mod backup;
 pub mod blobs;
 pub mod board;
 pub mod credentials;
-pub mod error;
 pub mod events;
 pub mod metrics;
 pub mod oidc;
@@ -52,11 +51,9 @@ pub mod review;
 pub mod runs;
 pub mod storage;
 pub mod tokens;
-pub mod validate;
 pub mod webhooks;
-pub mod wire;
 
-pub use wire::model;
+pub use taskboard_wire::{self as wire, error, model, validate};
 
 pub use board::{Actor, Board, BoardOptions};
 pub use error::{Error, ErrorKind, Result};

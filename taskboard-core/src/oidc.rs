@@ -15,7 +15,6 @@ use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -72,16 +71,7 @@ pub trait IdentityProvider: fmt::Debug + Send + Sync + 'static {
     fn sign_in<'a>(&'a self, exchange: &'a CodeExchange) -> ProviderFuture<'a, Identity>;
 }
 
-/// Whether password login is open to every human or to owners only
-/// (`--password-login`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum PasswordLogin {
-    #[default]
-    All,
-    /// Owners only: the way back in when the provider is down.
-    Owners,
-}
+pub use crate::model::PasswordLogin;
 
 /// Single sign-on as configured.
 #[derive(Debug, Clone)]

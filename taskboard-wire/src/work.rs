@@ -1,4 +1,4 @@
-//! The words of the work endpoints (see `crate::api`).
+//! The words of the work endpoints (see `taskboard_core::api`).
 
 use crate::validate::{LabelName, Reason};
 use schemars::JsonSchema;

@@ -215,4 +215,4 @@ impl RunWork {
     }
 }
 
-crate::wire::wire!(Run, TranscriptEntry);
+crate::wire!(Run, TranscriptEntry);

@@ -1,4 +1,4 @@
-//! The words of the webhooks endpoints (see `crate::api`).
+//! The words of the webhooks endpoints (see `taskboard_core::api`).
 
 use super::requests::Patch;
 use schemars::JsonSchema;

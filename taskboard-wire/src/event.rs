@@ -86,7 +86,7 @@ impl Event {
     }
 
     /// An event whose data is `data` serialised straight into its frame.
-    pub(crate) fn serialized(
+    pub fn serialized(
         seq: u64,
         ts: Timestamp,
         kind: EventKind,
@@ -100,13 +100,7 @@ impl Event {
     }
 
     /// An event whose data is already JSON text.
-    pub(crate) fn with_raw_data(
-        seq: u64,
-        ts: Timestamp,
-        kind: EventKind,
-        data: &str,
-        audience: Audience,
-    ) -> Event {
+    pub fn with_raw_data(seq: u64, ts: Timestamp, kind: EventKind, data: &str, audience: Audience) -> Event {
         let mut frame = Event::frame_head(seq, ts, kind);
         let data_start = frame.len();
         frame.extend_from_slice(data.as_bytes());

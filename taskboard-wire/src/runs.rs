@@ -1,4 +1,4 @@
-//! The words of the runs endpoints (see `crate::api`).
+//! The words of the runs endpoints (see `taskboard_core::api`).
 
 use super::requests::Patch;
 use super::run::{EntryKind, Question, RunState, Usage};

@@ -1,16 +1,24 @@
-//! The words on the wire: the bodies, queries and answers of the API, how
-//! answers travel (JSON, pages, streams, files) and the records they show.
+//! The words on the wire: the bodies, queries and answers of Taskboard's
+//! API, how answers travel (JSON, pages, streams, files), the records
+//! they show, the events, and the one error type every layer answers
+//! with.
 //!
-//! This module is the bottom floor of the crate: it imports nothing of
-//! [`crate::board`] or [`crate::api`]. The board's operations take and
-//! return these types; the endpoint declarations of [`crate::api`] name
-//! them, and `crate::api` re-exports them, so `taskboard_core::api::NewTask`
-//! and `taskboard_core::wire::NewTask` are the same type.
+//! This crate is the bottom floor of the board: it knows nothing of
+//! storage, credentials or HTTP, so a client (the typed HTTP client, an
+//! agent, a script in Rust) can depend on it alone. `taskboard-core`
+//! re-exports it as `taskboard_core::wire`, and its `api` module
+//! re-exports the types again beside the endpoint declarations that
+//! name them, so `taskboard_core::api::NewTask` and
+//! `taskboard_wire::NewTask` are the same type.
+
+#![forbid(unsafe_code)]
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub mod body;
+pub mod error;
 mod etag;
 pub mod event;
 pub mod event_kind;
@@ -27,9 +35,11 @@ mod requests;
 pub mod run;
 mod runs;
 mod upload;
+pub mod validate;
 mod webhooks;
 mod work;
 
+pub use error::{Error, ErrorKind, Result};
 pub use etag::{etag, etag_listed, etag_of_wire};
 pub use events::*;
 pub use imports::*;
@@ -52,11 +62,12 @@ pub trait Wire: Serialize + DeserializeOwned + JsonSchema + Send + Sync + 'stati
 
 impl<T: Wire> Wire for Vec<T> {}
 
-/// Declares types as [`Wire`].
+/// Declares types as [`Wire`]; the core declares its own words with it
+/// too (`taskboard_wire::wire!(Webhook, Delivery)`).
+#[macro_export]
 macro_rules! wire {
-    ($($t:ty),+ $(,)?) => { $(impl $crate::wire::Wire for $t {})+ };
+    ($($t:ty),+ $(,)?) => { $(impl $crate::Wire for $t {})+ };
 }
-pub(crate) use wire;
 
 pub fn schema_of<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
     g.subschema_for::<T>()

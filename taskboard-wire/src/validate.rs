@@ -121,7 +121,7 @@ text_type!(
 /// A slug: 1–64 characters of `a-z`, `0-9`, `_` and `-`.
 ///
 /// ```
-/// use taskboard_core::validate::Slug;
+/// use taskboard_wire::validate::Slug;
 /// assert_eq!(Slug::new("web-app_2").unwrap().as_str(), "web-app_2");
 /// assert!(Slug::new("Web App").is_err());
 /// assert!(Slug::new("").is_err());
@@ -184,7 +184,7 @@ impl schemars::JsonSchema for Slug {
 /// A label colour: `#RGB` or `#RRGGBB`, stored as given.
 ///
 /// ```
-/// use taskboard_core::validate::Color;
+/// use taskboard_wire::validate::Color;
 /// assert_eq!(Color::default().as_str(), "#6366f1");
 /// assert!(Color::new("#0a0").is_ok());
 /// assert!(Color::new("green").is_err());
@@ -242,7 +242,7 @@ impl schemars::JsonSchema for Color {
 /// whitespace. Single sign-on matches it at a first sign-in.
 ///
 /// ```
-/// use taskboard_core::validate::Email;
+/// use taskboard_wire::validate::Email;
 /// assert!(Email::new("ana@example.com").is_ok());
 /// assert!(Email::new("ana").is_err());
 /// assert!(Email::new("a na@example.com").is_err());

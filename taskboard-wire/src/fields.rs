@@ -59,7 +59,7 @@ pub fn unknown(what: &str, names: &[String], known: &[String]) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::{TaskFilter, TaskPatch};
+    use crate::{TaskFilter, TaskPatch};
 
     #[test]
     fn flattened_fields_are_known() {

@@ -1,4 +1,4 @@
-//! The words of the imports endpoints (see `crate::api`).
+//! The words of the imports endpoints (see `taskboard_core::api`).
 
 use crate::model::{LinkType, Priority, TaskStatus, TaskType};
 use crate::validate::{LabelName, LongText, Slug, Title};

@@ -1,4 +1,4 @@
-//! The words of the events endpoints (see `crate::api`).
+//! The words of the events endpoints (see `taskboard_core::api`).
 
 use crate::error::{Error, Result};
 use schemars::JsonSchema;
@@ -43,7 +43,7 @@ pub struct EventPage {
 }
 
 impl EventsQuery {
-    pub(crate) fn checked(&self) -> Result<(usize, Duration)> {
+    pub fn checked(&self) -> Result<(usize, Duration)> {
         let limit = self.limit.unwrap_or(100);
         if !(1..=1000).contains(&limit) {
             return Err(Error::invalid("limit", format!("must be 1-1000, got {limit}")));

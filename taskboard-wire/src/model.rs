@@ -124,7 +124,7 @@ impl TaskStatus {
     pub fn is_open(self) -> bool {
         matches!(self, TaskStatus::Todo | TaskStatus::InProgress | TaskStatus::Review)
     }
-    pub(crate) fn index(self) -> u8 {
+    pub fn index(self) -> u8 {
         self as u8
     }
 }
@@ -485,12 +485,23 @@ pub struct LoginResponse {
     pub role: Role,
 }
 
+/// Whether password login is open to every human or to owners only
+/// (`--password-login`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PasswordLogin {
+    #[default]
+    All,
+    /// Owners only: the way back in when the provider is down.
+    Owners,
+}
+
 /// The ways to sign in on this board (`GET /auth/methods`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct AuthMethods {
     /// `all`: every human may log in with a password; `owners`: only
     /// owners may (`--password-login`).
-    pub password: crate::oidc::PasswordLogin,
+    pub password: PasswordLogin,
     /// Single sign-on, when configured.
     pub sso: Option<SsoMethod>,
 }
@@ -552,7 +563,7 @@ pub struct Health {
 /// Builds a task key from a project slug and a number (docs/rules.md, tasks).
 ///
 /// ```
-/// assert_eq!(taskboard_core::model::task_key("web-app", 12), "WEB-APP-12");
+/// assert_eq!(taskboard_wire::model::task_key("web-app", 12), "WEB-APP-12");
 /// ```
 pub fn task_key(project_slug: &str, number: u64) -> String {
     format!("{}-{number}", project_slug.to_uppercase())

@@ -35,7 +35,7 @@ pub fn error(path: &str, e: &serde_json::Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::from_slice;
-    use crate::wire::NewTask;
+    use crate::NewTask;
 
     #[test]
     fn bad_json_names_the_field() {
