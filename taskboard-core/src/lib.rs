@@ -41,18 +41,16 @@ pub mod blobs;
 pub mod board;
 pub mod credentials;
 pub mod events;
-pub mod metrics;
 pub mod oidc;
 mod perform;
-pub mod private;
 pub mod records;
 pub mod redact;
 pub mod review;
 pub mod runs;
-pub mod storage;
 pub mod tokens;
 pub mod webhooks;
 
+pub use taskboard_store::{self as storage, metrics, private};
 pub use taskboard_wire::{self as wire, error, model, validate};
 
 pub use board::{Actor, Board, BoardOptions};

@@ -24,6 +24,7 @@ pub fn tls_provider() {
 }
 
 pub mod claude_code;
+pub mod crates;
 pub mod layers;
 pub mod model_server;
 

@@ -1,4 +1,4 @@
-//! Storage behind a trait: an ordered key-value store with named tables,
+//! Taskboard's storage behind a trait: an ordered key-value store with named tables,
 //! snapshot reads and write transactions run as closures.
 //!
 //! The board keeps every rule; a backend only stores bytes in the tables of
@@ -15,11 +15,13 @@
 use std::any::Any;
 use std::ops::Bound;
 
-use crate::error::Error;
+use taskboard_wire::error::Error;
 
 pub mod codec;
+pub mod metrics;
 pub mod overlay;
 pub mod postgres;
+pub mod private;
 pub mod redb;
 pub mod tables;
 

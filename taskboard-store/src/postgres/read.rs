@@ -16,9 +16,9 @@ use tokio_postgres::types::ToSql;
 
 use super::conn::Conn;
 use super::schema::{join, qualified};
-use crate::error::Error;
-use crate::storage::tables::EVENTS;
-use crate::storage::{Direction, KeyRange, Scan, Table, Visitor};
+use crate::tables::EVENTS;
+use crate::{Direction, KeyRange, Scan, Table, Visitor};
+use taskboard_wire::error::Error;
 
 /// Rows fetched by the first page of a scan; each next page doubles, up
 /// to [`MAX_PAGE`].

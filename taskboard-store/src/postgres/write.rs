@@ -49,11 +49,11 @@ use super::conn::Conn;
 use super::listen::channel;
 use super::read::{Reads, Rows};
 use super::schema::{LOCK_CLASS_WRITE, ident, lock_id, qualified, split};
-use crate::error::Error;
 use crate::metrics::WriterMetrics;
-use crate::storage::overlay::{Overlay, Writes};
-use crate::storage::tables::EVENTS;
-use crate::storage::{Direction, DoneFn, KeyRange, Output, ReadTxn, Scan, Table, Visitor, WriteOp};
+use crate::overlay::{Overlay, Writes};
+use crate::tables::EVENTS;
+use crate::{Direction, DoneFn, KeyRange, Output, ReadTxn, Scan, Table, Visitor, WriteOp};
+use taskboard_wire::error::Error;
 
 /// Most operations committed in one transaction.
 pub const MAX_BATCH: usize = 512;
@@ -459,7 +459,7 @@ fn visit_within(
     use std::ops::RangeBounds;
     let bounds = range.bounds();
     let inside = rows.iter().filter(|(k, _)| RangeBounds::<[u8]>::contains(&bounds, k.as_slice()));
-    crate::storage::walk(inside, direction, |(k, v)| visit(k, v))
+    crate::walk(inside, direction, |(k, v)| visit(k, v))
 }
 
 /// The database as the batch found it. The batch writes nothing until

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::tables::{self, Table};
 use super::{Direction, KeyRange, ReadTxn, Scan, Visitor, WriteTxn};
-use crate::error::Error;
+use taskboard_wire::error::Error;
 
 /// Buffered writes of one table: `None` is a deletion.
 pub type TableWrites = BTreeMap<Vec<u8>, Option<Vec<u8>>>;

@@ -5,11 +5,11 @@
 
 use std::sync::{Arc, Barrier, mpsc};
 
-use taskboard_core::storage::postgres::PgStore;
-use taskboard_core::storage::tables::{EVENTS, LABELS, META};
-use taskboard_core::storage::{Direction, KeyRange, Output, Scan, Storage, WriteOp, WriteTxn, codec};
-use taskboard_core::{Error, ErrorKind};
 use taskboard_pg_scratch::Scratch;
+use taskboard_store::postgres::PgStore;
+use taskboard_store::tables::{EVENTS, LABELS, META};
+use taskboard_store::{Direction, KeyRange, Output, Scan, Storage, WriteOp, WriteTxn, codec};
+use taskboard_wire::{Error, ErrorKind};
 
 /// Runs SQL against the scratch cluster directly, as an operator would.
 fn sql(query: &str) -> Vec<tokio_postgres::Row> {
@@ -108,14 +108,11 @@ fn stores_opening_at_once_migrate_the_schema_once() {
     }
     let rows = sql(&format!("SELECT version FROM {schema}.taskboard_migrations ORDER BY version"));
     let versions: Vec<i32> = rows.iter().map(|r| r.get(0)).collect();
-    assert_eq!(
-        versions,
-        (1..=taskboard_core::storage::postgres::schema::latest_migration()).collect::<Vec<_>>()
-    );
+    assert_eq!(versions, (1..=taskboard_store::postgres::schema::latest_migration()).collect::<Vec<_>>());
     let tables = sql(&format!(
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = '{schema}' AND table_name <> 'taskboard_migrations'"
     ));
-    assert_eq!(tables[0].get::<_, i64>(0), taskboard_core::storage::tables::ALL.len() as i64);
+    assert_eq!(tables[0].get::<_, i64>(0), taskboard_store::tables::ALL.len() as i64);
 }
 
 /// The database refuses one operation's write (a trigger stands for any
@@ -179,7 +176,7 @@ fn a_write_the_database_refuses_fails_its_operation_and_those_that_read_it() {
 /// directions, and nothing more.
 #[test]
 fn operations_of_one_batch_read_the_database_and_each_others_writes() {
-    use taskboard_core::storage::{Direction, KeyRange, Scan};
+    use taskboard_store::{Direction, KeyRange, Scan};
     let store = PgStore::open(&Scratch::shared().fresh_url()).unwrap();
     write(&store, |w| w.put(LABELS, b"k5", b"db")).unwrap();
     fn keys(w: &dyn WriteTxn, prefix: &[u8], direction: Direction) -> Result<Vec<String>, Error> {
@@ -412,7 +409,7 @@ fn snapshots_read_no_event_above_a_transaction_still_running() {
     assert_eq!(seqs_read(&store), [1, 2, 4]);
     let dir = tempfile::tempdir().unwrap();
     store.backup_to(&dir.path().join("backup.redb")).unwrap();
-    let copy = taskboard_core::storage::redb::RedbStore::open(&dir.path().join("backup.redb")).unwrap();
+    let copy = taskboard_store::redb::RedbStore::open(&dir.path().join("backup.redb")).unwrap();
     let r = copy.read().unwrap();
     let mut copied = Vec::new();
     r.scan(EVENTS, KeyRange::all(), Direction::Forward, &mut |k, _| {

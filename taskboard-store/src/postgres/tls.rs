@@ -24,7 +24,7 @@ use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStor
 use tokio_postgres::config::SslMode;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use crate::error::{Error, ErrorKind};
+use taskboard_wire::error::{Error, ErrorKind};
 
 /// What the URL asks of TLS.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

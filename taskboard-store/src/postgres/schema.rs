@@ -31,9 +31,9 @@
 use serde::de::IgnoredAny;
 
 use super::conn::{Conn, pg_err};
-use crate::error::{Error, ErrorKind};
-use crate::storage::codec::FORMAT_VERSION;
-use crate::storage::tables::{self, Table};
+use crate::codec::FORMAT_VERSION;
+use crate::tables::{self, Table};
+use taskboard_wire::error::{Error, ErrorKind};
 
 /// The first key of the board's advisory locks (`pg_advisory_xact_lock(int, int)`);
 /// the second is [`lock_id`] of the schema.
@@ -205,7 +205,7 @@ mod tests {
 
     #[test]
     fn values_split_into_columns_and_join_back_exactly() {
-        let record = crate::storage::codec::encode(&serde_json::json!({"title": "a \"b\" é", "n": 1.5}));
+        let record = crate::codec::encode(&serde_json::json!({"title": "a \"b\" é", "n": 1.5}));
         let not_json = vec![FORMAT_VERSION, b'{'];
         let other_version = vec![2, b'[', b']'];
         for value in [record.clone(), not_json, other_version, vec![], 7u64.to_be_bytes().to_vec()] {

@@ -4,10 +4,10 @@
 
 use std::sync::OnceLock;
 
-use taskboard_core::storage::Storage;
-use taskboard_core::storage::postgres::PgStore;
-use taskboard_core::storage::tables::META;
 use taskboard_pg_scratch::Scratch;
+use taskboard_store::Storage;
+use taskboard_store::postgres::PgStore;
+use taskboard_store::tables::META;
 
 fn cluster() -> &'static Scratch {
     static CLUSTER: OnceLock<Scratch> = OnceLock::new();
@@ -35,11 +35,11 @@ fn encrypted(application: &str) -> Vec<bool> {
 }
 
 /// Opens a store with `params`, writes and reads back through it.
-fn open(host: &str, name: &str, params: &str) -> Result<PgStore, taskboard_core::Error> {
+fn open(host: &str, name: &str, params: &str) -> Result<PgStore, taskboard_wire::Error> {
     let url = cluster().tcp_url(host, name, &format!("{params}&application_name={name}"));
     let store = PgStore::open(&url)?;
     let (tx, rx) = std::sync::mpsc::channel();
-    store.submit(taskboard_core::storage::WriteOp {
+    store.submit(taskboard_store::WriteOp {
         run: Box::new(|w| w.put(META, b"tls", b"yes").map(|()| Box::new(()) as _)),
         done: Box::new(move |r| tx.send(r.is_ok()).unwrap()),
     });

@@ -22,8 +22,8 @@ use conn::{Conn, Pool, Target};
 use read::Reads;
 
 use super::{Direction, KeyRange, ReadTxn, Storage, Table, Visitor, WriteOp};
-use crate::error::{Error, ErrorKind};
 use crate::metrics::WriterMetrics;
+use taskboard_wire::error::{Error, ErrorKind};
 
 mod conn;
 pub mod listen;
@@ -99,8 +99,7 @@ fn parse_url(url: &str) -> Result<(Target, String), Error> {
 pub async fn holds_board(url: &str) -> Result<bool, Error> {
     let (target, schema) = parse_url(url)?;
     let client = target.connect().await?;
-    let members =
-        format!("{}.{}", schema::ident(&schema), schema::ident(crate::storage::tables::MEMBERS.name));
+    let members = format!("{}.{}", schema::ident(&schema), schema::ident(crate::tables::MEMBERS.name));
     let exists: bool = client
         .query_one("SELECT to_regclass($1) IS NOT NULL", &[&members])
         .await
@@ -217,7 +216,7 @@ impl Storage for PgStore {
     }
 
     fn submit(&self, op: WriteOp) {
-        crate::storage::queue_write(&self.queue, op)
+        crate::queue_write(&self.queue, op)
     }
 
     fn backup_to(&self, path: &Path) -> Result<(), Error> {

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use uuid::Uuid;
 
-use crate::error::Error;
+use taskboard_wire::error::Error;
 
 /// Version of the record format written by this build.
 pub const FORMAT_VERSION: u8 = 1;

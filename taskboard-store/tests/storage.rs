@@ -10,12 +10,12 @@ use std::ops::Bound;
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier};
 
-use taskboard_core::storage::postgres::PgStore;
-use taskboard_core::storage::redb::RedbStore;
-use taskboard_core::storage::tables::{EVENTS, LABELS, META};
-use taskboard_core::storage::{Direction, KeyRange, Output, ReadTxn, Scan, Storage, WriteOp, WriteTxn};
-use taskboard_core::{Error, ErrorKind};
 use taskboard_pg_scratch::Scratch;
+use taskboard_store::postgres::PgStore;
+use taskboard_store::redb::RedbStore;
+use taskboard_store::tables::{EVENTS, LABELS, META};
+use taskboard_store::{Direction, KeyRange, Output, ReadTxn, Scan, Storage, WriteOp, WriteTxn};
+use taskboard_wire::{Error, ErrorKind};
 
 /// A backend under test: how to open it, and how to open it again over
 /// the same data (None for a backend that keeps nothing).

@@ -20,8 +20,8 @@ use redb::{Database, ReadOnlyTable, ReadableDatabase, ReadableTable, TableDefini
 use super::overlay::Overlay;
 use super::tables::{self, Table};
 use super::{Direction, DoneFn, KeyRange, Output, ReadTxn, Scan, Storage, Visitor, WriteOp, WriteTxn};
-use crate::error::Error;
 use crate::metrics::WriterMetrics;
+use taskboard_wire::error::Error;
 
 /// Most operations committed under one sync.
 pub const MAX_BATCH: usize = 1024;
@@ -65,7 +65,7 @@ impl RedbStore {
         drop(crate::private::open_or_create(path)?);
         let db = Database::builder().set_cache_size(cache_bytes).create(path).map_err(|e| match e {
             redb::DatabaseError::DatabaseAlreadyOpen => Error::new(
-                crate::ErrorKind::Conflict,
+                taskboard_wire::ErrorKind::Conflict,
                 format!(
                     "the database {} is already open in another process (is a server running on this data directory?)",
                     path.display()
@@ -420,12 +420,12 @@ mod tests {
     //! here, over the store that uses it, so it names no store itself),
     //! and the writer's batches.
     use super::*;
-    use crate::storage::tables::LABELS;
+    use crate::tables::LABELS;
 
     /// Runs one operation through the writer and waits for it.
     fn run(store: &RedbStore, write: bool) {
         let (tx, rx) = std::sync::mpsc::channel();
-        store.submit(crate::storage::WriteOp {
+        store.submit(crate::WriteOp {
             run: Box::new(move |w| {
                 if write {
                     w.put(LABELS, b"k", b"v")?;
@@ -491,7 +491,7 @@ mod tests {
     fn scans_merge_buffered_writes_and_deletions_in_both_directions() {
         let store = RedbStore::in_memory().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
-        store.submit(crate::storage::WriteOp {
+        store.submit(crate::WriteOp {
             run: Box::new(|w| {
                 for k in [&b"k1"[..], b"k3", b"k5"] {
                     w.put(LABELS, k, b"base")?;

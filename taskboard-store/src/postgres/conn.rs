@@ -17,7 +17,7 @@ use std::thread::Thread;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Config, NoTls, Row, Statement};
 
-use crate::error::{Error, ErrorKind};
+use taskboard_wire::error::{Error, ErrorKind};
 
 /// An error of the database, for the board (the cause goes to the log).
 pub(super) fn pg_err(e: impl std::fmt::Display) -> Error {
