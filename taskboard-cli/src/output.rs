@@ -6,7 +6,10 @@ use std::io::{IsTerminal, Write};
 use jiff::Timestamp;
 use serde::Serialize;
 use taskboard_core::archive::ArchiveSummary;
-use taskboard_core::model::*;
+use taskboard_core::model::{
+    CreatedMember, Label, LinkType, Member, MemberRef, MemberType, Message, Project, ProjectFile,
+    ProjectMember, Step, Task, TaskAction, TaskLink, UploadedFile,
+};
 use uuid::Uuid;
 
 /// A resource shown as a table row (in lists) or as `field: value` lines

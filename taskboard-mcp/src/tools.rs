@@ -3,8 +3,13 @@
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use taskboard_core::api::*;
-use taskboard_core::model::{Message, Task};
+use taskboard_core::api::{
+    ClaimTask, CreateReview, CreateStep, CreateTask, Endpoint, GetMe, GetTaskChanges, HeartbeatTask,
+    ListLinks, ListMembers, ListMessages, ListProjects, ListReviews, ListTasks, MessageFilter, Page, Patch,
+    PollEvents, PostMessage, ReadyTasks, RejectTask, ReleaseTask, StepPatch, TakeTask, UpdateStep,
+    UpdateTask,
+};
+use taskboard_core::model::{Message, Task, TaskLink};
 use taskboard_core::{Error, Perform, Result};
 
 use crate::refs::{self, Kind, resolve};
@@ -307,8 +312,6 @@ pub(crate) async fn details<B: Perform>(
     };
     Ok((links, comments))
 }
-
-use taskboard_core::model::TaskLink;
 
 /// The endpoints on `/tasks/{id}/…` answering the Task.
 async fn task_call<B, E>(b: &B, args: &mut Map<String, Value>, verb: &str) -> Result<Answer>

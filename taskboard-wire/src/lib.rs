@@ -53,7 +53,11 @@ pub use upload::{LateFields, Upload};
 pub use webhooks::*;
 pub use work::*;
 
-use model::*;
+use model::{
+    AuthMethods, CreatedMember, Health, Label, LoginResponse, Member, Message, Ok, Project, ProjectFile,
+    ProjectMember, Rejected, StatusResponse, Step, Task, TaskAction, TaskLink, TokenResponse, UploadedFile,
+    Watchers,
+};
 
 /// A type carried as JSON in bodies, queries and answers. A marker, so the
 /// other body and answer kinds ([`Upload`], [`Download`], `()`) can have

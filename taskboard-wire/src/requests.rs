@@ -4,8 +4,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use uuid::Uuid;
 
-use crate::model::*;
-use crate::validate::*;
+use crate::model::{
+    AgentConfig, LinkType, MemberStatus, MemberType, Priority, ProjectStatus, Role, TaskStatus, TaskType,
+    UploadedFile,
+};
+use crate::validate::{Color, Email, LabelName, LongText, Name, Password, Reason, Slug, Title};
 
 /// A field of a PATCH body: absent means unchanged, `null`
 /// clears a nullable field and leaves a non-nullable one unchanged.

@@ -1,7 +1,7 @@
 //! `taskboard member …`.
 
 use clap::{Args, Subcommand};
-use taskboard_core::model::*;
+use taskboard_core::model::{Listen, MemberStatus, MemberType, Role};
 
 use super::{PageArgs, parse};
 

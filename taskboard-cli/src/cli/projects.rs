@@ -1,7 +1,7 @@
 //! `taskboard project …`.
 
 use clap::Subcommand;
-use taskboard_core::model::*;
+use taskboard_core::model::ProjectStatus;
 
 use super::{PageArgs, parse};
 

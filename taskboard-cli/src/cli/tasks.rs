@@ -1,7 +1,7 @@
 //! `taskboard task …`, `step …` and `label …`.
 
 use clap::Subcommand;
-use taskboard_core::model::*;
+use taskboard_core::model::{LinkType, Priority, TaskStatus, TaskType};
 
 use super::{PageArgs, parse, parse_lease};
 

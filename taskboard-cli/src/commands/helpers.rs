@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use taskboard_core::api::*;
-use taskboard_core::model::*;
-use taskboard_core::validate::*;
+use taskboard_core::api::{FileListQuery, GetFile, ListFiles, ListLabels, ListLinks, ListSteps, Page, Patch};
+use taskboard_core::model::{AgentConfig, Label, Listen, ProjectFile, Step};
+use taskboard_core::validate::{InvalidValue, LongText};
 use taskboard_core::{Error, Perform, Result};
 use uuid::Uuid;
 
-use crate::cli::*;
+use crate::cli::{AgentConfigArgs, PageArgs};
 use crate::client::OnProgress;
 
 /// A password from the terminal, without echo (rpassword reads the

@@ -1,13 +1,18 @@
 //! `taskboard member …` and `project …`.
 
-use taskboard_core::api::*;
-use taskboard_core::validate::*;
+use taskboard_core::api::{
+    AddProjectMember, CreateMember, CreateProject, DeleteMember, DeleteProject, ListMembers,
+    ListProjectMembers, ListProjects, LogoutEverywhere, MemberListQuery, MemberPatch, NewMember, NewPassword,
+    NewProject, NewProjectMember, Page, Patch, ProjectListQuery, ProjectPatch, RegenerateToken,
+    RemoveProjectMember, RevokeToken, SetMyStatus, SetPassword, StatusQuery, UpdateMember, UpdateProject,
+};
+use taskboard_core::validate::{Email, LongText, Name, Password, Slug};
 use taskboard_core::{Error, Perform, Result};
 
-use crate::cli::*;
+use crate::cli::{MemberCmd, ProjectCmd};
 use crate::output::Out;
 
-use super::helpers::*;
+use super::helpers::{agent_config, page, patch, read_secret, valid};
 
 pub(super) async fn member<B: Perform>(b: &B, c: MemberCmd, out: Out) -> Result<()> {
     match c {

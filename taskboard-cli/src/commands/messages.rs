@@ -1,16 +1,19 @@
 //! `taskboard message …` and `file …`.
 
-use taskboard_core::api::*;
-use taskboard_core::validate::*;
+use taskboard_core::api::{
+    DeleteFile, DownloadFile, FileListQuery, FilePatch, ListFiles, ListMessages, ListReplies, MessageFilter,
+    NewMessage, Page, PostMessage, UpdateFile, UploadAttachment, UploadFile,
+};
+use taskboard_core::validate::LongText;
 use taskboard_core::{Error, Perform, Result};
 use uuid::Uuid;
 
-use crate::cli::*;
+use crate::cli::{FileCmd, MessageCmd, Place};
 use crate::client::{save_download, upload_from_path};
 use crate::output::Out;
 
 use super::downloaded;
-use super::helpers::*;
+use super::helpers::{Sink, bar, byte_progress, download, find_file, finish, page, patch, task_id};
 
 /// `(chat_id, task_id)` of a place.
 pub(super) async fn place<B: Perform>(b: &B, p: Place) -> Result<(Option<Uuid>, Option<Uuid>)> {

@@ -4,12 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
-use taskboard_core::api::*;
-use taskboard_core::validate::*;
+use taskboard_core::api::{Backup, DownloadAttachment, GetHealth, GetMe, Login, LoginRequest};
+use taskboard_core::validate::{Password, Slug};
 use taskboard_core::{Board, BoardCaller, BoardOptions, Error, ErrorKind, Perform};
 
 use crate::backend::{Place, open_board, open_local};
-use crate::cli::*;
+use crate::cli::{AgentCmd, AttachmentCmd, Cli, Command, Global};
 use crate::client::{Client, save_download};
 use crate::exit::Failure;
 use crate::login::{self, StoredLogin};
@@ -26,7 +26,7 @@ mod tasks;
 mod tokens;
 mod webhooks;
 
-use helpers::*;
+use helpers::{Sink, archive_progress, bar, byte_progress, download, finish, read_secret};
 
 /// Where the commands go.
 enum Mode {

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use taskboard_core::api::*;
+use taskboard_core::api::{CreateReview, GetTaskChanges, ListReviews};
 use taskboard_core::review::{Changes, NewReview, NewReviewComment, Review, Side, Verdict};
 use taskboard_core::{Error, Perform, Result};
 

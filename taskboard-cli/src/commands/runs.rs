@@ -1,6 +1,9 @@
 //! `taskboard run …`.
 
-use taskboard_core::api::*;
+use taskboard_core::api::{
+    AnswerRun, CancelRun, EventsQuery, GetRun, GetTranscript, ListRuns, NewRun, PollEvents, RunAnswer,
+    RunListQuery, StartRun, TranscriptQuery,
+};
 use taskboard_core::runs::{Run, TranscriptEntry};
 use taskboard_core::{Perform, Result};
 

@@ -1,14 +1,20 @@
 //! `taskboard task …`, `step …` and `label …`.
 
-use taskboard_core::api::*;
-use taskboard_core::validate::*;
+use taskboard_core::api::{
+    AddTaskLabel, AssignRequest, AssignTask, ClaimRequest, ClaimTask, CreateLabel, CreateLink, CreateStep,
+    CreateTask, DeleteLabel, DeleteLink, DeleteStep, DeleteTask, DiscardTask, HeartbeatTask, LabelPatch,
+    LeaseRequest, ListActions, ListLabels, ListLinks, ListMessages, ListSteps, ListTasks, MergeTask,
+    MessageFilter, NewLabel, NewLink, NewStep, NewTask, Optional, Page, Patch, ProjectIdQuery, ReadyQuery,
+    ReadyTasks, RejectRequest, RejectTask, ReleaseRequest, ReleaseTask, RemoveTaskLabel, StepPatch, TakeTask,
+    TaskFilter, TaskPatch, UnwatchTask, UpdateLabel, UpdateStep, UpdateTask, WatchTask,
+};
+use taskboard_core::validate::{Color, LabelName, LongText, Reason, Title};
 use taskboard_core::{Perform, Result};
 
-use crate::cli::*;
-use crate::output::LATEST_COMMENTS;
-use crate::output::Out;
+use crate::cli::{LabelCmd, MessageCmd, Place, StepCmd, TaskCmd, TaskLabelCmd};
+use crate::output::{LATEST_COMMENTS, Out};
 
-use super::helpers::*;
+use super::helpers::{find_label, find_link, find_step, member_id, page, patch, task_id, valid};
 
 pub(super) fn label_names(labels: Vec<String>) -> Result<Vec<LabelName>> {
     labels.into_iter().map(|l| valid("labels", LabelName::new(l))).collect()

@@ -1,7 +1,7 @@
 //! `taskboard token …` and `taskboard logout --everywhere`.
 
 use jiff::{SignedDuration, Timestamp};
-use taskboard_core::api::*;
+use taskboard_core::api::{CreateAccessToken, GetMe, ListAccessTokens, LogoutEverywhere, RevokeAccessToken};
 use taskboard_core::model::Member;
 use taskboard_core::tokens::{AccessToken, CreatedAccessToken, NewAccessToken};
 use taskboard_core::{Error, Perform, Result};

@@ -1,6 +1,9 @@
 //! `taskboard webhook …`.
 
-use taskboard_core::api::*;
+use taskboard_core::api::{
+    CreateWebhook, DeleteWebhook, DeliveryQuery, GetWebhook, ListDeliveries, ListWebhooks, NewWebhook,
+    Redeliver, RotateWebhookSecret, UpdateWebhook, WebhookPatch,
+};
 use taskboard_core::webhooks::{CreatedWebhook, Delivery, DeliveryState, Webhook};
 use taskboard_core::{Perform, Result};
 

@@ -12,6 +12,10 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::records::{
+    ActionRecord, ChatRecord, LabelRecord, LinkRecord, MemberRecord, MessageRecord, ProjectFileRecord,
+    ProjectRecord, RecordWrites, Records, Secret, StepRecord, TaskRecord, UploadRecord,
+};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -22,7 +26,6 @@ use crate::board::{Board, BoardOptions};
 use crate::error::{Error, Result};
 use crate::model::ProjectRole;
 use crate::records::event_log::EventRecord;
-use crate::records::*;
 use crate::storage::codec::{Key, decode, uuid_at, uuid_suffix};
 use crate::storage::tables::{self, Table};
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan};

@@ -30,7 +30,7 @@ use crate::events::{Event, Viewer};
 use crate::records::event_log as log;
 use crate::records::{RecordWrites, Records};
 use crate::storage::codec::{Key, decode, uuid_at};
-use crate::storage::tables::*;
+use crate::storage::tables::{DELIVERIES, DELIVERY_BATCHES, META, WEBHOOK_CURSORS, WEBHOOK_STATE, WEBHOOKS};
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan, WriteTxn};
 use crate::webhooks::{
     BatchRecord, Claim, Delivery, DeliveryBatch, DeliveryItem, DeliveryPolicy, DeliveryRecord, DeliveryState,

@@ -16,7 +16,7 @@ use super::{Actor, Board};
 use crate::error::{Error, Result};
 use crate::records::event_log as log;
 use crate::records::{RecordWrites, Records};
-use crate::storage::tables::*;
+use crate::storage::tables::{DELIVERIES, WEBHOOK_CURSORS, WEBHOOK_STATE};
 use crate::webhooks::{Delivery, DeliveryRecord, DeliveryState, Retry, delivery_seq, event_project};
 use crate::wire::DeliveryQuery;
 

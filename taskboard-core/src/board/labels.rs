@@ -7,11 +7,11 @@ use super::pages::{IndexList, ItemFn, List};
 use super::{Actor, Board, Tx};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
-use crate::model::*;
-use crate::records::*;
+use crate::model::{AuditAction, Label};
+use crate::records::{LabelRecord, RecordWrites, Records};
 use crate::storage::Direction;
 use crate::storage::codec::uuid_value;
-use crate::storage::tables::*;
+use crate::storage::tables::{LABEL_NAME, LABEL_TASKS, LABELS};
 use crate::validate::LabelName;
 use crate::wire::{CursorKind, LabelPatch, NewLabel, Page};
 

@@ -11,9 +11,8 @@ use super::run_records::live_run_of;
 use super::{Actor, Board, Tx};
 use crate::error::{Error, Result};
 use crate::model::{AuditAction, AuthorType, TaskStatus};
-use crate::records::Render;
-use crate::records::{MessageRecord, Records, TaskRecord};
-use crate::review::*;
+use crate::records::{MessageRecord, Records, Render, TaskRecord};
+use crate::review::{Changes, MergeRequest, OnConflict, RunPurpose, TaskWork};
 use crate::runs::{Run, RunRecord, RunState, RunWork};
 use crate::storage::tables::TASK_CHANGES;
 

@@ -8,8 +8,8 @@ use uuid::Uuid;
 use super::{Actor, Board};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
-use crate::model::*;
-use crate::records::*;
+use crate::model::{LinkType, TaskLink};
+use crate::records::{LinkRecord, RecordWrites, Records, Render};
 use crate::wire::NewLink;
 
 /// Whether `from` reaches `to` through depends-on edges.

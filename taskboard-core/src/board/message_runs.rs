@@ -11,10 +11,10 @@ use super::run_records::{active_agent, check_starter, put_run, render, run_audie
 use super::{Actor, Board};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
-use crate::records::*;
-use crate::runs::*;
+use crate::records::{Records, Render};
+use crate::runs::{Run, RunRecord, RunTask};
 use crate::storage::codec::uuid_suffix;
-use crate::storage::tables::*;
+use crate::storage::tables::MESSAGE_RUNS;
 use crate::storage::{Direction, KeyRange, Scan};
 use crate::wire::NewMessageRun;
 

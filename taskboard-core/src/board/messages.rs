@@ -11,14 +11,15 @@ use super::pages::{IndexList, ItemFn, List};
 use super::{Actor, Board, Tx};
 use crate::error::{Error, Result};
 use crate::events::Audience;
-use crate::model::*;
-use crate::records::*;
+use crate::model::{AuthorType, MemberType, Message, UploadedFile};
+use crate::records::{MessageRecord, RecordWrites, Records, Render, TaskRecord, UploadRecord};
 use crate::storage::codec::{Key, uuid_at, uuid_suffix};
-use crate::storage::tables::*;
+use crate::storage::tables::{CHAT_MESSAGES, MESSAGES, REPLIES, TASK_MESSAGES, UNBOUND_UPLOADS, UPLOADS};
 use crate::storage::{Direction, KeyRange, Scan};
 use crate::validate::check_content;
-use crate::wire::Download;
-use crate::wire::{CursorKind, MessageFilter, NewMessage, Page, Paged, decode_cursor, encode_cursor};
+use crate::wire::{
+    CursorKind, Download, MessageFilter, NewMessage, Page, Paged, decode_cursor, encode_cursor,
+};
 
 /// Largest page of `GET /messages`.
 pub const MAX_MESSAGE_PAGE: u32 = crate::wire::MessageFilter::MAX_LIMIT;

@@ -7,11 +7,13 @@ use super::pages::{IndexList, Item, ItemFn, List};
 use super::{Actor, Board, Tx};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
-use crate::model::*;
+use crate::model::{AuthorType, Project, ProjectMember, ProjectRole, ProjectStatus};
 use crate::records::{ChatRecord, MessageRecord, ProjectRecord, RecordWrites, Records};
 use crate::storage::Direction;
 use crate::storage::codec::{Key, decode, uuid_at};
-use crate::storage::tables::*;
+use crate::storage::tables::{
+    CHAT_MESSAGES, CHATS, PROJECT_FILE_NAME, PROJECT_MEMBERS, PROJECT_SLUG, PROJECTS, TASK_NUMBER,
+};
 use crate::validate::Slug;
 use crate::wire::{CursorKind, NewProject, Page, ProjectPatch};
 

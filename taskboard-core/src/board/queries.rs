@@ -8,10 +8,13 @@ use uuid::Uuid;
 use super::pages::{Item, List};
 use super::{Actor, Board, RenderedTask};
 use crate::error::Result;
-use crate::model::*;
-use crate::records::*;
+use crate::model::Task;
+use crate::records::{Records, Render, TaskRecord};
 use crate::storage::codec::{Key, uuid_suffix, uuid_value};
-use crate::storage::tables::*;
+use crate::storage::tables::{
+    ASSIGNEE_ORDER, LABEL_TASKS, PROJECT_ASSIGNEE_ORDER, PROJECT_LABEL_ORDER, PROJECT_STATUS_TASKS,
+    PROJECT_TASKS, REVIEWER_TASKS, STATUS_ORDER, SUBTASKS, TASK_ORDER,
+};
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan, Table};
 use crate::wire::{CursorKind, Page, TaskFilter};
 

@@ -12,7 +12,7 @@ use jiff::{SignedDuration, Timestamp};
 use uuid::Uuid;
 
 use crate::error::Result;
-use crate::records::*;
+use crate::records::{Records, TaskRecord};
 use crate::runs::{RunRecord, RunState};
 use crate::storage::codec::uuid_suffix;
 use crate::storage::tables::{RUNS, TASK_RUNS};

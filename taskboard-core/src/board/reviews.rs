@@ -11,9 +11,11 @@ use super::{Actor, Board, Tx};
 use crate::error::{Error, Result};
 use crate::events::{Audience, EventKind};
 use crate::model::{AuditAction, AuthorType, TaskStatus};
-use crate::records::Render;
-use crate::records::{MessageRecord, RecordWrites, Records, TaskRecord};
-use crate::review::*;
+use crate::records::{MessageRecord, RecordWrites, Records, Render, TaskRecord};
+use crate::review::{
+    Changes, DiffLines, MAX_REVIEW_COMMENTS, MAX_REVIEW_TEXT, NewReview, Review, ReviewComment,
+    ReviewCommentRecord, ReviewRecord, ReviewState, RunPurpose, Side, Verdict,
+};
 use crate::runs::{DEFAULT_RUN_LEASE_SECONDS, Run, RunRecord, RunTask, RunWork};
 use crate::storage::codec::{Key, decode};
 use crate::storage::tables::{REVIEWS, TASK_CHANGES};

@@ -14,10 +14,12 @@ use super::run_records::{run_audience, run_key};
 use super::{Board, Tx};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
-use crate::records::*;
-use crate::runs::*;
+use crate::records::{RecordWrites, Records};
+use crate::runs::{
+    EntryKind, FAILURE_TAIL_CHARS, MAX_ENTRIES_PER_APPEND, MAX_ENTRY_TEXT, RunRecord, TranscriptEntry,
+};
 use crate::storage::codec::{Key, decode};
-use crate::storage::tables::*;
+use crate::storage::tables::{RUN_TRANSCRIPT, RUNS};
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan};
 use crate::wire::NewEntry;
 

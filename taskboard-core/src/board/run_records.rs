@@ -7,11 +7,11 @@ use uuid::Uuid;
 use super::{Actor, Tx};
 use crate::error::{Error, Result};
 use crate::events::Audience;
-use crate::records::*;
-use crate::runs::*;
+use crate::records::{MemberRecord, RecordWrites, Records, Render};
+use crate::runs::{Run, RunRecord, RunTask};
 use crate::storage::ReadTxn;
 use crate::storage::codec::{Key, uuid_value};
-use crate::storage::tables::*;
+use crate::storage::tables::{AGENT_RUNS, LIVE_RUNS, MESSAGE_RUNS, RUNS, TASK_RUNS};
 
 pub(super) fn run_key(id: Uuid) -> Vec<u8> {
     id.as_bytes().to_vec()

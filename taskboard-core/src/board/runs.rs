@@ -15,19 +15,26 @@ use super::rights::load_actor_member;
 use super::run_output::{
     OutputPaces, Writer, check_entry, entries_after, output_tail, pace_output, push_entry,
 };
-use super::run_records::*;
+use super::run_records::{
+    active_agent, check_len, check_starter, live_run_of, put_run, render, run_audience, run_key, run_required,
+};
 use super::tasks::member_slug;
 use super::{Actor, Board, Tx};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
-use crate::model::*;
-use crate::records::*;
-use crate::runs::*;
+use crate::model::{AuditAction, AuthorType, TaskStatus};
+use crate::records::{MemberRecord, MessageRecord, Records, Render, TaskRecord};
+use crate::runs::{
+    DEFAULT_RUN_LEASE_SECONDS, EntryKind, MAX_ENTRIES_PER_APPEND, Question, Run, RunRecord, RunState,
+    RunTask, RunWork, TranscriptEntry,
+};
 use crate::storage::codec::uuid_suffix;
-use crate::storage::tables::*;
+use crate::storage::tables::{AGENT_RUNS, MESSAGE_RUNS, RUNS, TASK_RUNS};
 use crate::storage::{Direction, KeyRange, Scan};
-use crate::wire::{CursorKind, NewEntry, NewRun, Paged, RunAnswer, RunListQuery, RunPatch, TranscriptQuery};
-use crate::wire::{decode_cursor, encode_cursor};
+use crate::wire::{
+    CursorKind, NewEntry, NewRun, Paged, RunAnswer, RunListQuery, RunPatch, TranscriptQuery, decode_cursor,
+    encode_cursor,
+};
 
 fn check_question(q: &Question) -> Result<()> {
     check_len("question.id", &q.id, 1, 100)?;

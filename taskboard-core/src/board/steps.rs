@@ -7,10 +7,10 @@ use super::fencing::{Allowed, Fence, Touch};
 use super::{Actor, Board, Tx};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
-use crate::model::*;
-use crate::records::*;
+use crate::model::{AuditAction, Step};
+use crate::records::{RecordWrites, Records, StepRecord};
 use crate::storage::codec::Key;
-use crate::storage::tables::*;
+use crate::storage::tables::STEPS;
 use crate::validate::Title;
 use crate::wire::StepPatch;
 

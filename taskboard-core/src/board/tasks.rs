@@ -12,11 +12,13 @@ use super::pages::{IndexList, ItemFn, List};
 use super::{Actor, Board, Tx};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
-use crate::model::*;
-use crate::records::*;
+use crate::model::{
+    AuditAction, Change, LinkType, MemberStatus, MemberType, Rejected, Task, TaskAction, TaskStatus, Watchers,
+};
+use crate::records::{ActionRecord, LinkRecord, RecordWrites, Records, Render, TaskRecord};
 use crate::storage::Direction;
 use crate::storage::codec::{Key, decode};
-use crate::storage::tables::*;
+use crate::storage::tables::{ACTIONS, ASSIGNEE_TASKS, STEPS, TASK_MESSAGES};
 use crate::wire::{CursorKind, NewTask, Page, TaskPatch};
 
 /// Collects `{field: {from, to}}` for the audit log.

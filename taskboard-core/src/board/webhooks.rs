@@ -9,7 +9,7 @@ use super::{Actor, Board};
 use crate::error::{Error, Result};
 use crate::events::{Audience, EventKind};
 use crate::records::{RecordWrites, Records};
-use crate::storage::tables::*;
+use crate::storage::tables::{DELIVERIES, DELIVERY_BATCHES, META, WEBHOOK_CURSORS, WEBHOOK_STATE, WEBHOOKS};
 use crate::storage::{Direction, KeyRange, Scan};
 use crate::webhooks::{AddressRule, CreatedWebhook, Webhook, WebhookRecord, new_secret};
 use crate::wire::{NewWebhook, WebhookPatch};

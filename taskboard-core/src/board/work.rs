@@ -13,11 +13,11 @@ use super::tasks::{audit, ended_lease, member_slug};
 use super::{Actor, Board, Tx};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
-use crate::model::*;
+use crate::model::{AuditAction, Change, Task, TaskStatus};
 use crate::records::ready::{all_dependencies_done, dependents};
-use crate::records::*;
+use crate::records::{LeaseRecord, RecordWrites, Records, Render, TaskRecord};
 use crate::storage::codec::{Key, uuid_suffix};
-use crate::storage::tables::*;
+use crate::storage::tables::{LEASES, META, PROJECT_READY_TASKS, READY_TASKS, TASKS};
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan};
 use crate::wire::{ClaimRequest, ReadyQuery};
 

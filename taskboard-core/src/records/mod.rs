@@ -11,8 +11,11 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::model::*;
-use crate::storage::tables::*;
+use crate::model::{
+    AgentConfig, AuditAction, AuthorType, Change, ExternalRef, Label, LinkType, Member, MemberRef,
+    MemberStatus, MemberType, Priority, Project, ProjectRef, ProjectStatus, Role, Step, TaskStatus, TaskType,
+    UploadedFile,
+};
 
 pub(crate) mod event_log;
 mod read;

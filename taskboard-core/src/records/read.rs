@@ -2,7 +2,13 @@
 
 use super::*;
 use crate::error::{Error, Result};
+use crate::model::{ProjectRole, parse_task_key};
 use crate::storage::codec::{Key, decode, uuid_suffix, uuid_value};
+use crate::storage::tables::{
+    CHATS, LABEL_NAME, LABELS, LINKS, LINKS_FROM, LINKS_TO, MEMBER_EMAIL, MEMBER_NAME, MEMBER_SECRET,
+    MEMBER_SLUG, MEMBERS, MESSAGES, PROJECT_FILE_NAME, PROJECT_FILES, PROJECT_MEMBERS, PROJECT_SLUG,
+    PROJECT_TASKS, PROJECTS, STEPS, SUBTASKS, TASK_NUMBER, TASKS, Table, UPLOADS,
+};
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan};
 
 pub trait Records: ReadTxn {

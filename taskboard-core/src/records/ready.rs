@@ -11,6 +11,7 @@ use super::*;
 use crate::error::Result;
 use crate::storage::WriteTxn;
 use crate::storage::codec::Key;
+use crate::storage::tables::{LEASES, PROJECT_READY_TASKS, READY_TASKS, TASK_NUMBER};
 
 /// Ready order: urgent first (rank 0), todo before backlog, then
 /// position and number.

@@ -3,6 +3,9 @@
 
 use super::*;
 use crate::error::Result;
+use crate::model::{
+    Attachment, Lease, Message, ParentRef, ProjectFile, SubtaskRef, Task, TaskAction, TaskLink, task_key,
+};
 use crate::storage::ReadTxn;
 
 /// The wire form of records, assembled on read.

@@ -11,6 +11,9 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+use crate::records::{
+    ActionRecord, LinkRecord, MessageRecord, RecordWrites, Records, Render, StepRecord, TaskRecord,
+};
 use jiff::Timestamp;
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -22,10 +25,9 @@ use super::tasks::{audit, check_parent};
 use super::{Actor, Board, Tx};
 use crate::error::{Error, ErrorKind, Result};
 use crate::events::EventKind;
-use crate::model::*;
-use crate::records::*;
+use crate::model::{AuditAction, AuthorType, Change, ExternalRef, LinkType, MemberType, task_key};
 use crate::storage::codec::{Key, uuid_value};
-use crate::storage::tables::*;
+use crate::storage::tables::{ACTIONS, EXTERNAL_REFS, STEPS, TASK_MESSAGES};
 use crate::validate::LabelName;
 use crate::wire::{ImportAction, ImportItem, ImportPlan, ImportRecord, ImportRequest, MAX_IMPORT_RECORDS};
 use people::People;

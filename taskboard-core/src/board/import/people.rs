@@ -9,8 +9,8 @@ use uuid::Uuid;
 use super::super::Tx;
 use crate::error::Result;
 use crate::events::EventKind;
-use crate::model::*;
-use crate::records::*;
+use crate::model::{AgentConfig, MemberStatus, MemberType, Role};
+use crate::records::{MemberRecord, RecordWrites, Records, Secret};
 use crate::validate::Slug;
 
 /// Members of the board by what a source calls people, created when
