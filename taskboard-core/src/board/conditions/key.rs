@@ -6,12 +6,18 @@
 //! An upload's body is hashed as it streams: its fingerprint is known
 //! once the content has been read to its end, which is before the write
 //! that records the file.
+//!
+//! The keys whose first request is still running are held in memory
+//! (`Running`), so a repeat meanwhile is 409; after a crash nothing is
+//! running.
 
+use std::collections::HashSet;
 use std::pin::Pin;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 
 use sha2::{Digest, Sha256};
+use uuid::Uuid;
 
 use crate::error::{Error, Result};
 use crate::wire::{LateFields, Upload};
@@ -145,5 +151,33 @@ impl tokio::io::AsyncRead for HashingReader {
             }
         }
         polled
+    }
+}
+
+/// The idempotency keys whose first request is still running, by member.
+#[derive(Debug, Default)]
+pub(crate) struct Running(Mutex<HashSet<(Uuid, String)>>);
+
+/// A key held as running; let go when the request ends, however it ends.
+pub(super) struct Held {
+    running: Arc<Running>,
+    entry: (Uuid, String),
+}
+
+impl Held {
+    /// Holds `key` of `member` as running: 409 when it already is (a
+    /// repeat while the first request runs).
+    pub(super) fn hold(running: &Arc<Running>, member: Uuid, key: &IdempotencyKey) -> Result<Held> {
+        let entry = (member, key.key.clone());
+        if !running.0.lock().unwrap().insert(entry.clone()) {
+            return Err(Error::conflict("a request with this Idempotency-Key is still running"));
+        }
+        Ok(Held { running: running.clone(), entry })
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.running.0.lock().unwrap().remove(&self.entry);
     }
 }

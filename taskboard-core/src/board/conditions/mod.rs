@@ -25,9 +25,8 @@ mod if_match;
 mod key;
 mod request;
 
-use std::collections::HashSet;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use tokio::io::AsyncReadExt;
@@ -36,11 +35,13 @@ use uuid::Uuid;
 pub use answers::{Answer, IDEMPOTENCY_TTL, StoredAnswer};
 pub use if_match::{IfMatch, Resource};
 pub use key::IdempotencyKey;
+pub(crate) use key::Running;
 pub use request::Request;
 
 use super::{Actor, Board};
 use crate::error::{Error, ErrorKind, Result};
 use crate::wire::{Upload, etag_listed};
+use key::Held;
 use request::{Condition, PendingAnswer};
 
 /// What a request sent besides its inputs: the entity tags of `If-Match`
@@ -67,22 +68,6 @@ pub enum Idempotent<T> {
     Fresh(T),
     /// Performed before: the stored status and body.
     Replayed { status: u16, body: Bytes },
-}
-
-/// The idempotency keys whose first request is still running, by member.
-#[derive(Debug, Default)]
-pub(crate) struct Running(Mutex<HashSet<(Uuid, String)>>);
-
-/// A key held as running; let go when the request ends, however it ends.
-struct Held {
-    running: Arc<Running>,
-    entry: (Uuid, String),
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        self.running.0.lock().unwrap().remove(&self.entry);
-    }
 }
 
 /// A request begun on its conditions: perform it as [`Session::actor`],
@@ -153,12 +138,7 @@ impl Board {
                 if let Some((status, body)) = self.replay(member, &key).await? {
                     return Ok(Idempotent::Replayed { status, body });
                 }
-                let entry = (member, key.key().to_string());
-                let running = self.inner.running.clone();
-                if !running.0.lock().unwrap().insert(entry.clone()) {
-                    return Err(Error::conflict("a request with this Idempotency-Key is still running"));
-                }
-                held = Some(Held { running, entry });
+                held = Some(Held::hold(&self.inner.running, member, &key)?);
                 // It may have finished between the first look and the insert.
                 if let Some((status, body)) = self.replay(member, &key).await? {
                     return Ok(Idempotent::Replayed { status, body });
