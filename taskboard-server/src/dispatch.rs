@@ -227,17 +227,14 @@ async fn serve_multipart<E: Endpoint>(
 const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 
-fn is_mutation(method: api::Method) -> bool {
-    matches!(method, api::Method::Post | api::Method::Patch | api::Method::Delete)
-}
-
-/// The one reading of `Idempotency-Key`: its text when a member sends it
-/// on a change, None when there is none or it does not apply. The core
-/// checks it (1-255 visible ASCII characters, else 422) as each kind of
-/// body makes the key with the request's fingerprint; bytes that are not
-/// text reach it as text that fails that check.
+/// The one reading of `Idempotency-Key`: its text when the request may
+/// carry one ([`IdempotencyKey::applies`]), None when there is none or it
+/// does not apply. The core checks it (1-255 visible ASCII characters,
+/// else 422) as each kind of body makes the key with the request's
+/// fingerprint; bytes that are not text reach it as text that fails
+/// that check.
 fn idempotency_key_text<E: Endpoint>(headers: &HeaderMap, caller: &Caller) -> Option<String> {
-    if caller.actor.is_none() || !is_mutation(E::INFO.method) {
+    if !IdempotencyKey::applies(E::INFO.method.as_str(), caller.actor.is_some()) {
         return None;
     }
     let v = headers.get(IDEMPOTENCY_KEY)?;

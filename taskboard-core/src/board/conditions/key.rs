@@ -70,6 +70,13 @@ fn hash_fields(h: &mut Sha256, fields: &[(String, String)]) {
 }
 
 impl IdempotencyKey {
+    /// Whether a request may carry a key: a POST, PATCH or DELETE by a
+    /// member (docs/rules.md, safe retries); elsewhere the header is
+    /// left unread.
+    pub fn applies(method: &str, by_member: bool) -> bool {
+        by_member && matches!(method, "POST" | "PATCH" | "DELETE")
+    }
+
     /// Checks the key (1–255 visible ASCII characters) and fingerprints
     /// the request it came with.
     pub fn new(key: &str, method: &str, path_and_query: &str, body: &[u8]) -> Result<IdempotencyKey> {
