@@ -10,7 +10,7 @@ use taskboard_core::api::{
     BodyKind, Call, Caller, Encoded, Endpoint, PathParams, QueryParams, RawBody, RequestBody, Upload,
     decode_body,
 };
-use taskboard_core::board::{IdempotencyKey, Idempotent};
+use taskboard_core::board::{Conditions, IdempotencyKey, Idempotent};
 use taskboard_core::{Actor, Error, api};
 
 use crate::files;
@@ -55,14 +55,14 @@ pub(crate) async fn authenticate(state: &State, req: &Request<Incoming>) -> Resu
 }
 
 /// What every request to an endpoint is read into before its body:
-/// the caller, the path and query, and the conditions it sent.
+/// the caller, the path and query, and the conditions it sent (its
+/// idempotency key is added once the body it fingerprints is read).
 struct Prepared<E: Endpoint> {
     caller: Caller,
     path: E::Path,
     query: E::Query,
     status: StatusCode,
-    if_none_match: Option<String>,
-    if_match: Option<String>,
+    conditions: Conditions,
 }
 
 async fn prepare<E: Endpoint>(
@@ -85,7 +85,8 @@ async fn prepare<E: Endpoint>(
     let if_none_match = parse::entity_tags(req.headers(), header::IF_NONE_MATCH)?
         .filter(|_| E::INFO.method == api::Method::Get);
     let if_match = parse::entity_tags(req.headers(), header::IF_MATCH)?.filter(|_| E::CONDITIONAL);
-    Ok(Prepared { caller, path, query, status, if_none_match, if_match })
+    let conditions = Conditions { if_match, if_none_match, idempotency_key: None };
+    Ok(Prepared { caller, path, query, status, conditions })
 }
 
 /// Serves an endpoint without a body. Each kind of body has a function of
@@ -99,17 +100,16 @@ async fn serve_plain<E: Endpoint>(
     req: Request<Incoming>,
     peer: Peer,
 ) -> Result<Response<ResBody>, Reject> {
-    let Prepared { caller, path, query, status, if_none_match, if_match } =
+    let Prepared { caller, path, query, status, mut conditions } =
         prepare::<E>(state, route, ids, &req, peer).await?;
     let board = &state.board;
     let body = E::Body::decode(RawBody::None)?;
     let path_and_query = req.uri().path_and_query().map_or("", |p| p.as_str());
-    let key = idempotency_key_text::<E>(req.headers(), &caller)
+    conditions.idempotency_key = idempotency_key_text::<E>(req.headers(), &caller)
         .map(|v| IdempotencyKey::new(&v, E::INFO.method.as_str(), path_and_query, b""))
         .transpose()?;
     let call = Call::new(path, query, body);
-    let conditions = api::Conditions { if_match: if_match.as_deref(), idempotency_key: key };
-    let encoded = match api::perform::<E>(board, &caller, conditions, call).await? {
+    let encoded = match api::perform::<E>(board, &caller, &conditions, call).await? {
         Idempotent::Fresh(encoded) => encoded,
         Idempotent::Replayed { status, body } => return Ok(replayed(status, body)),
     };
@@ -124,7 +124,7 @@ async fn serve_plain<E: Endpoint>(
         let res = crate::ws::upgrade(&state.ws, actor, upgrade.since, &mut req)?;
         return Ok(res.map(http_body_util::Either::Left));
     }
-    Ok(render(status, encoded, if_none_match.as_deref(), req.uri()))
+    Ok(render(status, encoded, &conditions, req.uri()))
 }
 
 /// Serves an endpoint with a JSON body.
@@ -135,7 +135,7 @@ async fn serve_json<E: Endpoint>(
     req: Request<Incoming>,
     peer: Peer,
 ) -> Result<Response<ResBody>, Reject> {
-    let Prepared { caller, path, query, status, if_match, .. } =
+    let Prepared { caller, path, query, status, mut conditions } =
         prepare::<E>(state, route, ids, &req, peer).await?;
     let board = &state.board;
     parse::check_json_type(req.headers())?;
@@ -151,17 +151,16 @@ async fn serve_json<E: Endpoint>(
     if let Some(schema) = route.body.as_ref().filter(|_| !left_out) {
         parse::check_json(&bytes, schema)?;
     }
-    let key = key_text
+    conditions.idempotency_key = key_text
         .map(|v| IdempotencyKey::new(&v, E::INFO.method.as_str(), path_and_query, &bytes))
         .transpose()?;
     let (body, ignored) = decode_body::<E>(RawBody::Json(bytes))?;
     let call = Call::new(path, query, body);
-    let conditions = api::Conditions { if_match: if_match.as_deref(), idempotency_key: key };
-    let encoded = match api::perform::<E>(board, &caller, conditions, call).await? {
+    let encoded = match api::perform::<E>(board, &caller, &conditions, call).await? {
         Idempotent::Fresh(encoded) => encoded,
         Idempotent::Replayed { status, body } => return Ok(replayed(status, body)),
     };
-    let mut res = render(status, encoded, None, &parts.uri);
+    let mut res = render(status, encoded, &conditions, &parts.uri);
     if !ignored.is_empty()
         && let Ok(v) = HeaderValue::from_str(&ignored.join(", "))
     {
@@ -178,15 +177,14 @@ async fn serve_multipart<E: Endpoint>(
     req: Request<Incoming>,
     peer: Peer,
 ) -> Result<Response<ResBody>, Reject> {
-    let Prepared { caller, path, query, status, if_match, .. } =
+    let Prepared { caller, path, query, status, conditions } =
         prepare::<E>(state, route, ids, &req, peer).await?;
     let board = &state.board;
-    let if_match = if_match.as_deref();
     let key_text = idempotency_key_text::<E>(req.headers(), &caller);
     let (parts, incoming) = req.into_parts();
     let path_and_query = parts.uri.path_and_query().map_or("", |p| p.as_str());
     let caller = &caller;
-    let max_upload = board.options().max_upload_bytes;
+    let conditions = &conditions;
     let (outcome, _) = files::multipart(
         &parts.headers,
         incoming,
@@ -207,23 +205,21 @@ async fn serve_multipart<E: Endpoint>(
                 }
                 None => None,
             };
+            // A repeat: the body is read through (and hashed) to tell
+            // the same upload from another one.
             if let Some(key) = &key
-                && let Some(stored) = board.stored_answer(caller.actor()?.id(), key.key()).await?
+                && let Some((status, body)) = board.replay_upload(caller.actor()?, key, &mut upload).await?
             {
-                // A repeat: the body is read through (and hashed)
-                // to tell the same upload from another one.
-                files::discard(&mut upload.content, max_upload).await?;
-                let (status, body) = key.replay(caller.actor()?.id(), stored)?;
                 return Ok(Idempotent::Replayed { status, body });
             }
             let body = E::Body::decode(RawBody::Upload(upload))?;
-            let conditions = api::Conditions { if_match, idempotency_key: key };
-            api::perform::<E>(board, caller, conditions, Call::new(path, query, body)).await
+            let conditions = Conditions { idempotency_key: key, ..conditions.clone() };
+            api::perform::<E>(board, caller, &conditions, Call::new(path, query, body)).await
         },
     )
     .await?;
     match outcome {
-        Idempotent::Fresh(encoded) => Ok(render(status, encoded, None, &parts.uri)),
+        Idempotent::Fresh(encoded) => Ok(render(status, encoded, conditions, &parts.uri)),
         Idempotent::Replayed { status, body } => Ok(replayed(status, body)),
     }
 }
@@ -231,17 +227,14 @@ async fn serve_multipart<E: Endpoint>(
 const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 
-fn is_mutation(method: api::Method) -> bool {
-    matches!(method, api::Method::Post | api::Method::Patch | api::Method::Delete)
-}
-
-/// The one reading of `Idempotency-Key`: its text when a member sends it
-/// on a change, None when there is none or it does not apply. The core
-/// checks it (1-255 visible ASCII characters, else 422) as each kind of
-/// body makes the key with the request's fingerprint; bytes that are not
-/// text reach it as text that fails that check.
+/// The one reading of `Idempotency-Key`: its text when the request may
+/// carry one ([`IdempotencyKey::applies`]), None when there is none or it
+/// does not apply. The core checks it (1-255 visible ASCII characters,
+/// else 422) as each kind of body makes the key with the request's
+/// fingerprint; bytes that are not text reach it as text that fails
+/// that check.
 fn idempotency_key_text<E: Endpoint>(headers: &HeaderMap, caller: &Caller) -> Option<String> {
-    if caller.actor.is_none() || !is_mutation(E::INFO.method) {
+    if !IdempotencyKey::applies(E::INFO.method.as_str(), caller.actor.is_some()) {
         return None;
     }
     let v = headers.get(IDEMPOTENCY_KEY)?;
@@ -267,17 +260,19 @@ fn replayed(status: u16, body: Bytes) -> Response<ResBody> {
     res
 }
 
+/// The answer as it is sent: 304 for one the client holds, when a read
+/// sent `If-None-Match`.
 fn render(
     status: StatusCode,
     encoded: Encoded,
-    if_none_match: Option<&str>,
+    conditions: &Conditions,
     uri: &hyper::Uri,
 ) -> Response<ResBody> {
     match encoded {
-        Encoded::Tagged { json, etag } => tagged(status, json, &etag, if_none_match),
+        Encoded::Tagged { json, etag } => tagged(status, json, &etag, conditions),
         Encoded::Json(bytes) if bytes.first() == Some(&b'{') => {
             let tag = api::etag(&bytes);
-            tagged(status, bytes, &tag, if_none_match)
+            tagged(status, bytes, &tag, conditions)
         }
         Encoded::Json(bytes) => full(status, JSON, bytes),
         Encoded::Events(_) => error(&Error::bad_request("this endpoint does not stream events")),
@@ -312,12 +307,9 @@ fn render(
 
 /// One resource's answer with its `ETag`, or 304 when `If-None-Match`
 /// lists the tag.
-fn tagged(status: StatusCode, json: Bytes, tag: &str, if_none_match: Option<&str>) -> Response<ResBody> {
-    let mut res = if if_none_match.is_some_and(|list| api::etag_listed(list, tag)) {
-        empty(StatusCode::NOT_MODIFIED)
-    } else {
-        full(status, JSON, json)
-    };
+fn tagged(status: StatusCode, json: Bytes, tag: &str, conditions: &Conditions) -> Response<ResBody> {
+    let mut res =
+        if conditions.not_modified(tag) { empty(StatusCode::NOT_MODIFIED) } else { full(status, JSON, json) };
     if let Ok(v) = HeaderValue::from_str(tag) {
         res.headers_mut().insert(header::ETAG, v);
     }

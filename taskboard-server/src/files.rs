@@ -110,26 +110,6 @@ pub(crate) struct FilePart {
     pub late: LateFields,
 }
 
-/// Reads an upload's content to its end and throws it away (a repeated
-/// upload, read only to be fingerprinted); past `limit` bytes it is 413.
-pub(crate) async fn discard(
-    content: &mut Pin<Box<dyn tokio::io::AsyncRead + Send>>,
-    limit: u64,
-) -> Result<()> {
-    use tokio::io::AsyncReadExt;
-    let mut bounded = content.take(limit + 1);
-    let read = tokio::io::copy(&mut bounded, &mut tokio::io::sink())
-        .await
-        .map_err(|e| Error::invalid("body", format!("the upload was not read whole: {e}")))?;
-    if read > limit {
-        return Err(Error::new(
-            ErrorKind::PayloadTooLarge,
-            format!("the upload is larger than {limit} bytes"),
-        ));
-    }
-    Ok(())
-}
-
 /// The text fields a multipart body may carry besides `file`.
 const TEXT_FIELDS: [&str; 1] = ["description"];
 

@@ -1,13 +1,12 @@
 //! Calling an endpoint: the caller's credentials and the token's scope
-//! checked, then the declaration's core function, under an idempotency
-//! key when the request carries one.
-
-use std::borrow::Cow;
+//! checked, then the declaration's core function, on the conditions the
+//! request sent (`If-Match`, `Idempotency-Key`), which the board's
+//! [`conditions`](crate::board::conditions) module keeps.
 
 use bytes::Bytes;
 
-use super::endpoint::{Call, Caller, Encoded, Endpoint, Reply};
-use crate::board::{AnswerOf, Board, IdempotencyKey, Idempotent};
+use super::endpoint::{Call, Caller, Encoded, Endpoint};
+use crate::board::{Board, Conditions, IdempotencyKey, Idempotent, IfMatch};
 use crate::error::Result;
 
 /// Performs `E` as `caller`: what the command line's local mode and an
@@ -27,49 +26,31 @@ pub async fn call<E: Endpoint>(
     E::handle(board, caller, call).await
 }
 
-/// What a request asks besides its inputs: that the resource still
-/// have one of the entity tags of `if_match`, and that the change be made
-/// once per `idempotency_key` (docs/rules.md, the agent work protocol).
-#[derive(Debug, Default)]
-pub struct Conditions<'a> {
-    pub if_match: Option<&'a str>,
-    pub idempotency_key: Option<IdempotencyKey>,
-}
-
 /// Performs `E` as `caller` on the request's `conditions`, answering in
 /// wire form: the token's scope is checked; under an idempotency key the
 /// first successful answer is stored with the change it answers and
 /// replayed, unchanged, to a repeat; an `If-Match` list is checked by the
-/// change's own write. What the server does for each request.
-pub async fn perform<'c, E: Endpoint>(
+/// change's own write against the resource the declaration names
+/// ([`Endpoint::resource`]). What the server does for each request.
+pub async fn perform<E: Endpoint>(
     board: &Board,
-    caller: &'c Caller,
-    conditions: Conditions<'_>,
+    caller: &Caller,
+    conditions: &Conditions,
     call: Call<E>,
 ) -> Result<Idempotent<Encoded>> {
     super::scopes::permit::<E>(board, caller, &call).await?;
-    let Conditions { if_match, idempotency_key } = conditions;
-    let path = call.path;
-    // The conditional and idempotent paths are boxed: held inline, their
-    // futures would make every call's future several times larger, and
-    // it is moved (copied) as a whole, on reads that use neither. The
-    // caller is borrowed unless a key makes a new one.
-    let run = move |caller: Cow<'c, Caller>| async move {
-        match if_match {
-            Some(list) => {
-                let actor = caller.actor()?.clone();
-                Box::pin(super::if_match::<E, _, _>(board, actor, path, list, |actor| async move {
-                    E::handle_encoded(board, &caller.acting(actor), call).await
-                }))
-                .await
-            }
-            None => E::handle_encoded(board, &caller, call).await,
-        }
-    };
-    match idempotency_key {
-        Some(key) => Box::pin(idempotent::<E, _>(board, caller, key, run)).await,
-        None => run(Cow::Borrowed(caller)).await.map(Idempotent::Fresh),
+    let idempotency_key = conditions.idempotency_key.clone();
+    let if_match = conditions
+        .if_match
+        .as_ref()
+        .and_then(|list| Some(IfMatch { list: list.clone(), resource: E::resource(call.path)? }));
+    if if_match.is_none() && idempotency_key.is_none() {
+        return E::handle_encoded(board, caller, call).await.map(Idempotent::Fresh);
     }
+    // Boxed: held inline, the conditional path would make every call's
+    // future several times larger, and it is moved (copied) as a whole,
+    // on reads that have no conditions.
+    Box::pin(conditional::<E>(board, caller, if_match, idempotency_key, call)).await
 }
 
 /// Performs `E` as `caller` under an idempotency key (see [`perform`]).
@@ -79,44 +60,36 @@ pub async fn call_idempotent<E: Endpoint>(
     key: IdempotencyKey,
     call: Call<E>,
 ) -> Result<Idempotent<Encoded>> {
-    perform::<E>(board, caller, Conditions { if_match: None, idempotency_key: Some(key) }, call).await
+    let conditions = Conditions { idempotency_key: Some(key), ..Conditions::default() };
+    perform::<E>(board, caller, &conditions, call).await
 }
 
-/// Runs `run` once per key of the caller: `run` is given the caller whose
-/// actor carries the key, and the board stores the answer of `E` with the
-/// change the first write for it makes.
-async fn idempotent<'c, E: Endpoint, F>(
+/// Begins the request on the board, performs `E` as the actor that
+/// carries its conditions to the writes, and finishes it with the answer.
+async fn conditional<E: Endpoint>(
     board: &Board,
-    caller: &'c Caller,
-    key: IdempotencyKey,
-    run: impl FnOnce(Cow<'c, Caller>) -> F,
-) -> Result<Idempotent<Encoded>>
-where
-    F: Future<Output = Result<Encoded>>,
-{
+    caller: &Caller,
+    if_match: Option<IfMatch>,
+    key: Option<IdempotencyKey>,
+    call: Call<E>,
+) -> Result<Idempotent<Encoded>> {
     let actor = caller.actor()?.clone();
-    let status = E::INFO.status;
-    // The board's write returns the operation's own value; the declaration
-    // knows which of those values is its answer, and how it is sent.
-    let answer_of: AnswerOf = Box::new(move |value: &dyn std::any::Any| {
-        if let Some(r) = value.downcast_ref::<E::Response>() {
-            return r.stored_form(status);
-        }
-        if let Some(r) = E::answer_from_write(value) {
-            return r.stored_form(status);
-        }
-        // Endpoints answering `{"ok": true}` for a write that returns nothing.
-        if value.is::<()>()
-            && std::any::TypeId::of::<E::Response>() == std::any::TypeId::of::<crate::model::Ok>()
-        {
-            return Some((status, Bytes::from_static(b"{\"ok\":true}")));
-        }
-        None
-    });
-    let finish = move |encoded: &Encoded| match encoded {
+    let session = match board.begin(actor, if_match, key, E::INFO.status).await? {
+        Idempotent::Fresh(session) => session,
+        Idempotent::Replayed { status, body } => return Ok(Idempotent::Replayed { status, body }),
+    };
+    let encoded = E::handle_encoded(board, &caller.acting(session.actor().clone()), call).await?;
+    session.finish(kept_form(&encoded, E::INFO.status)).await?;
+    Ok(Idempotent::Fresh(encoded))
+}
+
+/// The status and body an answer is kept with under a key, when the call
+/// that made it wrote nothing (a call that wrote stored its answer with
+/// its change); `None` for answers that are not kept (streams).
+fn kept_form(encoded: &Encoded, status: u16) -> Option<(u16, Bytes)> {
+    match encoded {
         Encoded::Json(b) | Encoded::Tagged { json: b, .. } => Some((status, b.clone())),
         Encoded::Empty => Some((204, Bytes::new())),
         _ => None,
-    };
-    board.idempotent(actor, key, answer_of, finish, |actor| run(Cow::Owned(caller.acting(actor)))).await
+    }
 }

@@ -11,9 +11,8 @@ use std::net::IpAddr;
 
 use uuid::Uuid;
 
-use crate::board::{Actor, Board, List};
+use crate::board::{Actor, Board, List, Resource};
 use crate::error::{Error, Result};
-use crate::storage::ReadTxn;
 
 pub use crate::wire::body::{BodyKind, Optional, QueryParams, RawBody, RequestBody};
 pub use crate::wire::{
@@ -158,25 +157,17 @@ pub trait Endpoint: Send + Sync + 'static {
     /// endpoint sees the request's cookies.
     const COOKIE: Option<&'static str> = None;
 
-    /// Whether the endpoint overrides [`Endpoint::current_etag`], so
+    /// Whether the endpoint overrides [`Endpoint::resource`], so
     /// `If-Match` makes it conditional (the OpenAPI document lists the
     /// header where this is set).
     const CONDITIONAL: bool = false;
 
-    /// For a PATCH or DELETE of one resource: the resource's current
-    /// entity tag, read inside the transaction of the change, against
-    /// which `If-Match` is checked; `None` where the endpoint has no
-    /// single resource to compare.
-    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
-        let _ = (r, path);
-        Ok(None)
-    }
-
-    /// The answer a write's result stands for, when the endpoint wraps
-    /// that result (a token in `{"token": …}`), so it is stored under an
-    /// idempotency key in the write's own transaction.
-    fn answer_from_write(value: &dyn std::any::Any) -> Option<Self::Response> {
-        let _ = value;
+    /// For a PATCH or DELETE of one resource: the resource, whose entity
+    /// tag the board reads inside the transaction of the change and
+    /// checks `If-Match` against; `None` where the endpoint has no single
+    /// resource to compare.
+    fn resource(path: Self::Path) -> Option<Resource> {
+        let _ = path;
         None
     }
 }

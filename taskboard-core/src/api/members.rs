@@ -3,10 +3,10 @@
 use uuid::Uuid;
 
 use super::endpoint::{Call, Caller, Endpoint, Info, ListEndpoint, Method};
+use crate::board::Resource;
 use crate::board::{Board, List};
 use crate::error::Result;
 use crate::model::{CreatedMember, Health, LoginResponse, Member, Ok, StatusResponse, TokenResponse};
-use crate::storage::ReadTxn;
 use crate::wire::*;
 
 /// `GET /health`.
@@ -198,10 +198,6 @@ impl Endpoint for SetMyStatus {
     type Body = ();
     type Response = StatusResponse;
 
-    fn answer_from_write(value: &dyn std::any::Any) -> Option<StatusResponse> {
-        value.downcast_ref::<crate::model::MemberStatus>().map(|&status| StatusResponse { status })
-    }
-
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<StatusResponse> {
         Ok(StatusResponse { status: board.set_status(caller.actor()?, call.query.status).await? })
     }
@@ -259,8 +255,8 @@ impl Endpoint for UpdateMember {
 
     const CONDITIONAL: bool = true;
 
-    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
-        crate::board::etags::member(r, path)
+    fn resource(path: Self::Path) -> Option<Resource> {
+        Some(Resource::Member(path))
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Member> {
@@ -292,8 +288,8 @@ impl Endpoint for DeleteMember {
 
     const CONDITIONAL: bool = true;
 
-    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
-        crate::board::etags::member(r, path)
+    fn resource(path: Self::Path) -> Option<Resource> {
+        Some(Resource::Member(path))
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
@@ -323,10 +319,6 @@ impl Endpoint for RegenerateToken {
     type Query = ();
     type Body = ();
     type Response = TokenResponse;
-
-    fn answer_from_write(value: &dyn std::any::Any) -> Option<TokenResponse> {
-        value.downcast_ref::<String>().map(|token| TokenResponse { token: token.clone() })
-    }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<TokenResponse> {
         Ok(TokenResponse { token: board.regenerate_token(caller.actor()?, call.path).await? })

@@ -3,10 +3,10 @@
 use uuid::Uuid;
 
 use super::endpoint::{Call, Caller, Download, Endpoint, Info, ListEndpoint, Method, Upload};
+use crate::board::Resource;
 use crate::board::{Board, List};
 use crate::error::Result;
 use crate::model::{Label, Message, Ok, UploadedFile};
-use crate::storage::ReadTxn;
 use crate::wire::Paged;
 use crate::wire::*;
 
@@ -246,8 +246,8 @@ impl Endpoint for UpdateLabel {
 
     const CONDITIONAL: bool = true;
 
-    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
-        crate::board::etags::label(r, path)
+    fn resource(path: Self::Path) -> Option<Resource> {
+        Some(Resource::Label(path))
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Label> {
@@ -279,8 +279,8 @@ impl Endpoint for DeleteLabel {
 
     const CONDITIONAL: bool = true;
 
-    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
-        crate::board::etags::label(r, path)
+    fn resource(path: Self::Path) -> Option<Resource> {
+        Some(Resource::Label(path))
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {

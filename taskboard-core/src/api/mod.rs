@@ -44,7 +44,6 @@
 
 mod admin;
 mod calls;
-mod conditions;
 pub mod endpoint;
 mod events;
 mod imports;
@@ -62,8 +61,7 @@ mod webhooks;
 mod work;
 
 pub use admin::*;
-pub use calls::{Conditions, call, call_idempotent, perform};
-pub use conditions::if_match;
+pub use calls::{call, call_idempotent, perform};
 pub use endpoint::{
     BodyKind, Call, Caller, Endpoint, Info, ListEndpoint, Method, Optional, PathParams, QueryParams, RawBody,
     RequestBody, Visitor, decode_body,

@@ -3,10 +3,10 @@
 use uuid::Uuid;
 
 use super::endpoint::{Call, Caller, Download, Endpoint, Info, ListEndpoint, Method, Upload};
+use crate::board::Resource;
 use crate::board::{Board, List};
 use crate::error::Result;
 use crate::model::{Ok, Project, ProjectFile, ProjectMember};
-use crate::storage::ReadTxn;
 use crate::wire::*;
 
 /// `GET /projects`.
@@ -115,8 +115,8 @@ impl Endpoint for UpdateProject {
 
     const CONDITIONAL: bool = true;
 
-    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
-        crate::board::etags::project(r, path)
+    fn resource(path: Self::Path) -> Option<Resource> {
+        Some(Resource::Project(path))
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Project> {
@@ -147,8 +147,8 @@ impl Endpoint for DeleteProject {
 
     const CONDITIONAL: bool = true;
 
-    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
-        crate::board::etags::project(r, path)
+    fn resource(path: Self::Path) -> Option<Resource> {
+        Some(Resource::Project(path))
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
@@ -351,8 +351,8 @@ impl Endpoint for UpdateFile {
 
     const CONDITIONAL: bool = true;
 
-    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
-        crate::board::etags::project_file(r, path.0, path.1)
+    fn resource(path: Self::Path) -> Option<Resource> {
+        Some(Resource::ProjectFile(path.0, path.1))
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<ProjectFile> {
@@ -383,8 +383,8 @@ impl Endpoint for DeleteFile {
 
     const CONDITIONAL: bool = true;
 
-    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
-        crate::board::etags::project_file(r, path.0, path.1)
+    fn resource(path: Self::Path) -> Option<Resource> {
+        Some(Resource::ProjectFile(path.0, path.1))
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {

@@ -4,9 +4,9 @@ use uuid::Uuid;
 
 use super::endpoint::{Call, Caller, Endpoint, Info, Method};
 use crate::board::Board;
+use crate::board::Resource;
 use crate::error::Result;
 use crate::model::{Ok, Step};
-use crate::storage::ReadTxn;
 use crate::wire::*;
 use crate::wire::{CursorKind, Paged};
 
@@ -62,8 +62,8 @@ impl Endpoint for CreateStep {
 
     const CONDITIONAL: bool = true;
 
-    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
-        crate::board::etags::task(r, path)
+    fn resource(path: Self::Path) -> Option<Resource> {
+        Some(Resource::Task(path))
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Step> {
@@ -95,8 +95,8 @@ impl Endpoint for UpdateStep {
 
     const CONDITIONAL: bool = true;
 
-    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
-        crate::board::etags::step(r, path.0, path.1)
+    fn resource(path: Self::Path) -> Option<Resource> {
+        Some(Resource::Step(path.0, path.1))
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Step> {
@@ -127,8 +127,8 @@ impl Endpoint for DeleteStep {
 
     const CONDITIONAL: bool = true;
 
-    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
-        crate::board::etags::step(r, path.0, path.1)
+    fn resource(path: Self::Path) -> Option<Resource> {
+        Some(Resource::Step(path.0, path.1))
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {

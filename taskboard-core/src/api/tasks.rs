@@ -4,10 +4,10 @@ use bytes::Bytes;
 use uuid::Uuid;
 
 use super::endpoint::{Call, Caller, Encoded, Endpoint, Info, ListEndpoint, Method};
+use crate::board::Resource;
 use crate::board::{Board, List};
 use crate::error::Result;
 use crate::model::{Ok, Rejected, Task, TaskAction, TaskLink, Watchers};
-use crate::storage::ReadTxn;
 use crate::wire::*;
 use crate::wire::{CursorKind, Paged};
 
@@ -131,8 +131,8 @@ impl Endpoint for UpdateTask {
 
     const CONDITIONAL: bool = true;
 
-    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
-        crate::board::etags::task(r, path)
+    fn resource(path: Self::Path) -> Option<Resource> {
+        Some(Resource::Task(path))
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Task> {
@@ -163,8 +163,8 @@ impl Endpoint for DeleteTask {
 
     const CONDITIONAL: bool = true;
 
-    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
-        crate::board::etags::task(r, path)
+    fn resource(path: Self::Path) -> Option<Resource> {
+        Some(Resource::Task(path))
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
@@ -412,8 +412,8 @@ impl Endpoint for AddTaskLabel {
 
     const CONDITIONAL: bool = true;
 
-    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
-        crate::board::etags::task(r, path.0)
+    fn resource(path: Self::Path) -> Option<Resource> {
+        Some(Resource::Task(path.0))
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {
@@ -445,8 +445,8 @@ impl Endpoint for RemoveTaskLabel {
 
     const CONDITIONAL: bool = true;
 
-    fn current_etag(r: &dyn ReadTxn, path: Self::Path) -> Result<Option<String>> {
-        crate::board::etags::task(r, path.0)
+    fn resource(path: Self::Path) -> Option<Resource> {
+        Some(Resource::Task(path.0))
     }
 
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Ok> {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
-use super::request::Request;
+use super::conditions::Request;
 use crate::error::{Error, Result};
 use crate::model::Role;
 use crate::records::MemberRecord;
@@ -26,7 +26,7 @@ pub struct Actor {
     /// allows every scope and project.
     pub grant: Option<Arc<Grant>>,
     /// What the request asks of its writes (`If-Match`, `Idempotency-Key`),
-    /// set by [`super::Board::on_condition`] and [`super::Board::idempotent`].
+    /// set by [`super::Board::begin`].
     pub(super) request: Option<Arc<Request>>,
 }
 

@@ -268,9 +268,12 @@ impl Board {
                 json!({"member_id": id}),
                 Audience::Member { member_id: id },
             )?;
-            Ok(token)
+            // The answer of `POST /members/{id}/regenerate-token`, as a key
+            // keeps it.
+            Ok(crate::model::TokenResponse { token })
         })
         .await
+        .map(|answer| answer.token)
     }
 
     /// `POST /members/{id}/revoke-token`.

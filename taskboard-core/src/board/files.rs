@@ -7,24 +7,13 @@ use uuid::Uuid;
 use super::messages::guess_mime;
 use super::pages::{IndexList, ItemFn, List};
 use super::{Actor, Board};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::events::EventKind;
 use crate::model::ProjectFile;
 use crate::records::{ProjectFileRecord, RecordWrites, Records, Render};
 use crate::storage::tables::PROJECT_FILE_NAME;
 use crate::validate::check_file_name;
 use crate::wire::{CursorKind, Download, FilePatch, Page};
-
-pub(crate) fn file_in_project(
-    r: &(impl Records + ?Sized),
-    project: Uuid,
-    id: Uuid,
-) -> Result<ProjectFileRecord> {
-    r.project_required(project)?;
-    r.project_file(id)?
-        .filter(|f| f.project_id == project)
-        .ok_or_else(|| Error::not_found(format!("file {id} not found in project {project}")))
-}
 
 impl Board {
     /// `GET /projects/{id}/files`, by file name; `search` is a
@@ -127,12 +116,12 @@ impl Board {
     }
 
     pub async fn get_file(&self, project: Uuid, id: Uuid) -> Result<ProjectFile> {
-        self.read(move |r| r.render_project_file(&file_in_project(r, project, id)?)).await
+        self.read(move |r| r.render_project_file(&r.project_file_in(project, id)?)).await
     }
 
     /// `GET /projects/{id}/files/{file_id}/download`.
     pub async fn open_file(&self, project: Uuid, id: Uuid) -> Result<Download> {
-        let f = self.read(move |r| file_in_project(r, project, id)).await?;
+        let f = self.read(move |r| r.project_file_in(project, id)).await?;
         let file = self.blobs().open_blob(&f.storage_name).await?;
         Ok(Download { filename: f.filename, mime_type: f.mime_type, size: f.size, content: Box::pin(file) })
     }
@@ -146,7 +135,7 @@ impl Board {
         patch: FilePatch,
     ) -> Result<ProjectFile> {
         self.write_as(actor.request(), move |tx| {
-            let old = file_in_project(tx.w, project, id)?;
+            let old = tx.w.project_file_in(project, id)?;
             let mut f = old.clone();
             if let Some(d) = patch.description.change() {
                 f.description = d.map(String::from);
@@ -163,7 +152,7 @@ impl Board {
     /// `DELETE /projects/{id}/files/{file_id}`: the record and its content.
     pub async fn delete_file(&self, actor: &Actor, project: Uuid, id: Uuid) -> Result<()> {
         self.write_as(actor.request(), move |tx| {
-            let f = file_in_project(tx.w, project, id)?;
+            let f = tx.w.project_file_in(project, id)?;
             tx.w.delete_project_file(&f)?;
             tx.dead_blobs.push(f.storage_name);
             tx.emit_all(

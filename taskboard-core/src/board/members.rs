@@ -452,9 +452,11 @@ impl Board {
             m.last_seen_at = tx.now;
             tx.w.put_member_record(&m)?;
             tx.emit_all(EventKind::AgentStatus, json!({"member_id": id, "status": status}))?;
-            Ok(status)
+            // The answer of `PATCH /members/me/status`, as a key keeps it.
+            Ok(crate::model::StatusResponse { status })
         })
         .await
+        .map(|answer| answer.status)
     }
 
     /// `DELETE /members/{id}`: owners only; the member is deactivated, its

@@ -11,16 +11,14 @@ mod auth;
 mod cache;
 mod changes;
 mod clock;
-mod condition;
+pub mod conditions;
 mod database;
 mod deliveries;
 mod delivery_log;
-pub mod etags;
 mod fencing;
 mod files;
 mod first_run;
 mod follow;
-mod idempotency;
 mod import;
 mod labels;
 mod landing;
@@ -37,7 +35,6 @@ mod processes;
 mod projects;
 mod queries;
 mod ready;
-mod request;
 mod retries;
 mod reviews;
 mod rights;
@@ -73,18 +70,19 @@ pub use crate::records::titles::{RECENT_MAX as TITLE_RECENT_MAX, STEP as TITLE_F
 pub use actor::Actor;
 pub(crate) use cache::{AuthCache, RenderedTask, TaskCache};
 pub use clock::Clock;
-pub use condition::Condition;
+pub use conditions::{
+    Conditions, IDEMPOTENCY_TTL, IdempotencyKey, Idempotent, IfMatch, Request, Resource, Session,
+    StoredAnswer,
+};
 pub(crate) use database::JWT_SECRET_KEY;
 pub use fencing::LEASE_SECONDS;
 pub use first_run::{INITIAL_PASSWORD_FILE, InitialPassword};
 pub use follow::Follower;
-pub use idempotency::{AnswerOf, IDEMPOTENCY_TTL, IdempotencyKey, Idempotent, StoredAnswer};
 pub use members::Bootstrap;
 pub use oidc::{LOGIN_CODE_LIFETIME, OidcLink};
 pub use options::{BoardOptions, DEFAULT_MAX_UPLOAD_BYTES};
 pub use pages::{List, ONE_GO, STREAM_CHUNK, STREAM_DEPTH};
 pub use presence::{PRESENCE_RENEWAL, PRESENCE_TTL};
-pub use request::Request;
 pub use run_output::OUTPUT_INTERVAL_MS;
 pub use throttle::LoginLimits;
 pub(crate) use tx::Tx;
@@ -127,7 +125,7 @@ struct Inner {
     throttle: throttle::LoginThrottle,
     hashers: crate::credentials::HashPool,
     /// Idempotency keys whose first request is still running.
-    idempotency_running: Mutex<std::collections::HashSet<(Uuid, String)>>,
+    running: Arc<conditions::Running>,
     /// Wakes the webhook sender for work no event announces (a
     /// redelivery).
     webhook_wake: tokio::sync::Notify,
@@ -180,22 +178,29 @@ impl Board {
         .map_err(Error::internal)?
     }
 
-    /// Runs a write operation of the board's own (no request asked for
-    /// it) in its own transaction; returns once it is durable and its
-    /// events are published.
-    pub(crate) async fn write<T, F>(&self, f: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut Tx<'_>) -> Result<T> + Send + 'static,
-    {
-        self.write_as(None, f).await
-    }
-
     /// Runs a write operation made for a request in its own transaction:
     /// the request's `If-Match` condition is checked first (in its first
-    /// write) and its answer stored under its `Idempotency-Key` with the
-    /// change. Returns once it is durable and its events are published.
+    /// write) and the write's value stored as its answer under its
+    /// `Idempotency-Key`, with the change. Returns once it is durable and
+    /// its events are published.
     pub(crate) async fn write_as<T, F>(&self, request: Option<Arc<Request>>, f: F) -> Result<T>
+    where
+        T: conditions::Answer + Send + 'static,
+        F: FnOnce(&mut Tx<'_>) -> Result<T> + Send + 'static,
+    {
+        let Some(request) = request else { return self.write(f).await };
+        self.write(move |tx| {
+            request.check_first(&*tx.w)?;
+            let value = f(tx)?;
+            request.store_answer(tx.w, tx.now, &value)?;
+            Ok(value)
+        })
+        .await
+    }
+
+    /// Runs a write operation in its own transaction; returns once it is
+    /// durable and its events are published.
+    pub(crate) async fn write<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut Tx<'_>) -> Result<T> + Send + 'static,
@@ -203,28 +208,21 @@ impl Board {
         let (tx, rx) = tokio::sync::oneshot::channel::<Result<(T, u64)>>();
         let inner = self.inner.clone();
         let clock = self.inner.options.clock.clone();
-        let (pending, condition) = match request.as_deref() {
-            Some(r) => (r.answer.clone(), r.condition.clone()),
-            None => (None, None),
-        };
+        // What the operation made travels from the writer to `done` in a
+        // slot of its own type, not through the storage's untyped output.
+        let slot = Arc::new(Mutex::new(None::<(T, Vec<Event>, Vec<String>)>));
+        let made = slot.clone();
         let op = WriteOp {
             run: Box::new(move |w: &mut dyn WriteTxn| {
-                if let Some(c) = &condition {
-                    c.check_first(&*w)?;
-                }
                 let mut ctx = Tx { w, now: clock.timestamp(), events: Vec::new(), dead_blobs: Vec::new() };
                 let value = f(&mut ctx)?;
-                if let Some(p) = &pending {
-                    p.store_if_answer(ctx.w, ctx.now, &value)?;
-                }
-                let out: (T, Vec<Event>, Vec<String>) = (value, ctx.events, ctx.dead_blobs);
-                Ok(Box::new(out) as crate::storage::Output)
+                *made.lock().unwrap() = Some((value, ctx.events, ctx.dead_blobs));
+                Ok(Box::new(()) as crate::storage::Output)
             }),
             done: Box::new(move |result| {
-                let result = result.map(|out| {
-                    let (value, events, dead_blobs) = *out
-                        .downcast::<(T, Vec<Event>, Vec<String>)>()
-                        .expect("the output type of this operation");
+                let result = result.map(|_| {
+                    let (value, events, dead_blobs) =
+                        slot.lock().unwrap().take().expect("a committed operation filled its slot");
                     let newest = events.last().map_or(0, |e| e.seq);
                     cache::invalidate(&inner, &events);
                     if !events.is_empty() {

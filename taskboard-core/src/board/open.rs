@@ -158,7 +158,7 @@ impl Board {
                 streams: Default::default(),
                 throttle,
                 hashers,
-                idempotency_running: Mutex::new(Default::default()),
+                running: Default::default(),
                 webhook_wake: tokio::sync::Notify::new(),
                 run_output: Default::default(),
                 stopping: tokio::sync::watch::Sender::new(false),

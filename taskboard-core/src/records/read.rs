@@ -216,6 +216,14 @@ pub trait Records: ReadTxn {
     fn project_file(&self, id: Uuid) -> Result<Option<ProjectFileRecord>> {
         self.record(PROJECT_FILES, &id_key(id))
     }
+    /// The file `id` of `project`; 404 when the project or the file is
+    /// not there, or the file belongs to another project.
+    fn project_file_in(&self, project: Uuid, id: Uuid) -> Result<ProjectFileRecord> {
+        self.project_required(project)?;
+        self.project_file(id)?
+            .filter(|f| f.project_id == project)
+            .ok_or_else(|| Error::not_found(format!("file {id} not found in project {project}")))
+    }
     fn project_file_by_name(&self, project: Uuid, filename: &str) -> Result<Option<ProjectFileRecord>> {
         match self.get(PROJECT_FILE_NAME, &Key::new().uuid(project).str(filename))? {
             Some(id) => self.project_file(uuid_value(&id)?),

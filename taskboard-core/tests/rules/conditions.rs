@@ -7,11 +7,35 @@ use taskboard_core::api::{
     self, Call, Caller, Encoded, Endpoint, RegenerateToken, SetMyStatus, StepPatch, TaskPatch, UpdateStep,
     UpdateTask,
 };
-use taskboard_core::board::{IdempotencyKey, Idempotent};
+use taskboard_core::board::{IdempotencyKey, Idempotent, IfMatch};
 use taskboard_core::model::{MemberStatus, Step};
-use taskboard_core::{Actor, ErrorKind};
+use taskboard_core::{Actor, Board, ErrorKind};
 
 use crate::support::*;
+
+/// Performs `call` (a PATCH or DELETE of `E`) for `actor` on the
+/// condition that the resource's current entity tag is listed in `list`,
+/// begun and finished on the board as `api::perform` does: `call` is
+/// given the actor carrying the condition.
+async fn if_match<E: Endpoint, T, F>(
+    board: &Board,
+    actor: Actor,
+    path: E::Path,
+    list: &str,
+    call: impl FnOnce(Actor) -> F,
+) -> taskboard_core::Result<T>
+where
+    F: Future<Output = taskboard_core::Result<T>>,
+{
+    let resource = E::resource(path).expect("a conditional endpoint");
+    let if_match = IfMatch { list: list.to_string(), resource };
+    let Idempotent::Fresh(session) = board.begin(actor, Some(if_match), None, E::INFO.status).await? else {
+        panic!("no key, nothing to replay")
+    };
+    let value = call(session.actor().clone()).await?;
+    session.finish(None).await?;
+    Ok(value)
+}
 
 fn retitle(t: &str) -> TaskPatch {
     TaskPatch { title: Patch::Value(title(t)), ..Default::default() }
@@ -40,12 +64,12 @@ async fn if_match_is_checked_by_the_write_not_before_it() {
         other.await.unwrap()?;
         b.update_task(&actor, t.id, retitle("mine")).await
     };
-    let refused = api::if_match::<UpdateTask, _, _>(&fx.board, fx.owner.clone(), t.id, &tag, call).await;
+    let refused = if_match::<UpdateTask, _, _>(&fx.board, fx.owner.clone(), t.id, &tag, call).await;
     assert_eq!(kind(refused), ErrorKind::PreconditionFailed);
     assert_eq!(fx.get(t.id).await.title, "theirs", "the conditional write changed nothing");
 
     let tag = task_tag(&fx, t.id).await;
-    let done = api::if_match::<UpdateTask, _, _>(&fx.board, fx.owner.clone(), t.id, &tag, |a| async move {
+    let done = if_match::<UpdateTask, _, _>(&fx.board, fx.owner.clone(), t.id, &tag, |a| async move {
         b.update_task(&a, t.id, retitle("mine")).await
     })
     .await
@@ -55,9 +79,9 @@ async fn if_match_is_checked_by_the_write_not_before_it() {
     let tag = task_tag(&fx, t.id).await;
     let list = format!("\"other\", {tag}");
     let again = |a: Actor| async move { b.update_task(&a, t.id, retitle("again")).await };
-    api::if_match::<UpdateTask, _, _>(&fx.board, fx.owner.clone(), t.id, &list, again).await.unwrap();
+    if_match::<UpdateTask, _, _>(&fx.board, fx.owner.clone(), t.id, &list, again).await.unwrap();
     let any = |a: Actor| async move { b.update_task(&a, t.id, retitle("any")).await };
-    api::if_match::<UpdateTask, _, _>(&fx.board, fx.owner.clone(), t.id, "*", any).await.unwrap();
+    if_match::<UpdateTask, _, _>(&fx.board, fx.owner.clone(), t.id, "*", any).await.unwrap();
 }
 
 #[tokio::test]
@@ -66,11 +90,10 @@ async fn a_call_that_writes_nothing_still_answers_to_its_condition() {
     let p = fx.project("web").await;
     let t = fx.task(&p, "same").await;
     let nothing = |_: Actor| async { Ok(()) };
-    let refused =
-        api::if_match::<UpdateTask, _, _>(&fx.board, fx.owner.clone(), t.id, "\"stale\"", nothing).await;
+    let refused = if_match::<UpdateTask, _, _>(&fx.board, fx.owner.clone(), t.id, "\"stale\"", nothing).await;
     assert_eq!(kind(refused), ErrorKind::PreconditionFailed);
     let tag = task_tag(&fx, t.id).await;
-    api::if_match::<UpdateTask, _, _>(&fx.board, fx.owner.clone(), t.id, &tag, nothing).await.unwrap();
+    if_match::<UpdateTask, _, _>(&fx.board, fx.owner.clone(), t.id, &tag, nothing).await.unwrap();
 }
 
 #[tokio::test]
@@ -84,14 +107,13 @@ async fn steps_are_conditional_on_their_own_tag() {
     let tick = StepPatch { done: Patch::Value(true), ..Default::default() };
     let ticked = fx.board.update_step(&fx.owner, t.id, s.id, tick.clone()).await.unwrap();
     let call = |a: Actor| async move { b.update_step(&a, t.id, s.id, StepPatch::default()).await };
-    let refused =
-        api::if_match::<UpdateStep, _, _>(&fx.board, fx.owner.clone(), (t.id, s.id), &tag, call).await;
+    let refused = if_match::<UpdateStep, _, _>(&fx.board, fx.owner.clone(), (t.id, s.id), &tag, call).await;
     assert_eq!(kind(refused), ErrorKind::PreconditionFailed, "the step changed since that tag");
     let tag = api::etag(&serde_json::to_vec(&ticked).unwrap());
     let call = |a: Actor| async move {
         b.update_step(&a, t.id, s.id, StepPatch { title: Patch::Value(title("1")), ..tick }).await
     };
-    let done = api::if_match::<UpdateStep, _, _>(&fx.board, fx.owner.clone(), (t.id, s.id), &tag, call).await;
+    let done = if_match::<UpdateStep, _, _>(&fx.board, fx.owner.clone(), (t.id, s.id), &tag, call).await;
     assert_eq!(done.unwrap().title, "1");
 }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use taskboard_core::api::{self, Call, Caller, CreateTask, ProjectIdQuery};
 use taskboard_core::board::{Clock, IdempotencyKey, Idempotent};
-use taskboard_core::{Actor, BoardOptions, ErrorKind};
+use taskboard_core::{BoardOptions, ErrorKind};
 
 use taskboard_core::Perform;
 
@@ -58,29 +58,13 @@ async fn a_repeat_replays_the_stored_answer_and_changes_nothing() {
 #[tokio::test]
 async fn a_repeat_while_the_first_runs_is_a_conflict() {
     let fx = board().await;
-    let (started_tx, started) = tokio::sync::oneshot::channel::<()>();
-    let (finish, finish_rx) = tokio::sync::oneshot::channel::<()>();
-    let board = fx.board.clone();
-    let owner = fx.owner.clone();
-    let none = || -> taskboard_core::board::AnswerOf { Box::new(|_| None) };
-    let first_answer = none();
-    let first = tokio::spawn(async move {
-        let run = |_| async move {
-            started_tx.send(()).unwrap();
-            finish_rx.await.ok();
-            Ok(())
-        };
-        board.idempotent(owner, key("k", b""), first_answer, |_: &()| None, run).await.map(|_| ())
-    });
-    started.await.unwrap();
-    let nothing = |_| async { Ok(()) };
-    let second = fx.board.idempotent(fx.owner.clone(), key("k", b""), none(), |_: &()| None, nothing).await;
-    assert_eq!(kind(second.map(|_| ())), ErrorKind::Conflict);
-    finish.send(()).unwrap();
-    first.await.unwrap().unwrap();
+    let begin = || fx.board.begin(fx.owner.clone(), None, Some(key("k", b"")), 201);
+    let Idempotent::Fresh(first) = begin().await.unwrap() else { panic!("nothing stored yet") };
+    assert_eq!(kind(begin().await.map(|_| ())), ErrorKind::Conflict);
+    // The first ends having written nothing and answered nothing.
+    first.finish(None).await.unwrap();
     // Once the first is over, the key is free again (it stored nothing).
-    let third = fx.board.idempotent(fx.owner.clone(), key("k", b""), none(), |_: &()| None, nothing).await;
-    assert!(third.is_ok());
+    assert!(matches!(begin().await.unwrap(), Idempotent::Fresh(_)));
 }
 
 #[tokio::test]
@@ -104,23 +88,17 @@ async fn stored_answers_survive_a_restart_and_are_swept_after_a_day() {
 }
 
 /// The answer is written by the change's own transaction: with nothing
-/// stored afterwards (`finish` gives nothing), a repeat still replays it.
+/// stored afterwards (`finish` is given no answer), a repeat still
+/// replays it, in the form the written value's type gives it.
 #[tokio::test]
 async fn the_answer_is_stored_by_the_write_that_makes_the_change() {
     let fx = board().await;
-    let b = &fx.board;
     let p = fx.project("web").await;
-    let answer_of = || -> taskboard_core::board::AnswerOf {
-        Box::new(|v| {
-            v.downcast_ref::<taskboard_core::model::Task>()
-                .map(|t| (201, serde_json::to_vec(t).unwrap().into()))
-        })
-    };
-    let run = |a: Actor| async move { b.create_task(&a, p.id, new_task("once")).await };
-    let first =
-        fx.board.idempotent(fx.owner.clone(), key("k", b"x"), answer_of(), |_| None, run).await.unwrap();
-    let Idempotent::Fresh(task) = first else { panic!("performed now") };
-    match fx.board.idempotent(fx.owner.clone(), key("k", b"x"), answer_of(), |_| None, run).await.unwrap() {
+    let begin = || fx.board.begin(fx.owner.clone(), None, Some(key("k", b"x")), 201);
+    let Idempotent::Fresh(session) = begin().await.unwrap() else { panic!("performed now") };
+    let task = fx.board.create_task(session.actor(), p.id, new_task("once")).await.unwrap();
+    session.finish(None).await.unwrap();
+    match begin().await.unwrap() {
         Idempotent::Replayed { status, body } => {
             assert_eq!(status, 201);
             assert_eq!(body, serde_json::to_vec(&task).unwrap());

@@ -1,0 +1,198 @@
+//! The answers kept under idempotency keys: stored in the transaction of
+//! the change they answer, so a retry after a crash either finds the
+//! answer or finds nothing changed, and sealed, so an answer holding a
+//! secret cannot be read from the store without its key.
+//!
+//! Layout: [`IDEMPOTENCY`] maps `member uuid (16) ‖ lookup` to the
+//! [`StoredAnswer`], where `lookup` is [`lookup_of`] the member and the
+//! key; [`IDEMPOTENCY_AGE`] maps `stored at, ms (8) ‖ member uuid (16) ‖
+//! lookup` to nothing, for the sweep.
+
+use bytes::Bytes;
+use jiff::{SignedDuration, Timestamp};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+use super::key::{IdempotencyKey, hex};
+use crate::error::{Error, Result};
+use crate::records::RecordWrites;
+use crate::storage::codec::{Key, decode, uuid_suffix};
+use crate::storage::tables::{IDEMPOTENCY, IDEMPOTENCY_AGE};
+use crate::storage::{Direction, KeyRange, ReadTxn, Scan, WriteTxn};
+use crate::wire::Reply;
+
+/// How long a stored answer is kept at least.
+pub const IDEMPOTENCY_TTL: SignedDuration = SignedDuration::from_hours(24);
+
+/// A value a write made for a request returns, as the answer kept for
+/// that request under its `Idempotency-Key`. The answer is stored by the
+/// write that makes the change, in its transaction, so the value the
+/// write returns knows the form its answer is sent in: an endpoint's
+/// answer type ([`Reply`]) as it is sent, and `()`, the value of the
+/// writes whose endpoints answer `{"ok": true}`.
+pub trait Answer {
+    /// The status and body this value is answered with, given the
+    /// endpoint's status of success; `None` for a value that is no
+    /// answer (a stream).
+    fn stored_form(&self, status: u16) -> Option<(u16, Bytes)>;
+}
+
+impl<T: Reply> Answer for T {
+    fn stored_form(&self, status: u16) -> Option<(u16, Bytes)> {
+        Reply::stored_form(self, status)
+    }
+}
+
+impl Answer for () {
+    fn stored_form(&self, status: u16) -> Option<(u16, Bytes)> {
+        Some((status, Bytes::from_static(b"{\"ok\":true}")))
+    }
+}
+
+/// An answer stored for a key. The key itself is not stored: the answer
+/// is found by a hash of it and sealed under another (docs/rules.md,
+/// idempotency), so an answer that holds a secret (an agent's token, a
+/// webhook's secret) cannot be read from the store without the key.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredAnswer {
+    /// Hex SHA-256 of the method, path with query, and body.
+    pub fingerprint: String,
+    pub status: u16,
+    /// The body in clear: only in answers stored before answers were
+    /// sealed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub body: String,
+    /// The body (JSON, or empty for 204) sealed with ChaCha20-Poly1305
+    /// under [`seal_key`]: base64 of the nonce then the ciphertext.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sealed: Option<String>,
+    pub stored_at: Timestamp,
+}
+
+/// What the store knows a key by: a hash of the member and the key.
+fn lookup_of(member: Uuid, key: &str) -> String {
+    hex(derive(b"taskboard idempotency lookup", member, key))
+}
+
+/// The key an answer is sealed under: another hash of the member and the
+/// key, which nothing stores.
+fn seal_key(member: Uuid, key: &str) -> chacha20poly1305::Key {
+    derive(b"taskboard idempotency seal", member, key).into()
+}
+
+fn derive(purpose: &[u8], member: Uuid, key: &str) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(purpose);
+    h.update([0]);
+    h.update(member.as_bytes());
+    h.update(key.as_bytes());
+    h.finalize().into()
+}
+
+fn seal(member: Uuid, key: &str, body: &[u8]) -> Result<String> {
+    use base64::Engine;
+    use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng};
+    let cipher = chacha20poly1305::ChaCha20Poly1305::new(&seal_key(member, key));
+    let nonce = chacha20poly1305::ChaCha20Poly1305::generate_nonce(&mut OsRng);
+    let mut out = nonce.to_vec();
+    out.extend(cipher.encrypt(&nonce, body).map_err(|_| Error::internal("an answer could not be sealed"))?);
+    Ok(base64::engine::general_purpose::STANDARD_NO_PAD.encode(out))
+}
+
+fn open(member: Uuid, key: &str, sealed: &str) -> Result<Vec<u8>> {
+    use base64::Engine;
+    use chacha20poly1305::aead::{Aead, KeyInit};
+    let bytes = base64::engine::general_purpose::STANDARD_NO_PAD
+        .decode(sealed)
+        .map_err(|_| Error::internal("a stored answer is not base64"))?;
+    if bytes.len() < 12 {
+        return Err(Error::internal("a stored answer is too short"));
+    }
+    let (nonce, ciphertext) = bytes.split_at(12);
+    chacha20poly1305::ChaCha20Poly1305::new(&seal_key(member, key))
+        .decrypt(nonce.into(), ciphertext)
+        .map_err(|_| Error::internal("a stored answer could not be opened"))
+}
+
+impl StoredAnswer {
+    /// What a repeat of the stored request answers: the stored answer
+    /// when `key` comes with the same request, 422 when with another
+    /// one, 409 when this request's body has not been read whole yet.
+    pub(super) fn replay(self, member: Uuid, key: &IdempotencyKey) -> Result<(u16, Bytes)> {
+        match key.fingerprint() {
+            Some(f) if f == self.fingerprint => {
+                let body = match &self.sealed {
+                    Some(sealed) => Bytes::from(open(member, key.key(), sealed)?),
+                    None => Bytes::from(self.body),
+                };
+                Ok((self.status, body))
+            }
+            Some(_) => Err(Error::invalid(
+                "Idempotency-Key",
+                "this key was used for another request (method, path or body differ)",
+            )),
+            None => Err(Error::conflict("a request with this Idempotency-Key is still running")),
+        }
+    }
+}
+
+/// The key in [`IDEMPOTENCY`] of the answer that `lookup` (see
+/// [`lookup_of`]) names.
+fn key_of(member: Uuid, lookup: &str) -> Vec<u8> {
+    Key::new().uuid(member).str(lookup).build()
+}
+
+/// The answer stored for `key` of `member`, if any.
+pub(super) fn load(r: &dyn ReadTxn, member: Uuid, key: &str) -> Result<Option<StoredAnswer>> {
+    match r.get(IDEMPOTENCY, &key_of(member, &lookup_of(member, key)))? {
+        Some(v) => decode(&v).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Stores the answer `status` and `body` for `key` of `member`, sealed,
+/// in the transaction of `w`.
+pub(super) fn store(
+    w: &mut dyn WriteTxn,
+    member: Uuid,
+    key: &IdempotencyKey,
+    now: Timestamp,
+    status: u16,
+    body: &[u8],
+) -> Result<()> {
+    let fingerprint = key
+        .fingerprint()
+        .ok_or_else(|| Error::internal("an upload was recorded before its body was read whole"))?;
+    let answer = StoredAnswer {
+        fingerprint: fingerprint.to_string(),
+        status,
+        body: String::new(),
+        sealed: Some(seal(member, key.key(), body)?),
+        stored_at: now,
+    };
+    let lookup = lookup_of(member, key.key());
+    w.put_record(IDEMPOTENCY, &key_of(member, &lookup), &answer)?;
+    let age = Key::new().u64(now.as_millisecond().max(0) as u64).uuid(member).str(&lookup).build();
+    w.put(IDEMPOTENCY_AGE, &age, &[])
+}
+
+/// Removes up to 10,000 answers stored more than [`IDEMPOTENCY_TTL`]
+/// before `now`. Returns how many.
+pub(super) fn sweep(w: &mut dyn WriteTxn, now: Timestamp) -> Result<usize> {
+    let cutoff = now.checked_sub(IDEMPOTENCY_TTL).unwrap_or(Timestamp::MIN);
+    let end = Key::new().u64(cutoff.as_millisecond().max(0) as u64).build();
+    let range = KeyRange { start: std::ops::Bound::Unbounded, end: std::ops::Bound::Excluded(end) };
+    let mut old = Vec::new();
+    w.scan(IDEMPOTENCY_AGE, range, Direction::Forward, &mut |k, _| {
+        old.push(k.to_vec());
+        Ok(if old.len() >= 10_000 { Scan::Stop } else { Scan::Continue })
+    })?;
+    for k in &old {
+        let member = uuid_suffix(&k[..24])?;
+        let lookup = std::str::from_utf8(&k[24..]).map_err(Error::internal)?;
+        w.delete(IDEMPOTENCY, &key_of(member, lookup))?;
+        w.delete(IDEMPOTENCY_AGE, k)?;
+    }
+    Ok(old.len())
+}
