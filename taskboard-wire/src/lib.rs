@@ -46,7 +46,7 @@ pub use imports::*;
 pub use paged::{
     CursorKind, JsonSink, JsonStream, Paged, StreamGauge, decode_cursor, encode_cursor, json_stream,
 };
-pub use reply::{Download, Encoded, Redirect, Reply, ReplyKind, Upgrade};
+pub use reply::{Answer, Download, Encoded, Redirect, Reply, ReplyKind, Upgrade};
 pub use requests::*;
 pub use runs::*;
 pub use upload::{LateFields, Upload};

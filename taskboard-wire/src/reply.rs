@@ -114,7 +114,7 @@ impl<T: Wire> Reply for Option<T> {
     const MAY_BE_EMPTY: bool = true;
     fn stored_form(&self, status: u16) -> Option<(u16, Bytes)> {
         match self {
-            Some(t) => t.stored_form(status),
+            Some(t) => Reply::stored_form(t, status),
             None => Some((204, Bytes::new())),
         }
     }
@@ -226,5 +226,30 @@ impl Reply for Redirect {
             Encoded::Redirect(redirect) => Ok(redirect),
             _ => Err(Error::internal("unexpected response: expected a redirect")),
         }
+    }
+}
+
+/// A value a write made for a request returns, as the answer kept for
+/// that request under its `Idempotency-Key`. The answer is stored by the
+/// write that makes the change, in its transaction, so the value the
+/// write returns knows the form its answer is sent in: an endpoint's
+/// answer type ([`Reply`]) as it is sent, and `()`, the value of the
+/// writes whose endpoints answer `{"ok": true}`.
+pub trait Answer {
+    /// The status and body this value is answered with, given the
+    /// endpoint's status of success; `None` for a value that is no
+    /// answer (a stream).
+    fn stored_form(&self, status: u16) -> Option<(u16, Bytes)>;
+}
+
+impl<T: Reply> Answer for T {
+    fn stored_form(&self, status: u16) -> Option<(u16, Bytes)> {
+        Reply::stored_form(self, status)
+    }
+}
+
+impl Answer for () {
+    fn stored_form(&self, status: u16) -> Option<(u16, Bytes)> {
+        Some((status, Bytes::from_static(b"{\"ok\":true}")))
     }
 }

@@ -20,35 +20,10 @@ use crate::records::RecordWrites;
 use crate::storage::codec::{Key, decode, uuid_suffix};
 use crate::storage::tables::{IDEMPOTENCY, IDEMPOTENCY_AGE};
 use crate::storage::{Direction, KeyRange, ReadTxn, Scan, WriteTxn};
-use crate::wire::Reply;
+pub use crate::wire::Answer;
 
 /// How long a stored answer is kept at least.
 pub const IDEMPOTENCY_TTL: SignedDuration = SignedDuration::from_hours(24);
-
-/// A value a write made for a request returns, as the answer kept for
-/// that request under its `Idempotency-Key`. The answer is stored by the
-/// write that makes the change, in its transaction, so the value the
-/// write returns knows the form its answer is sent in: an endpoint's
-/// answer type ([`Reply`]) as it is sent, and `()`, the value of the
-/// writes whose endpoints answer `{"ok": true}`.
-pub trait Answer {
-    /// The status and body this value is answered with, given the
-    /// endpoint's status of success; `None` for a value that is no
-    /// answer (a stream).
-    fn stored_form(&self, status: u16) -> Option<(u16, Bytes)>;
-}
-
-impl<T: Reply> Answer for T {
-    fn stored_form(&self, status: u16) -> Option<(u16, Bytes)> {
-        Reply::stored_form(self, status)
-    }
-}
-
-impl Answer for () {
-    fn stored_form(&self, status: u16) -> Option<(u16, Bytes)> {
-        Some((status, Bytes::from_static(b"{\"ok\":true}")))
-    }
-}
 
 /// An answer stored for a key. The key itself is not stored: the answer
 /// is found by a hash of it and sealed under another (docs/rules.md,
