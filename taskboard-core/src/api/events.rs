@@ -5,7 +5,7 @@ use super::endpoint::{Call, Caller, Encoded, Endpoint, Info, Method};
 use crate::board::Board;
 use crate::error::{Error, Result};
 use crate::events::EventBatch;
-use crate::wire::*;
+use crate::wire::{EventPage, EventsQuery};
 
 async fn batch(board: &Board, caller: &Caller, query: &EventsQuery) -> Result<EventBatch> {
     let (limit, wait) = query.checked()?;

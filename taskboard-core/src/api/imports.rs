@@ -4,7 +4,7 @@
 use super::endpoint::{Call, Caller, Endpoint, Info, Method};
 use crate::board::Board;
 use crate::error::Result;
-use crate::wire::*;
+use crate::wire::{ImportPlan, ImportRequest};
 use uuid::Uuid;
 
 /// `POST /projects/{id}/import`.

@@ -3,11 +3,10 @@
 use uuid::Uuid;
 
 use super::endpoint::{Call, Caller, Endpoint, Info, ListEndpoint, Method};
-use crate::board::Resource;
-use crate::board::{Board, List};
+use crate::board::{Board, List, Resource};
 use crate::error::Result;
 use crate::model::{CreatedMember, Health, LoginResponse, Member, Ok, StatusResponse, TokenResponse};
-use crate::wire::*;
+use crate::wire::{LoginRequest, MemberListQuery, MemberPatch, NewMember, NewPassword, StatusQuery};
 
 /// `GET /health`.
 #[derive(Debug)]

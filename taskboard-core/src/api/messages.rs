@@ -3,12 +3,10 @@
 use uuid::Uuid;
 
 use super::endpoint::{Call, Caller, Download, Endpoint, Info, ListEndpoint, Method, Upload};
-use crate::board::Resource;
-use crate::board::{Board, List};
+use crate::board::{Board, List, Resource};
 use crate::error::Result;
 use crate::model::{Label, Message, Ok, UploadedFile};
-use crate::wire::Paged;
-use crate::wire::*;
+use crate::wire::{LabelPatch, MessageFilter, NewLabel, NewMessage, Page, Paged};
 
 /// `GET /messages`.
 #[derive(Debug)]

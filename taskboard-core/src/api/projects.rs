@@ -3,11 +3,12 @@
 use uuid::Uuid;
 
 use super::endpoint::{Call, Caller, Download, Endpoint, Info, ListEndpoint, Method, Upload};
-use crate::board::Resource;
-use crate::board::{Board, List};
+use crate::board::{Board, List, Resource};
 use crate::error::Result;
 use crate::model::{Ok, Project, ProjectFile, ProjectMember};
-use crate::wire::*;
+use crate::wire::{
+    FileListQuery, FilePatch, NewProject, NewProjectMember, Page, ProjectListQuery, ProjectPatch,
+};
 
 /// `GET /projects`.
 #[derive(Debug)]

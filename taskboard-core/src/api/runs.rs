@@ -5,8 +5,9 @@ use super::endpoint::{Call, Caller, Endpoint, Info, Method};
 use crate::board::Board;
 use crate::error::Result;
 use crate::runs::{Run, TranscriptEntry};
-use crate::wire::Paged;
-use crate::wire::*;
+use crate::wire::{
+    NewEntries, NewMessageRun, NewRun, Paged, RunAnswer, RunListQuery, RunPatch, RunnerSeen, TranscriptQuery,
+};
 use uuid::Uuid;
 
 /// `GET /runs`.

@@ -3,12 +3,10 @@
 use uuid::Uuid;
 
 use super::endpoint::{Call, Caller, Endpoint, Info, Method};
-use crate::board::Board;
-use crate::board::Resource;
+use crate::board::{Board, Resource};
 use crate::error::Result;
 use crate::model::{Ok, Step};
-use crate::wire::*;
-use crate::wire::{CursorKind, Paged};
+use crate::wire::{CursorKind, NewStep, Page, Paged, StepPatch};
 
 /// `GET /tasks/{id}/steps`.
 #[derive(Debug)]

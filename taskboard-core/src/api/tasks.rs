@@ -4,12 +4,13 @@ use bytes::Bytes;
 use uuid::Uuid;
 
 use super::endpoint::{Call, Caller, Encoded, Endpoint, Info, ListEndpoint, Method};
-use crate::board::Resource;
-use crate::board::{Board, List};
+use crate::board::{Board, List, Resource};
 use crate::error::Result;
 use crate::model::{Ok, Rejected, Task, TaskAction, TaskLink, Watchers};
-use crate::wire::*;
-use crate::wire::{CursorKind, Paged};
+use crate::wire::{
+    AssignRequest, CursorKind, NewLink, NewTask, Page, Paged, ProjectIdQuery, RejectRequest, TaskFilter,
+    TaskPatch,
+};
 
 /// `GET /tasks`.
 #[derive(Debug)]

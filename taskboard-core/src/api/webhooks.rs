@@ -5,7 +5,7 @@ use crate::board::Board;
 use crate::error::Result;
 use crate::model::Ok;
 use crate::webhooks::{CreatedWebhook, Delivery, Webhook};
-use crate::wire::*;
+use crate::wire::{DeliveryQuery, NewWebhook, WebhookPatch};
 use uuid::Uuid;
 
 /// `GET /webhooks`.

@@ -4,7 +4,7 @@ use super::endpoint::{Call, Caller, Endpoint, Info, Method, Optional};
 use crate::board::Board;
 use crate::error::Result;
 use crate::model::Task;
-use crate::wire::*;
+use crate::wire::{ClaimRequest, LeaseRequest, ReadyQuery, ReleaseRequest};
 use uuid::Uuid;
 
 /// `GET /tasks/ready`.

@@ -10,7 +10,7 @@ use super::{Actor, Board, Tx};
 use crate::credentials;
 use crate::error::{Error, Result};
 use crate::events::{Audience, EventKind};
-use crate::model::*;
+use crate::model::{AgentConfig, CreatedMember, Member, MemberStatus, MemberType, Role};
 use crate::records::{MemberRecord, MessageRecord, RecordWrites, Records, Secret, TaskRecord};
 use crate::storage::tables::{
     AGENT_RUNS, ASSIGNEE_TASKS, MEMBER_ACCESS_TOKENS, MEMBER_SECRET, MEMBERS, MESSAGES, OIDC_SUBJECTS,
