@@ -9,7 +9,10 @@ use serde::Deserialize;
 use taskboard_core::api::{ImportComment, ImportLink, ImportStep};
 use taskboard_core::model::{LinkType, TaskStatus, TaskType};
 
-use super::*;
+use super::{
+    Item, Read, description, display, kind_and_label, labels, malformed, priority_from_words, record,
+    status_from_words, time_field, title,
+};
 
 #[derive(Deserialize)]
 struct FrontMatter {

@@ -8,7 +8,10 @@ use serde::Deserialize;
 use taskboard_core::api::{ImportComment, ImportLink};
 use taskboard_core::model::{LinkType, Priority, TaskStatus};
 
-use super::*;
+use super::{
+    Item, Read, description, display, kind_and_label, labels, malformed, record, status_from_words,
+    time_field, title,
+};
 
 #[derive(Deserialize)]
 struct Issue {

@@ -9,7 +9,10 @@ use std::path::Path;
 use taskboard_core::api::{ImportComment, ImportLink, ImportRecord};
 use taskboard_core::model::{LinkType, TaskStatus, TaskType};
 
-use super::*;
+use super::{
+    Item, Read, description, display, is_canceled, kind_and_label, labels, malformed, priority_from_words,
+    record, status_from_words, time, time_field, title,
+};
 
 /// A CSV file with its header.
 struct Table {

@@ -10,7 +10,10 @@ use serde::de::{DeserializeSeed, SeqAccess, Visitor};
 use taskboard_core::api::ImportComment;
 use taskboard_core::model::{TaskStatus, TaskType};
 
-use super::*;
+use super::{
+    Item, Malformed, Read, description, display, labels, malformed, priority_from_words, record, time_field,
+    title,
+};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]

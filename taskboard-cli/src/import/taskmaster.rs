@@ -13,7 +13,10 @@ use serde_json::Value;
 use taskboard_core::api::ImportLink;
 use taskboard_core::model::{LinkType, Priority, TaskStatus};
 
-use super::*;
+use super::{
+    Item, Read, description, display, labels, malformed, priority_from_words, record, status_from_words,
+    time_field, title,
+};
 
 pub(super) fn read(path: &Path, each: &mut dyn FnMut(Item) -> Read<()>) -> Read<()> {
     let name = display(path);

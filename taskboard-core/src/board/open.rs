@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::tx::SEQ_KEY;
-use super::*;
+use super::{Board, BoardOptions, HashMap, Hub, Inner, Mutex, Uuid, log, throttle};
 use crate::blobs::BlobStore;
 use crate::credentials::JwtKeys;
 use crate::error::{Error, Result};

@@ -1,6 +1,9 @@
 //! Typed reads of records over any transaction.
 
-use super::*;
+use super::{
+    ChatRecord, LabelRecord, LinkRecord, LinkType, MemberRecord, MemberRef, MessageRecord, ProjectFileRecord,
+    ProjectRecord, Secret, StepRecord, TaskRecord, UploadRecord, Uuid, id_key,
+};
 use crate::error::{Error, Result};
 use crate::model::{ProjectRole, parse_task_key};
 use crate::storage::codec::{Key, decode, uuid_suffix, uuid_value};

@@ -7,7 +7,10 @@
 //! status of what it depends on, with its dependency links and with its
 //! project's status; each of those writes calls in here.
 
-use super::*;
+use super::{
+    LeaseRecord, LinkRecord, LinkType, Priority, ProjectStatus, Records, TaskRecord, TaskStatus, TaskType,
+    Uuid,
+};
 use crate::error::Result;
 use crate::storage::WriteTxn;
 use crate::storage::codec::Key;

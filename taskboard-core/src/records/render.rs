@@ -1,7 +1,7 @@
 //! Records into their wire form: ids become references, so a renamed
 //! member, project or label shows its new name everywhere at once.
 
-use super::*;
+use super::{ActionRecord, LinkRecord, MessageRecord, ProjectFileRecord, Records, StepRecord, TaskRecord};
 use crate::error::Result;
 use crate::model::{
     Attachment, Lease, Message, ParentRef, ProjectFile, SubtaskRef, Task, TaskAction, TaskLink, task_key,

@@ -1,6 +1,9 @@
 //! Writes of records with their index entries.
 
-use super::*;
+use super::{
+    LabelRecord, LinkRecord, MemberRecord, MessageRecord, ProjectFileRecord, ProjectRecord, Records, Secret,
+    Serialize, TaskRecord, UploadRecord, Uuid, id_key,
+};
 use crate::error::Result;
 use crate::storage::WriteTxn;
 use crate::storage::codec::{Key, encode};
