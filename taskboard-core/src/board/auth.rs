@@ -10,11 +10,13 @@ use jiff::Timestamp;
 use serde_json::json;
 use uuid::Uuid;
 
+use super::cache::AuthCache;
 use super::members::replace_token;
 use super::rights::{check_account_rights, load_actor_member};
+use super::throttle::LoginThrottle;
 use super::tokens::{Origin, revoke_descendants};
 use super::{Actor, Board};
-use crate::credentials::{self, AGENT_TOKEN_PREFIX};
+use crate::credentials::{self, AGENT_TOKEN_PREFIX, HashPool, JwtKeys};
 use crate::error::{Error, Result};
 use crate::events::{Audience, EventKind};
 use crate::model::{LoginResponse, MemberType};
@@ -23,6 +25,23 @@ use crate::storage::codec::uuid_value;
 use crate::storage::tables::TOKEN_MEMBER;
 use crate::tokens::ACCESS_TOKEN_PREFIX;
 use crate::validate::Password;
+
+/// What checking who calls keeps between calls, in one place: the keys
+/// tokens are signed with, the login throttle, the password hashers, the
+/// cache of resolved credentials and when each member was last seen.
+pub(super) struct Credentials {
+    pub(super) jwt: JwtKeys,
+    pub(super) throttle: LoginThrottle,
+    pub(super) hashers: HashPool,
+    pub(super) cache: std::sync::RwLock<AuthCache>,
+    pub(super) last_seen: std::sync::Mutex<std::collections::HashMap<Uuid, Instant>>,
+}
+
+impl Credentials {
+    pub(super) fn new(jwt: JwtKeys, throttle: LoginThrottle, hashers: HashPool) -> Credentials {
+        Credentials { jwt, throttle, hashers, cache: Default::default(), last_seen: Default::default() }
+    }
+}
 
 /// How often `last_seen_at` is refreshed by requests.
 const LAST_SEEN_INTERVAL: Duration = Duration::from_secs(60);
@@ -61,7 +80,7 @@ impl Board {
     /// What a login answers: a session token for `member` at its
     /// credentials' `version`.
     pub(super) fn login_response(&self, member: MemberRecord, version: u64) -> Result<LoginResponse> {
-        let token = self.inner.jwt.issue(
+        let token = self.inner.credentials.jwt.issue(
             member.id,
             member.role,
             version,
@@ -82,7 +101,7 @@ impl Board {
         let login = login.to_string();
         let (login_key, stored, candidate) = self
             .read(move |r| {
-                let throttle = &inner.throttle;
+                let throttle = &inner.credentials.throttle;
                 // An address over its limit is refused before anything
                 // else is read.
                 throttle.check_address(r, client)?;
@@ -106,16 +125,24 @@ impl Board {
                 }
             })
             .await?;
-        let attempt = self.inner.throttle.begin(login_key, client, stored)?;
+        let attempt = self.inner.credentials.throttle.begin(login_key, client, stored)?;
         let password = password.to_string();
         let verified = match candidate {
             Some((member, hash, version)) => {
-                let ok =
-                    self.inner.hashers.run(move || credentials::verify_password(&password, &hash)).await?;
+                let ok = self
+                    .inner
+                    .credentials
+                    .hashers
+                    .run(move || credentials::verify_password(&password, &hash))
+                    .await?;
                 ok.then_some((member, version))
             }
             None => {
-                self.inner.hashers.run(move || credentials::verify_password(&password, DUMMY_HASH)).await?;
+                self.inner
+                    .credentials
+                    .hashers
+                    .run(move || credentials::verify_password(&password, DUMMY_HASH))
+                    .await?;
                 None
             }
         };
@@ -154,7 +181,7 @@ impl Board {
             Err(e) => return Some(Err(e)),
         };
         let (member, version) = {
-            let cache = self.inner.auth_cache.read().unwrap();
+            let cache = self.inner.credentials.cache.read().unwrap();
             let id = jwt.map(|j| j.member).or_else(|| cache.tokens.get(token).copied())?;
             cache.members.get(&id).cloned()?
         };
@@ -163,7 +190,11 @@ impl Board {
 
     /// The subject of a login JWT; None for an agent token.
     fn verify_jwt(&self, token: &str) -> Result<Option<credentials::JwtSubject>> {
-        if token.starts_with(AGENT_TOKEN_PREFIX) { Ok(None) } else { self.inner.jwt.verify(token).map(Some) }
+        if token.starts_with(AGENT_TOKEN_PREFIX) {
+            Ok(None)
+        } else {
+            self.inner.credentials.jwt.verify(token).map(Some)
+        }
     }
 
     /// Resolves credentials by reading the store, and caches what it found.
@@ -173,7 +204,7 @@ impl Board {
         }
         let jwt = self.verify_jwt(token)?;
         let is_agent_token = jwt.is_none();
-        let generation = self.inner.auth_cache.read().unwrap().generation;
+        let generation = self.inner.credentials.cache.read().unwrap().generation;
         let hash = is_agent_token.then(|| credentials::token_hash(token));
         let jwt_member = jwt.map(|j| j.member);
         let (member, version) = self
@@ -195,7 +226,7 @@ impl Board {
             .filter(|(_, m)| m.is_active)
             .map(|(version, m)| (Arc::new(m), version))
             .ok_or_else(unknown_credentials)?;
-        let mut cache = self.inner.auth_cache.write().unwrap();
+        let mut cache = self.inner.credentials.cache.write().unwrap();
         if cache.keep(generation, &member, version) && is_agent_token {
             cache.tokens.insert(token.to_string(), member.id);
         }
@@ -227,7 +258,7 @@ impl Board {
     pub(super) fn touch_member(&self, member: &MemberRecord) {
         let now = Instant::now();
         {
-            let mut seen = self.inner.last_seen.lock().unwrap();
+            let mut seen = self.inner.credentials.last_seen.lock().unwrap();
             match seen.get(&member.id) {
                 Some(at) if now.duration_since(*at) < LAST_SEEN_INTERVAL => return,
                 _ => {
@@ -311,7 +342,12 @@ impl Board {
             check_password_rights(&acting, &r.member_required(id)?)
         })
         .await?;
-        let hash = self.inner.hashers.run(move || credentials::hash_password(password.as_str())).await??;
+        let hash = self
+            .inner
+            .credentials
+            .hashers
+            .run(move || credentials::hash_password(password.as_str()))
+            .await??;
         let actor = actor.clone();
         self.write_as(actor.request(), move |tx| {
             // Again in the transaction: a role may have changed meanwhile.

@@ -125,7 +125,7 @@ impl AuthCache {
 /// Clears the caches that `events`, just published, may have made stale.
 pub(super) fn invalidate(inner: &Inner, events: &[Event]) {
     if events.iter().any(|e| AuthCache::invalidated_by(e.kind)) {
-        let mut cache = inner.auth_cache.write().unwrap();
+        let mut cache = inner.credentials.cache.write().unwrap();
         cache.generation += 1;
         cache.tokens.clear();
         cache.access.clear();

@@ -177,7 +177,7 @@ impl Board {
     pub async fn bootstrap_owner(&self, slug: Slug, password: Option<Password>) -> Result<Option<Bootstrap>> {
         let generated = password.is_none().then(credentials::new_password);
         let plain = password.map(String::from).or_else(|| generated.clone()).expect("one of the two");
-        let hash = self.inner.hashers.run(move || credentials::hash_password(&plain)).await??;
+        let hash = self.inner.credentials.hashers.run(move || credentials::hash_password(&plain)).await??;
         let owner = self
             .write(move |tx| {
                 let mut empty = true;

@@ -49,16 +49,13 @@ mod tx;
 mod webhooks;
 mod work;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use jiff::Timestamp;
-use uuid::Uuid;
 
 use crate::blobs::BlobStore;
-use crate::credentials::JwtKeys;
 use crate::error::{Error, Result};
 use crate::events::hub::Hub;
 use crate::events::{Event, EventMemory, Subscription, Viewer};
@@ -68,7 +65,7 @@ use crate::storage::{Storage, WriteOp, WriteTxn};
 pub use crate::events::EventBatch;
 pub use crate::records::titles::{RECENT_MAX as TITLE_RECENT_MAX, STEP as TITLE_FOLD_STEP};
 pub use actor::Actor;
-pub(crate) use cache::{AuthCache, RenderedTask, TaskCache};
+pub(crate) use cache::{RenderedTask, TaskCache};
 pub use clock::Clock;
 pub use conditions::{
     Conditions, IDEMPOTENCY_TTL, IdempotencyKey, Idempotent, IfMatch, Request, Resource, Session,
@@ -103,27 +100,16 @@ struct Inner {
     store: Arc<dyn Storage>,
     hub: Hub,
     blobs: BlobStore,
-    jwt: JwtKeys,
+    /// Who is who: keys, throttle, hashers and their caches (`auth`).
+    credentials: auth::Credentials,
     options: BoardOptions,
     data_dir: Option<PathBuf>,
     /// Blob directory of an in-memory board, removed on drop.
     scratch: Option<PathBuf>,
-    last_seen: Mutex<HashMap<Uuid, Instant>>,
-    /// This process's open event streams per member (`presence`).
-    connections: Arc<Mutex<HashMap<Uuid, usize>>>,
-    /// This process among those serving the board (`presence`).
-    process: Uuid,
-    /// When each member's polls of the event stream last renewed its
-    /// presence (`presence`).
-    polled: Mutex<HashMap<Uuid, Instant>>,
-    /// The runners polling this process, by agent and runner name: when
-    /// each was seen, and until when it counts (`presence`).
-    runners: Mutex<HashMap<(Uuid, String), (Timestamp, Instant)>>,
-    auth_cache: std::sync::RwLock<AuthCache>,
+    /// Who is present, as this process knows it (`presence`).
+    presence: presence::Presence,
     task_cache: std::sync::RwLock<TaskCache>,
     streams: Arc<crate::wire::StreamGauge>,
-    throttle: throttle::LoginThrottle,
-    hashers: crate::credentials::HashPool,
     /// Idempotency keys whose first request is still running.
     running: Arc<conditions::Running>,
     /// Wakes the webhook sender for work no event announces (a

@@ -157,7 +157,7 @@ impl Board {
 
     /// The PKCE verifier and the nonce of a state.
     fn oidc_secrets(&self, state: &str) -> (String, String) {
-        let key = self.inner.jwt.derive("oidc");
+        let key = self.inner.credentials.jwt.derive("oidc");
         let derive = |purpose: &str| {
             let mut mac = Hmac::<Sha256>::new_from_slice(&key).expect("HMAC takes any key length");
             mac.update(purpose.as_bytes());
@@ -177,7 +177,7 @@ impl Board {
         let limits = oidc.limits;
         // Refused before the provider is asked anything.
         let inner = self.inner.clone();
-        self.read(move |r| inner.throttle.check_sign_in(r, client, limits.per_address))
+        self.read(move |r| inner.credentials.throttle.check_sign_in(r, client, limits.per_address))
             .await
             .map_err(refused)?;
         let redirect_uri = oidc.redirect_uri();
@@ -197,7 +197,7 @@ impl Board {
         self.write(move |tx| {
             let expires_at = tx.now.checked_add(STATE_LIFETIME).map_err(Error::internal)?;
             sweep(tx.w, tx.now)?;
-            inner.throttle.count_sign_in(tx.w, client, limits.per_address, tx.now)?;
+            inner.credentials.throttle.count_sign_in(tx.w, client, limits.per_address, tx.now)?;
             if count_pending(tx.w, 1)? > limits.pending {
                 return Err(Error::too_many_requests(
                     "too many sign-ins are under way on this board; try again in a minute",

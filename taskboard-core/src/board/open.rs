@@ -4,8 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use uuid::Uuid;
+
 use super::tx::SEQ_KEY;
-use super::{Board, BoardOptions, HashMap, Hub, Inner, Mutex, Uuid, log, throttle};
+use super::{Board, BoardOptions, Hub, Inner, auth, log, throttle};
 use crate::blobs::BlobStore;
 use crate::credentials::JwtKeys;
 use crate::error::{Error, Result};
@@ -144,20 +146,13 @@ impl Board {
                 store,
                 hub,
                 blobs,
-                jwt,
+                credentials: auth::Credentials::new(jwt, throttle, hashers),
                 options,
                 data_dir,
                 scratch,
-                last_seen: Mutex::new(HashMap::new()),
-                connections: Default::default(),
-                polled: Default::default(),
-                runners: Default::default(),
-                process: Uuid::now_v7(),
-                auth_cache: Default::default(),
+                presence: Default::default(),
                 task_cache: Default::default(),
                 streams: Default::default(),
-                throttle,
-                hashers,
                 running: Default::default(),
                 webhook_wake: tokio::sync::Notify::new(),
                 run_output: Default::default(),

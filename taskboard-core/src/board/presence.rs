@@ -48,6 +48,30 @@ const RUNNER_NAME_CHARS: usize = 100;
 
 type Connections = Arc<Mutex<HashMap<Uuid, usize>>>;
 
+/// What this process knows of presence, kept here and nowhere else: its
+/// open event streams per member, its own id among the processes serving
+/// the board, when each member's polls last renewed its presence, and the
+/// runners polling it.
+pub(super) struct Presence {
+    connections: Connections,
+    process: Uuid,
+    polled: Mutex<HashMap<Uuid, Instant>>,
+    /// By agent and runner name: when each was seen, and until when it
+    /// counts.
+    runners: Mutex<HashMap<(Uuid, String), (Timestamp, Instant)>>,
+}
+
+impl Default for Presence {
+    fn default() -> Presence {
+        Presence {
+            connections: Connections::default(),
+            process: Uuid::now_v7(),
+            polled: Mutex::default(),
+            runners: Mutex::default(),
+        }
+    }
+}
+
 fn key(member: Uuid, process: Uuid) -> Vec<u8> {
     Key::new().uuid(member).uuid(process).build()
 }
@@ -103,7 +127,7 @@ impl Board {
     /// `online` (unless busy) and refreshes `last_seen_at`.
     pub async fn connected(&self, actor: &Actor) -> Result<()> {
         let first = {
-            let mut conns = self.inner.connections.lock().unwrap();
+            let mut conns = self.inner.presence.connections.lock().unwrap();
             let n = conns.entry(actor.id()).or_insert(0);
             *n += 1;
             *n == 1
@@ -116,7 +140,7 @@ impl Board {
     /// itself.
     pub async fn disconnected(&self, actor: &Actor) -> Result<()> {
         let last = {
-            let mut conns = self.inner.connections.lock().unwrap();
+            let mut conns = self.inner.presence.connections.lock().unwrap();
             match conns.get_mut(&actor.id()) {
                 Some(n) if *n > 1 => {
                     *n -= 1;
@@ -137,7 +161,8 @@ impl Board {
     /// that overtake each other still leave the right entry); `changed`
     /// when its first stream opened or its last closed.
     async fn presence(&self, member: Uuid, changed: bool) -> Result<()> {
-        let (process, conns): (Uuid, Connections) = (self.inner.process, self.inner.connections.clone());
+        let (process, conns): (Uuid, Connections) =
+            (self.inner.presence.process, self.inner.presence.connections.clone());
         self.write(move |tx| {
             let here = conns.lock().unwrap().contains_key(&member);
             let k = key(member, process);
@@ -169,13 +194,13 @@ impl Board {
         if let Some(name) = runner {
             let name: String = name.trim().chars().take(RUNNER_NAME_CHARS).collect();
             if !name.is_empty() {
-                let mut runners = self.inner.runners.lock().unwrap();
+                let mut runners = self.inner.presence.runners.lock().unwrap();
                 runners.retain(|_, (_, until)| *until > now);
                 runners.insert((member, name), (Timestamp::now(), now + lasting));
             }
         }
         {
-            let mut polled = self.inner.polled.lock().unwrap();
+            let mut polled = self.inner.presence.polled.lock().unwrap();
             if polled.get(&member).is_some_and(|at| now.duration_since(*at) < PRESENCE_RENEWAL) {
                 return Ok(());
             }
@@ -194,7 +219,7 @@ impl Board {
         let now = Instant::now();
         let mut by_name: std::collections::BTreeMap<String, (Timestamp, Vec<Uuid>)> = Default::default();
         {
-            let mut runners = self.inner.runners.lock().unwrap();
+            let mut runners = self.inner.presence.runners.lock().unwrap();
             runners.retain(|_, (_, until)| *until > now);
             for ((member, name), (seen, _)) in runners.iter() {
                 let entry = by_name.entry(name.clone()).or_insert((*seen, Vec::new()));
@@ -221,7 +246,8 @@ impl Board {
     /// (unless busy). Run every [`PRESENCE_RENEWAL`] by the maintenance
     /// task; returns how many members were set offline.
     pub async fn renew_presence(&self) -> Result<usize> {
-        let (process, conns): (Uuid, Connections) = (self.inner.process, self.inner.connections.clone());
+        let (process, conns): (Uuid, Connections) =
+            (self.inner.presence.process, self.inner.presence.connections.clone());
         self.write(move |tx| {
             let here: HashSet<Uuid> = conns.lock().unwrap().keys().copied().collect();
             let mut listed: HashSet<Uuid> = HashSet::new();

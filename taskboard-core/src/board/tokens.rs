@@ -236,7 +236,7 @@ impl Board {
     /// An access token the board has seen: its member and grant, from the
     /// cache.
     pub(super) fn access_token_known(&self, token: &str) -> Option<(Arc<MemberRecord>, Arc<Grant>)> {
-        let cache = self.inner.auth_cache.read().unwrap();
+        let cache = self.inner.credentials.cache.read().unwrap();
         let (member, grant) = cache.access.get(token)?;
         cache.members.get(member).map(|(m, _)| (m.clone(), grant.clone()))
     }
@@ -245,7 +245,7 @@ impl Board {
     /// reading the store, and caches them: 401 for an unknown, revoked or
     /// expired token or an inactive member.
     pub(super) async fn authenticate_access_token(&self, token: &str) -> Result<Actor> {
-        let generation = self.inner.auth_cache.read().unwrap().generation;
+        let generation = self.inner.credentials.cache.read().unwrap().generation;
         let hash = credentials::token_hash(token);
         let (member, version, rec) = self
             .read(move |r| {
@@ -260,7 +260,7 @@ impl Board {
             .await?
             .ok_or_else(unknown_access_token)?;
         let grant = Arc::new(rec.grant());
-        let mut cache = self.inner.auth_cache.write().unwrap();
+        let mut cache = self.inner.credentials.cache.write().unwrap();
         if cache.keep(generation, &member, version) {
             cache.access.insert(token.to_string(), (member.id, grant.clone()));
         }
@@ -294,7 +294,7 @@ impl Board {
     fn touch_token(&self, token: Uuid) {
         let now = Instant::now();
         {
-            let mut seen = self.inner.last_seen.lock().unwrap();
+            let mut seen = self.inner.credentials.last_seen.lock().unwrap();
             match seen.get(&token) {
                 Some(at) if now.duration_since(*at) < LAST_USED_INTERVAL => return,
                 _ => {
