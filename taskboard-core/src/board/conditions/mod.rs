@@ -20,9 +20,7 @@
 //! calls back up: what travels down is data (a list, a [`Resource`], a
 //! status), and the answer's form comes from the written value's type.
 
-mod answers;
-mod if_match;
-mod key;
+mod idempotency;
 mod request;
 
 use std::sync::Arc;
@@ -32,16 +30,14 @@ use bytes::Bytes;
 use tokio::io::AsyncReadExt;
 use uuid::Uuid;
 
-pub use answers::{Answer, IDEMPOTENCY_TTL, StoredAnswer};
-pub use if_match::{IfMatch, Resource};
-pub use key::IdempotencyKey;
-pub(crate) use key::Running;
-pub use request::Request;
+pub(crate) use idempotency::Running;
+pub use idempotency::{Answer, IDEMPOTENCY_TTL, IdempotencyKey, StoredAnswer};
+pub use request::{IfMatch, Request, Resource};
 
 use super::{Actor, Board};
 use crate::error::{Error, ErrorKind, Result};
 use crate::wire::{Upload, etag_listed};
-use key::Held;
+use idempotency::Held;
 use request::{Condition, PendingAnswer};
 
 /// What a request sent besides its inputs: the entity tags of `If-Match`
@@ -111,7 +107,9 @@ impl Session {
             tracing::error!(key = pending.key.key(), "an idempotent answer was not stored with its change");
         }
         let member = pending.member;
-        self.board.write(move |tx| answers::store(tx.w, member, &pending.key, tx.now, status, &body)).await
+        self.board
+            .write(move |tx| idempotency::store(tx.w, member, &pending.key, tx.now, status, &body))
+            .await
     }
 }
 
@@ -158,7 +156,9 @@ impl Board {
     /// What a repeat under `key` answers, when an answer is stored for it.
     async fn replay(&self, member: Uuid, key: &IdempotencyKey) -> Result<Option<(u16, Bytes)>> {
         let k = key.key().to_string();
-        let Some(stored) = self.read(move |r| answers::load(r, member, &k)).await? else { return Ok(None) };
+        let Some(stored) = self.read(move |r| idempotency::load(r, member, &k)).await? else {
+            return Ok(None);
+        };
         stored.replay(member, key).map(Some)
     }
 
@@ -176,7 +176,9 @@ impl Board {
     ) -> Result<Option<(u16, Bytes)>> {
         let member = actor.id();
         let k = key.key().to_string();
-        let Some(stored) = self.read(move |r| answers::load(r, member, &k)).await? else { return Ok(None) };
+        let Some(stored) = self.read(move |r| idempotency::load(r, member, &k)).await? else {
+            return Ok(None);
+        };
         read_through(&mut upload.content, self.options().max_upload_bytes).await?;
         stored.replay(member, key).map(Some)
     }
@@ -184,7 +186,7 @@ impl Board {
     /// Removes answers stored more than a day ago (by the board's clock).
     /// Returns how many.
     pub async fn sweep_idempotency(&self) -> Result<usize> {
-        self.write(|tx| answers::sweep(tx.w, tx.now)).await
+        self.write(|tx| idempotency::sweep(tx.w, tx.now)).await
     }
 }
 
