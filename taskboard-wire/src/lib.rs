@@ -17,6 +17,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub mod access_tokens;
 pub mod body;
 pub mod error;
 mod etag;
@@ -32,6 +33,7 @@ pub mod model;
 pub mod paged;
 mod reply;
 mod requests;
+pub mod review;
 pub mod run;
 mod runs;
 mod upload;

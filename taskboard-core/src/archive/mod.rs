@@ -40,22 +40,7 @@ pub const ARCHIVE_VERSION: u32 = 1;
 /// Reports progress: (items done, items in all).
 pub type ProgressFn = Arc<dyn Fn(u64, u64) + Send + Sync>;
 
-/// What an export or import moved.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ArchiveSummary {
-    /// Records (lines after the header).
-    pub records: u64,
-    /// File contents.
-    pub blobs: u64,
-    /// Bytes of file contents.
-    pub blob_bytes: u64,
-}
-
-/// Request of the backup endpoint: a directory on the server's machine.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct BackupRequest {
-    pub path: String,
-}
+pub use taskboard_wire::{ArchiveSummary, BackupRequest};
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]
@@ -451,8 +436,6 @@ fn clear(w: &mut dyn crate::storage::WriteTxn) -> Result<()> {
     }
     Ok(())
 }
-
-crate::wire::wire!(BackupRequest, ArchiveSummary);
 
 #[cfg(test)]
 mod tests {

@@ -17,7 +17,6 @@ pub mod signing;
 mod state;
 
 use jiff::Timestamp;
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -28,6 +27,7 @@ pub use safety::{AddressRule, is_public};
 pub use signing::{new_secret, sign, signatures};
 pub(crate) use state::{BatchRecord, Claim, DeliveryRecord, Retry, WebhookState, delivery_seq};
 pub use state::{DeliveryBatch, DeliveryItem, Outcome, delivery_id};
+pub use taskboard_wire::{CreatedWebhook, Delivery, DeliveryState, Webhook, WebhookHealth};
 
 /// How webhooks of a board behave.
 #[derive(Debug, Clone, Default)]
@@ -36,87 +36,6 @@ pub struct WebhookOptions {
     /// are allowed (`--webhook-allow-private`).
     pub allow_private: bool,
     pub policy: DeliveryPolicy,
-}
-
-/// A webhook as the API shows it; its secret is shown only by creation
-/// and rotation ([`CreatedWebhook`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Webhook {
-    pub id: Uuid,
-    pub url: String,
-    /// Event types; a trailing `*` matches a prefix (`task.*`), `*` alone
-    /// every event.
-    pub events: Vec<String>,
-    /// Only events of this project, when set.
-    pub project_id: Option<Uuid>,
-    pub description: Option<String>,
-    pub active: bool,
-    /// The member whose view of the event stream the webhook receives.
-    pub created_by: Uuid,
-    pub created_at: Timestamp,
-    pub updated_at: Timestamp,
-    /// Events after the webhook's cursor (the last one whose first
-    /// attempt is done, or that it does not take) plus its deliveries
-    /// waiting for a retry: the most it has still to send. Shown by
-    /// `GET /webhooks` and `GET /webhooks/{id}`; 0 while inactive.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backlog: Option<u64>,
-    /// How its deliveries fare; shown by `GET /webhooks` and `GET
-    /// /webhooks/{id}`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub health: Option<WebhookHealth>,
-}
-
-/// How a webhook's deliveries fare: its newest attempted delivery, and
-/// the attempted ones in a row, newest first, that did not get through
-/// (0 once one is delivered; counted over its newest 100 deliveries).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct WebhookHealth {
-    /// The state of the newest attempted delivery; none before any.
-    pub last_state: Option<DeliveryState>,
-    /// The HTTP status its last attempt got back, when one came.
-    pub last_status: Option<u16>,
-    pub last_error: Option<String>,
-    /// When that delivery's event happened.
-    pub last_at: Option<Timestamp>,
-    pub consecutive_failures: u32,
-}
-
-/// A webhook with its signing secret: the answer of creation and of
-/// secret rotation, the only ones that show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct CreatedWebhook {
-    #[serde(flatten)]
-    pub webhook: Webhook,
-    /// `whsec_` and the base64 of 32 random bytes.
-    pub secret: String,
-}
-
-/// Where a delivery stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum DeliveryState {
-    Pending,
-    Delivered,
-    Failed,
-}
-
-/// One event on its way to one webhook.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Delivery {
-    /// Also the `webhook-id` header of every attempt.
-    pub id: Uuid,
-    pub seq: u64,
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub state: DeliveryState,
-    pub attempts: u32,
-    /// The HTTP status of the last attempt, when one came back.
-    pub last_status: Option<u16>,
-    pub last_error: Option<String>,
-    /// When a pending delivery is next attempted.
-    pub next_attempt_at: Option<Timestamp>,
-    pub created_at: Timestamp,
 }
 
 /// A webhook as stored.
@@ -211,8 +130,6 @@ pub(crate) fn event_project(
     }
     Ok(None)
 }
-
-crate::wire::wire!(Webhook, CreatedWebhook, Delivery);
 
 #[cfg(test)]
 mod tests {
