@@ -22,6 +22,9 @@ have npm || missing+=(npm)
 have curl || missing+=(curl)
 have openssl || missing+=(openssl)
 have runuser || missing+=(util-linux)
+# The Debian package depends on it: reqwest checks certificates against
+# the system's store.
+[ -d /etc/ssl/certs ] && dpkg -s ca-certificates >/dev/null 2>&1 || missing+=(ca-certificates)
 
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""

@@ -135,6 +135,7 @@ impl Client {
         if !(base.starts_with("http://") || base.starts_with("https://")) {
             return Err(Error::invalid("server", format!("{base_url:?} is not an http:// or https:// URL")));
         }
+        taskboard_core::tls::install_provider();
         let http = reqwest::Client::builder()
             .user_agent(concat!("taskboard-cli/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(10))

@@ -47,6 +47,7 @@ pub mod records;
 pub mod redact;
 pub mod review;
 pub mod runs;
+pub mod tls;
 pub mod tokens;
 pub mod webhooks;
 

@@ -87,6 +87,7 @@ where
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     let args = Args::parse();
+    taskboard_core::tls::install_provider();
     let http = reqwest::Client::builder().no_proxy().pool_max_idle_per_host(256).build()?;
     let base = args.url.trim_end_matches('/').to_string();
     let login = http

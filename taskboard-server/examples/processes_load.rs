@@ -298,6 +298,7 @@ async fn main() -> Result<(), Error> {
     let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir()).collect::<Result<_, _>>()?;
     let one = cluster.url("one");
     let three = cluster.url("three");
+    taskboard_core::tls::install_provider();
     let http = reqwest::Client::builder().no_proxy().pool_max_idle_per_host(args.concurrency).build()?;
 
     let mut setups = vec![

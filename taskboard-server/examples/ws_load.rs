@@ -92,6 +92,7 @@ struct Api {
 
 impl Api {
     async fn login(base: &str, login: &str, password: &str) -> Result<Api, Error> {
+        taskboard_core::tls::install_provider();
         let http = reqwest::Client::builder().pool_max_idle_per_host(512).build()?;
         let base = base.trim_end_matches('/').to_string();
         let r: Value = http

@@ -83,6 +83,7 @@ impl OidcConfig {
         )?;
         let public_url =
             taskboard_core::oidc::check_public_url(public_url).map_err(|e| e.detail().to_string())?;
+        taskboard_core::tls::install_provider();
         let http = reqwest::Client::builder()
             // A redirect followed here could reach anywhere (SSRF).
             .redirect(reqwest::redirect::Policy::none())
@@ -120,6 +121,7 @@ impl OidcConfig {
         if self.scopes.iter().any(|s| s == "groups") {
             return None;
         }
+        taskboard_core::tls::install_provider();
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(PROVIDER_TIMEOUT)
@@ -212,7 +214,37 @@ fn groups_of(token: &str) -> Vec<String> {
     }
 }
 
+/// Sends one of openidconnect's requests with the board's reqwest client
+/// (the one reqwest of the workspace; openidconnect's own would bring a
+/// second). Redirects are not followed: the client is built without them.
+async fn send(
+    http: reqwest::Client,
+    request: openidconnect::HttpRequest,
+) -> Result<openidconnect::HttpResponse, reqwest::Error> {
+    let (parts, body) = request.into_parts();
+    let answer =
+        http.request(parts.method, parts.uri.to_string()).headers(parts.headers).body(body).send().await?;
+    let status = answer.status();
+    let headers = answer.headers().clone();
+    let mut response = openidconnect::HttpResponse::new(answer.bytes().await?.to_vec());
+    *response.status_mut() = status;
+    *response.headers_mut() = headers;
+    Ok(response)
+}
+
 impl OpenIdProvider {
+    /// The provider's requests, sent with the board's client.
+    fn sender(
+        &self,
+    ) -> impl Fn(
+        openidconnect::HttpRequest,
+    ) -> futures_util::future::BoxFuture<
+        'static,
+        Result<openidconnect::HttpResponse, reqwest::Error>,
+    > + '_ {
+        move |request| Box::pin(send(self.http.clone(), request))
+    }
+
     /// The provider's metadata and keys: discovered once, again after a
     /// failure.
     async fn metadata(&self) -> Result<CoreProviderMetadata, Error> {
@@ -223,7 +255,7 @@ impl OpenIdProvider {
         if let Some(m) = slot.as_ref() {
             return Ok(m.clone());
         }
-        let discovered = CoreProviderMetadata::discover_async(self.issuer.clone(), &self.http)
+        let discovered = CoreProviderMetadata::discover_async(self.issuer.clone(), &self.sender())
             .await
             .map_err(|e| unreachable_provider(&self.issuer, chain(&e)))?;
         *slot = Some(discovered.clone());
@@ -233,7 +265,7 @@ impl OpenIdProvider {
     /// Fetches the provider's signing keys again (a token named a key
     /// not known yet: the provider rotated its keys).
     async fn refresh_keys(&self, metadata: CoreProviderMetadata) -> Result<CoreProviderMetadata, Error> {
-        let jwks = JsonWebKeySet::fetch_async(metadata.jwks_uri(), &self.http)
+        let jwks = JsonWebKeySet::fetch_async(metadata.jwks_uri(), &self.sender())
             .await
             .map_err(|e| unreachable_provider(&self.issuer, chain(&e)))?;
         let refreshed = metadata.set_jwks(jwks);
@@ -288,7 +320,7 @@ impl OpenIdProvider {
             .exchange_code(AuthorizationCode::new(exchange.code.clone()))
             .map_err(|e| unreachable_provider(&self.issuer, e))?
             .set_pkce_verifier(PkceCodeVerifier::new(exchange.pkce_verifier.clone()))
-            .request_async(&self.http)
+            .request_async(&self.sender())
             .await
             .map_err(|e| match e {
                 RequestTokenError::ServerResponse(r) => Error::unauthorized(format!(

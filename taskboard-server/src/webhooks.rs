@@ -62,6 +62,7 @@ pub(crate) fn spawn(
 ) -> Result<tokio::task::JoinHandle<()>, reqwest::Error> {
     let options = board.options().webhooks.clone();
     let rule = AddressRule { allow_private: options.allow_private };
+    taskboard_core::tls::install_provider();
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()

@@ -151,6 +151,7 @@ async fn main() -> Result<(), Failure> {
     if boards.is_empty() {
         return Err("usage: scale_probe BASE,TOKEN,PROJECT_ID,CHAT_ID,TASKS,SERVER_PID ...".into());
     }
+    taskboard_core::tls::install_provider();
     let http = reqwest::Client::builder().pool_max_idle_per_host(CREATORS).build()?;
     for b in &mut boards {
         println!("start {} 0 0 {:.0}", b.tasks, rss_mb(&b.pid));

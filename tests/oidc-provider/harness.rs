@@ -100,6 +100,7 @@ impl Provider {
         };
         // Drained, so its later lines never fill the pipe.
         std::thread::spawn(move || for _ in lines {});
+        taskboard_core::tls::install_provider();
         let http = reqwest::Client::builder().no_proxy().build().unwrap();
         Provider { issuer, child, stderr, http }
     }
@@ -180,6 +181,7 @@ impl Default for Browser {
 
 impl Browser {
     pub fn new() -> Browser {
+        taskboard_core::tls::install_provider();
         let http = reqwest::Client::builder()
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
@@ -199,7 +201,14 @@ impl Browser {
             .map(|(name, _, value)| format!("{name}={value}"))
             .collect();
         let mut req = match &form {
-            Some(fields) => self.http.post(url.clone()).form(fields),
+            Some(fields) => {
+                let body =
+                    url::form_urlencoded::Serializer::new(String::new()).extend_pairs(fields.iter()).finish();
+                self.http
+                    .post(url.clone())
+                    .header("content-type", "application/x-www-form-urlencoded")
+                    .body(body)
+            }
             None => self.http.get(url.clone()),
         };
         if !cookie.is_empty() {

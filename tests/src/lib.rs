@@ -16,11 +16,7 @@ use taskboard_server::{Config, Server, ServerHandle};
 /// provider of its own) takes the process's. Called before an MCP client
 /// over HTTP is made.
 pub fn tls_provider() {
-    static DONE: OnceLock<()> = OnceLock::new();
-    DONE.get_or_init(|| {
-        // Another test of the process may have installed it first.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
+    taskboard_core::tls::install_provider();
 }
 
 pub mod claude_code;
@@ -211,6 +207,7 @@ impl ServerProcess {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
         let answer: Value = runtime
             .block_on(async {
+                taskboard_core::tls::install_provider();
                 let r = reqwest::Client::new()
                     .post(format!("{url}/api/v1/auth/login"))
                     .json(&login)

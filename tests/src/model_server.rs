@@ -588,6 +588,7 @@ mod tests {
     fn post(server: &ModelServer, path: &str, body: Value) -> (u16, String) {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(async {
+            taskboard_core::tls::install_provider();
             let r = reqwest::Client::new()
                 .post(format!("{}{path}", server.url()))
                 .json(&body)

@@ -63,6 +63,7 @@ impl Drop for Process {
 }
 
 async fn call(base: &str, method: reqwest::Method, path: &str, token: &str, body: Option<Value>) -> Value {
+    taskboard_core::tls::install_provider();
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
     let mut req = client.request(method, format!("{base}{path}")).bearer_auth(token);
     if let Some(body) = body {
@@ -76,6 +77,7 @@ async fn call(base: &str, method: reqwest::Method, path: &str, token: &str, body
 }
 
 async fn login(base: &str) -> String {
+    taskboard_core::tls::install_provider();
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
     let res = client
         .post(format!("{base}/api/v1/auth/login"))

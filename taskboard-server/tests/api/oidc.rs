@@ -287,7 +287,14 @@ async fn without_single_sign_on_its_endpoints_are_404() {
 
 /// A client that follows no redirect, to read the start's own answer.
 fn unfollowing() -> reqwest::Client {
-    reqwest::Client::builder().no_proxy().redirect(reqwest::redirect::Policy::none()).build().unwrap()
+    {
+        taskboard_core::tls::install_provider();
+        reqwest::Client::builder()
+    }
+    .no_proxy()
+    .redirect(reqwest::redirect::Policy::none())
+    .build()
+    .unwrap()
 }
 
 #[tokio::test]

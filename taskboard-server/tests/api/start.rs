@@ -48,6 +48,7 @@ async fn a_generated_owner_password_is_kept_until_the_owner_has_used_it() {
     assert_eq!(server.initial_password().map(|k| k.password.as_str()), Some(generated.as_str()));
     let base = format!("http://{}", server.local_addr());
     let handle = server.spawn();
+    taskboard_core::tls::install_provider();
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
     let login: Value = http
         .post(format!("{base}/api/v1/auth/login"))

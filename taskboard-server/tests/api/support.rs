@@ -101,6 +101,7 @@ async fn start(mut config: Config, dir: tempfile::TempDir) -> TestApp {
     let server = Server::on_listener(listener, config.clone()).await.expect("the server starts");
     let base = format!("http://{}", server.local_addr());
     let handle = server.spawn();
+    taskboard_core::tls::install_provider();
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
     let mut app = TestApp {
         handle: Some(handle),

@@ -70,6 +70,7 @@ async fn a_killed_server_delivers_every_event_after_a_restart() {
     // The first attempt never gets an answer: it is in flight when the
     // server dies.
     receiver.answer(Answer::Hang);
+    taskboard_core::tls::install_provider();
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
 
     let mut server = ServerProcess::start(&data).await;

@@ -557,6 +557,7 @@ async fn the_server_pings_and_drops_a_peer_that_never_answers() {
     .await
     .unwrap()
     .expect("the listening line");
+    taskboard_core::tls::install_provider();
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
     let login: Value = http
         .post(format!("{base}/api/v1/auth/login"))
@@ -643,6 +644,7 @@ async fn streams_opened_with_an_access_token_end_when_it_expires() {
     };
     let short = board.create_access_token(&owner, app.owner_id, short).await.unwrap();
     let (mut ws, _) = connect(&app, &short.token, None).await;
+    taskboard_core::tls::install_provider();
     let sse = reqwest::Client::new()
         .get(format!("{}/api/v1/events", app.base))
         .bearer_auth(&short.token)

@@ -82,5 +82,11 @@ impl Drop for Process {
 }
 
 pub fn http() -> reqwest::Client {
-    reqwest::Client::builder().no_proxy().build().unwrap()
+    {
+        taskboard_core::tls::install_provider();
+        reqwest::Client::builder()
+    }
+    .no_proxy()
+    .build()
+    .unwrap()
 }

@@ -41,17 +41,16 @@ fn await_log(server: &Process, what: &str, seen: usize) {
 /// The certificate a fresh TLS connection is served, through a client that
 /// trusts both certificates of the test and nothing else.
 async fn served(port: u16, roots: &[&Pair]) -> Vec<u8> {
-    let mut builder = reqwest::Client::builder()
+    let roots = roots.iter().map(|root| reqwest::Certificate::from_pem(root.cert_pem.as_bytes()).unwrap());
+    taskboard_core::tls::install_provider();
+    let client = reqwest::Client::builder()
         .no_proxy()
-        .tls_built_in_root_certs(false)
+        .tls_certs_only(roots)
         .tls_info(true)
         .pool_max_idle_per_host(0)
-        .resolve("localhost", std::net::SocketAddr::from(([127, 0, 0, 1], port)));
-    for root in roots {
-        builder =
-            builder.add_root_certificate(reqwest::Certificate::from_pem(root.cert_pem.as_bytes()).unwrap());
-    }
-    let client = builder.build().unwrap();
+        .resolve("localhost", std::net::SocketAddr::from(([127, 0, 0, 1], port)))
+        .build()
+        .unwrap();
     let res = client.get(format!("https://localhost:{port}/ready")).send().await.expect("an HTTPS answer");
     assert_eq!(res.status(), 200);
     let info = res.extensions().get::<reqwest::tls::TlsInfo>().expect("TLS information").clone();
@@ -76,6 +75,7 @@ async fn https_is_served_and_a_new_certificate_is_taken_on_sighup() {
     assert_eq!(served(port, &roots).await, first.der);
 
     // Plain HTTP on the TLS port gets no answer.
+    taskboard_core::tls::install_provider();
     let plain = reqwest::Client::builder().no_proxy().build().unwrap();
     assert!(plain.get(format!("http://127.0.0.1:{port}/ready")).send().await.is_err());
 

@@ -65,6 +65,7 @@ impl Balancer {
         let addr = listener.local_addr().unwrap();
         let served: Arc<Vec<AtomicUsize>> = Arc::new(backends.iter().map(|_| AtomicUsize::new(0)).collect());
         let next = Arc::new(AtomicUsize::new(0));
+        taskboard_core::tls::install_provider();
         let http = reqwest::Client::builder().no_proxy().build().unwrap();
         let counts = served.clone();
         tokio::spawn(async move {
@@ -156,6 +157,7 @@ async fn a_sessionless_client_works_through_a_round_robin_balancer() {
 
     // A session lives in the process that opened it: the next process
     // refuses it with a detail that says so, as JSON.
+    taskboard_core::tls::install_provider();
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});

@@ -98,6 +98,7 @@ impl Cluster {
         })
         .await
         .unwrap();
+        taskboard_core::tls::install_provider();
         let http = reqwest::Client::builder().no_proxy().build().unwrap();
         let res = http
             .post(format!("{}/api/v1/auth/login", procs[0].base))

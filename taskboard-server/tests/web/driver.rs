@@ -86,6 +86,7 @@ impl Browser {
         };
         std::thread::spawn(move || for _ in lines {});
         let profile = tempfile::tempdir().unwrap();
+        taskboard_core::tls::install_provider();
         let http = reqwest::Client::builder().no_proxy().build().unwrap();
         let caps = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",

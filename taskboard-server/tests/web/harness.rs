@@ -40,6 +40,7 @@ impl App {
         let server = Server::on_listener(listener, config.clone()).await.expect("the server starts");
         let addr = server.local_addr();
         let handle = server.spawn();
+        taskboard_core::tls::install_provider();
         let http = reqwest::Client::builder().no_proxy().build().unwrap();
         let mut app = App {
             handle: Some(handle),

@@ -77,6 +77,7 @@ fn scheduled_backups_restore_to_identical_exports(postgres: bool) {
         let token = server.board().login("owner", OWNER_PASSWORD, None).await.unwrap().token;
         let base = format!("http://{}", server.local_addr());
         let handle = server.spawn();
+        taskboard_core::tls::install_provider();
         let http = reqwest::Client::builder().no_proxy().build().unwrap();
         let project: Value = http
             .post(format!("{base}/api/v1/projects"))

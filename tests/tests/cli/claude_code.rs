@@ -59,6 +59,7 @@ fn get(env: &Env, path: &str) -> Value {
     let server = env.server.as_ref().unwrap();
     let url = format!("{}/api/v1{path}", server.url);
     server.runtime.block_on(async {
+        taskboard_core::tls::install_provider();
         let response = reqwest::Client::new().get(url).bearer_auth(&server.token).send().await.unwrap();
         assert_eq!(response.status(), 200, "GET {path}");
         response.json::<Value>().await.unwrap()

@@ -174,6 +174,7 @@ impl Fixture {
         let server = self.env.server.as_ref().unwrap();
         let url = format!("{}/api/v1{path}", server.url);
         server.runtime.block_on(async {
+            taskboard_core::tls::install_provider();
             let client = reqwest::Client::new();
             let request = match method {
                 "GET" => client.get(url),

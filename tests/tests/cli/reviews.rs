@@ -22,6 +22,7 @@ fn agent_works(env: &Env, token: &str, run: &str) {
     let token = token.to_string();
     let run = run.to_string();
     server.runtime.block_on(async move {
+        taskboard_core::tls::install_provider();
         let http = reqwest::Client::new();
         let call = |method: reqwest::Method, path: String, body: Value| {
             http.request(method, format!("{url}{path}")).bearer_auth(&token).json(&body).send()

@@ -132,6 +132,7 @@ pub(super) fn answer(env: &Env, run: &str, option: &str) -> Value {
     let server = env.server.as_ref().unwrap();
     let url = format!("{}/api/v1/runs/{run}/answer", server.url);
     server.runtime.block_on(async {
+        taskboard_core::tls::install_provider();
         let response = reqwest::Client::new()
             .post(url)
             .bearer_auth(&server.token)

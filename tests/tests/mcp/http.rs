@@ -77,6 +77,7 @@ async fn the_worker_profile_offers_the_tools_of_work_only() {
     assert_ne!(got.is_error, Some(true), "{:?}", got.content);
     assert_eq!(got.structured_content.expect("structured content")["task"]["key"], task["key"]);
     session.cancel().await.ok();
+    taskboard_core::tls::install_provider();
     let bad = reqwest::Client::new()
         .post(format!("{}?profile=everything", board.mcp_url()))
         .bearer_auth(&token)
@@ -317,8 +318,12 @@ async fn a_subscription_stops_when_the_subscribers_token_is_revoked() {
 
 /// A REST call with `token`; the answer's JSON after a 2xx.
 async fn rest_as(board: &Board, token: &str, method: reqwest::Method, path: &str, body: Value) -> Value {
-    let mut req =
-        reqwest::Client::new().request(method.clone(), format!("{}{path}", board.url)).bearer_auth(token);
+    let mut req = {
+        taskboard_core::tls::install_provider();
+        reqwest::Client::new()
+    }
+    .request(method.clone(), format!("{}{path}", board.url))
+    .bearer_auth(token);
     if !body.is_null() {
         req = req.json(&body);
     }

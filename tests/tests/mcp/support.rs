@@ -46,7 +46,10 @@ impl Board {
             server: Some(server),
             url,
             owner,
-            http: reqwest::Client::new(),
+            http: {
+                taskboard_core::tls::install_provider();
+                reqwest::Client::new()
+            },
             project: json!(null),
         };
         board.project = board.rest("POST", "/api/v1/projects", json!({"name": "Web", "slug": "web"})).await;
