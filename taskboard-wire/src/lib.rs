@@ -18,6 +18,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub mod access_tokens;
+mod backups;
 pub mod body;
 pub mod error;
 mod etag;
@@ -36,11 +37,13 @@ mod requests;
 pub mod review;
 pub mod run;
 mod runs;
+mod sign_in;
 mod upload;
 pub mod validate;
 mod webhooks;
 mod work;
 
+pub use backups::{ArchiveSummary, BackupRequest};
 pub use error::{Error, ErrorKind, Result};
 pub use etag::{etag, etag_listed, etag_of_wire};
 pub use events::*;
@@ -51,6 +54,7 @@ pub use paged::{
 pub use reply::{Answer, Download, Encoded, Redirect, Reply, ReplyKind, Upgrade};
 pub use requests::*;
 pub use runs::*;
+pub use sign_in::{CallbackQuery, LoginCodeRequest, LoginRequest, SignInQuery};
 pub use upload::{LateFields, Upload};
 pub use webhooks::*;
 pub use work::*;

@@ -476,46 +476,7 @@ pub struct TaskAction {
     pub created_at: Timestamp,
 }
 
-/// Response of login.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct LoginResponse {
-    pub token: String,
-    pub member_id: Uuid,
-    pub slug: String,
-    pub role: Role,
-}
-
-/// Whether password login is open to every human or to owners only
-/// (`--password-login`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum PasswordLogin {
-    #[default]
-    All,
-    /// Owners only: the way back in when the provider is down.
-    Owners,
-}
-
-/// The ways to sign in on this board (`GET /auth/methods`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct AuthMethods {
-    /// `all`: every human may log in with a password; `owners`: only
-    /// owners may (`--password-login`).
-    pub password: PasswordLogin,
-    /// Single sign-on, when configured.
-    pub sso: Option<SsoMethod>,
-}
-
-/// Single sign-on as the sign-in page offers it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct SsoMethod {
-    /// The provider's name for the button (`--oidc-name`, else the
-    /// issuer's host).
-    pub name: String,
-    pub issuer: String,
-    /// The path that starts a sign-in (`?return_to=` to add).
-    pub start: String,
-}
+pub use crate::sign_in::{AuthMethods, LoginResponse, PasswordLogin, SsoMethod};
 
 /// `{"ok": true}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

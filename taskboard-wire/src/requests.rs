@@ -75,69 +75,6 @@ impl<T: JsonSchema> JsonSchema for Patch<T> {
     }
 }
 
-/// The query of `GET /auth/oidc/start`.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct SignInQuery {
-    /// Where to come back with `?login_code=`: a path of this server
-    /// (`/`), or a loopback URL (`http://127.0.0.1:PORT/`).
-    #[serde(default = "root_path")]
-    pub return_to: String,
-}
-
-fn root_path() -> String {
-    "/".to_string()
-}
-
-/// The query of `GET /auth/oidc/callback`: the provider's answer.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-pub struct CallbackQuery {
-    /// The authorization code.
-    #[serde(default)]
-    pub code: Option<String>,
-    /// The one-time state the sign-in started with.
-    #[serde(default)]
-    pub state: Option<String>,
-    /// The issuer of the answer (RFC 9207), checked when given.
-    #[serde(default)]
-    pub iss: Option<String>,
-    /// A refusal by the provider (`access_denied` …).
-    #[serde(default)]
-    pub error: Option<String>,
-    /// What the provider says of its refusal.
-    #[serde(default)]
-    pub error_description: Option<String>,
-    /// Where the provider explains its refusal; not used.
-    #[serde(default)]
-    pub error_uri: Option<String>,
-    /// Sent by some providers (Keycloak, Entra ID); not used.
-    #[serde(default)]
-    pub session_state: Option<String>,
-    /// Sent by some providers (Google: the scopes granted, the account's
-    /// index, the prompt shown, the hosted domain); not used.
-    #[serde(default)]
-    pub scope: Option<String>,
-    #[serde(default)]
-    pub authuser: Option<String>,
-    #[serde(default)]
-    pub prompt: Option<String>,
-    #[serde(default)]
-    pub hd: Option<String>,
-}
-
-/// The body of `POST /auth/oidc/exchange`.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct LoginCodeRequest {
-    /// The one-time code of a finished single sign-on.
-    pub login_code: String,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct LoginRequest {
-    /// Slug or name of the member.
-    pub login: String,
-    pub password: String,
-}
-
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct NewMember {
     pub name: Name,
@@ -590,22 +527,3 @@ pub struct StreamQuery {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since: Option<u64>,
 }
-
-/// What an export or import moved.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ArchiveSummary {
-    /// Records (lines after the header).
-    pub records: u64,
-    /// File contents.
-    pub blobs: u64,
-    /// Bytes of file contents.
-    pub blob_bytes: u64,
-}
-
-/// Request of the backup endpoint: a directory on the server's machine.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct BackupRequest {
-    pub path: String,
-}
-
-crate::wire!(BackupRequest, ArchiveSummary);
