@@ -11,7 +11,6 @@
 
 pub mod backend;
 pub mod cli;
-pub mod client;
 mod commands;
 pub mod exit;
 pub mod import;
@@ -19,7 +18,6 @@ pub mod login;
 mod mcp;
 mod output;
 pub mod runner;
-pub mod sse;
 
 use std::process::ExitCode;
 
@@ -27,6 +25,8 @@ use clap::Parser;
 use taskboard_core::ErrorKind;
 
 pub use exit::Failure;
+/// The typed HTTP client, also a crate of its own (`taskboard-client`).
+pub use taskboard_client as client;
 
 /// Parses the command line, runs it and maps the outcome to the exit code
 /// ([`exit::code`]): errors go to stderr, as JSON with `--json`.

@@ -57,4 +57,5 @@ pub use taskboard_wire::{self as wire, error, model, validate};
 pub use board::{Actor, Board, BoardOptions};
 pub use error::{Error, ErrorKind, Result};
 pub use events::{Event, Subscription, Viewer};
-pub use perform::{BoardCaller, Perform};
+pub use perform::BoardCaller;
+pub use taskboard_wire::perform::{Perform, Serve, ServeAll};

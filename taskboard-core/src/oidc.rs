@@ -22,9 +22,7 @@ use crate::error::{Error, Result};
 /// The path the provider sends the browser back to.
 pub const CALLBACK_PATH: &str = "/api/v1/auth/oidc/callback";
 
-/// The cookie binding a sign-in to the browser that started it
-/// (docs/decisions.md 20.r): set by the start, sent to the callback only.
-pub const BROWSER_COOKIE: &str = "taskboard_sso";
+pub use crate::wire::BROWSER_COOKIE;
 
 /// A future of the protocol side.
 pub type ProviderFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'a>>;

@@ -14,8 +14,8 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use taskboard_core::api::{ListTasks, Page, TaskFilter};
-use taskboard_core::{Error, ErrorKind, Perform};
+use taskboard_wire::{Error, ErrorKind, Perform};
+use taskboard_wire::{ListTasks, Page, TaskFilter};
 
 use crate::leases::Leases;
 use crate::subscribe::Subscriptions;
@@ -329,7 +329,7 @@ mod tests {
         for t in TOOLS.iter() {
             let read_only = t.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
             let scope = tools::scope(&t.name);
-            assert_eq!(scope == taskboard_core::model::Scope::Read, read_only, "{}: {scope:?}", t.name);
+            assert_eq!(scope == taskboard_wire::model::Scope::Read, read_only, "{}: {scope:?}", t.name);
         }
     }
 

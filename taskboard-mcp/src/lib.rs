@@ -3,7 +3,7 @@
 //! written once for both transports.
 //!
 //! Every tool performs the core's endpoint declarations
-//! ([`taskboard_core::api`]) through a [`Perform`]: the command line
+//! ([`taskboard_wire::api`]) through a [`Perform`]: the command line
 //! performs them on a local board or through its HTTP client (`taskboard
 //! mcp`, over stdio), the server performs them on its board as the member
 //! of the request's bearer token (Streamable HTTP at `/mcp`). The tools'
@@ -13,7 +13,7 @@
 //! A refused call is a tool result with `isError` and the API's detail.
 
 use rmcp::model::Extensions;
-use taskboard_core::{Perform, Result};
+use taskboard_wire::{Perform, Result};
 
 mod handler;
 mod leases;
@@ -37,7 +37,7 @@ pub trait Connect: Send + Sync + 'static {
     /// The scopes of the access token of that request, when it presented
     /// one: `tools/list` then lists only the tools they allow. `None`
     /// (the default) lists every tool, whose calls the board still checks.
-    fn scopes(&self, _extensions: &Extensions) -> Option<Vec<taskboard_core::model::Scope>> {
+    fn scopes(&self, _extensions: &Extensions) -> Option<Vec<taskboard_wire::model::Scope>> {
         None
     }
 }

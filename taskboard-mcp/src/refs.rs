@@ -4,7 +4,7 @@
 //! they do for the command line.
 
 use serde_json::{Map, Value, json};
-use taskboard_core::{Error, Perform, Result};
+use taskboard_wire::{Error, Perform, Result};
 use uuid::Uuid;
 
 pub(crate) fn task_ref() -> Value {

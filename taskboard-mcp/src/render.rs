@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use taskboard_core::model::{Member, Message, Project, Step, Task, TaskLink};
+use taskboard_wire::model::{Member, Message, Project, Step, Task, TaskLink};
 
 pub(crate) fn task_line(t: &Task) -> String {
     let mut line = format!("{} [{}, {}] {}", t.key, t.status.as_str(), t.priority.as_str(), t.title);
@@ -73,7 +73,7 @@ pub(crate) fn task_markdown(t: &Task, links: &[TaskLink], comments: &[Message]) 
     let _ = writeln!(md, "- priority: {}", t.priority.as_str());
     let _ = writeln!(md, "- type: {}", t.kind.as_str());
     let _ = writeln!(md, "- project: {}", t.project.slug);
-    let who = |m: &Option<taskboard_core::model::MemberRef>| {
+    let who = |m: &Option<taskboard_wire::model::MemberRef>| {
         m.as_ref().map_or("none".to_string(), |m| m.slug.clone())
     };
     let _ = writeln!(md, "- assignee: {}", who(&t.assignee));
@@ -119,7 +119,7 @@ pub(crate) fn task_markdown(t: &Task, links: &[TaskLink], comments: &[Message]) 
 }
 
 /// A change set as text: its files with counts, then the unified diff.
-pub(crate) fn changes(c: &taskboard_core::review::Changes) -> String {
+pub(crate) fn changes(c: &taskboard_wire::review::Changes) -> String {
     let (adds, dels): (u64, u64) =
         c.files.iter().fold((0, 0), |(a, d), f| (a + f.additions, d + f.deletions));
     let mut out = format!(
@@ -145,7 +145,7 @@ fn short(commit: &str) -> &str {
 }
 
 /// Reviews as text: verdict, author and body, then each line comment.
-pub(crate) fn reviews(list: &[taskboard_core::review::Review]) -> String {
+pub(crate) fn reviews(list: &[taskboard_wire::review::Review]) -> String {
     if list.is_empty() {
         return "no reviews yet".into();
     }

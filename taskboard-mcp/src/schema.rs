@@ -6,8 +6,8 @@ use rmcp::model::JsonObject;
 use schemars::SchemaGenerator;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
-use taskboard_core::api::{BodyKind, Endpoint, QueryParams, RawBody, Reply, RequestBody};
-use taskboard_core::{Error, Result};
+use taskboard_wire::{BodyKind, Endpoint, QueryParams, RawBody, Reply, RequestBody};
+use taskboard_wire::{Error, Result};
 
 /// Subschemas inlined: a tool's schema is a document of its own, and a
 /// model reads it more easily without references.
@@ -174,5 +174,5 @@ pub(crate) fn check_arguments(schema: &JsonObject, args: &Map<String, Value>) ->
         return Ok(());
     }
     let known: Vec<String> = props.keys().cloned().collect();
-    Err(taskboard_core::api::fields::unknown("argument", &unknown, &known))
+    Err(taskboard_wire::fields::unknown("argument", &unknown, &known))
 }

@@ -10,8 +10,8 @@ use rmcp::RoleServer;
 use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::Peer;
 use serde_json::Value;
-use taskboard_core::api::{EventsQuery, PollEvents};
-use taskboard_core::{Perform, Result};
+use taskboard_wire::{EventsQuery, PollEvents};
+use taskboard_wire::{Perform, Result};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 

@@ -3,14 +3,14 @@
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use taskboard_core::api::{
+use taskboard_wire::model::{Message, Task, TaskLink};
+use taskboard_wire::{
     ClaimTask, CreateReview, CreateStep, CreateTask, Endpoint, GetMe, GetTaskChanges, HeartbeatTask,
     ListLinks, ListMembers, ListMessages, ListProjects, ListReviews, ListTasks, MessageFilter, Page, Patch,
     PollEvents, PostMessage, ReadyTasks, RejectTask, ReleaseTask, StepPatch, TakeTask, UpdateStep,
     UpdateTask,
 };
-use taskboard_core::model::{Message, Task, TaskLink};
-use taskboard_core::{Error, Perform, Result};
+use taskboard_wire::{Error, Perform, Result, Serve};
 
 use crate::refs::{self, Kind, resolve};
 use crate::render;
@@ -316,7 +316,7 @@ pub(crate) async fn details<B: Perform>(
 /// The endpoints on `/tasks/{id}/…` answering the Task.
 async fn task_call<B, E>(b: &B, args: &mut Map<String, Value>, verb: &str) -> Result<Answer>
 where
-    B: Perform,
+    B: Perform + Serve<E>,
     E: Endpoint<Path = uuid::Uuid, Response = Task>,
 {
     let id = b.task_id(&refs::need_str(args, "task")?).await?;
@@ -369,11 +369,11 @@ fn event_subject(e: &Value) -> String {
     s.trim().to_string()
 }
 
-fn verdict(v: taskboard_core::review::Verdict) -> &'static str {
+fn verdict(v: taskboard_wire::review::Verdict) -> &'static str {
     match v {
-        taskboard_core::review::Verdict::Approve => "an approving",
-        taskboard_core::review::Verdict::RequestChanges => "a changes-requesting",
-        taskboard_core::review::Verdict::Comment => "a comment",
+        taskboard_wire::review::Verdict::Approve => "an approving",
+        taskboard_wire::review::Verdict::RequestChanges => "a changes-requesting",
+        taskboard_wire::review::Verdict::Comment => "a comment",
     }
 }
 
@@ -413,7 +413,7 @@ mod tests {
         let mut args = Map::new();
         args.insert("title".into(), json!("  "));
         let err = decode::<CreateStep>(args).expect_err("a blank title is refused");
-        assert_eq!(err.kind(), taskboard_core::ErrorKind::Validation);
+        assert_eq!(err.kind(), taskboard_wire::ErrorKind::Validation);
         assert!(err.detail().contains("title"), "{}", err.detail());
         let mut args = Map::new();
         args.insert("status".into(), json!("todo"));

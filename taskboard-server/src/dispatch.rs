@@ -7,7 +7,7 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use taskboard_core::api::{
-    BodyKind, Call, Caller, Encoded, Endpoint, PathParams, QueryParams, RawBody, RequestBody, Upload,
+    BodyKind, Call, Caller, Encoded, Handle, PathParams, QueryParams, RawBody, RequestBody, Upload,
     decode_body,
 };
 use taskboard_core::board::{Conditions, IdempotencyKey, Idempotent};
@@ -57,7 +57,7 @@ pub(crate) async fn authenticate(state: &State, req: &Request<Incoming>) -> Resu
 /// What every request to an endpoint is read into before its body:
 /// the caller, the path and query, and the conditions it sent (its
 /// idempotency key is added once the body it fingerprints is read).
-struct Prepared<E: Endpoint> {
+struct Prepared<E: Handle> {
     caller: Caller,
     path: E::Path,
     query: E::Query,
@@ -65,7 +65,7 @@ struct Prepared<E: Endpoint> {
     conditions: Conditions,
 }
 
-async fn prepare<E: Endpoint>(
+async fn prepare<E: Handle>(
     state: &State,
     route: &Route,
     ids: PathIds,
@@ -93,7 +93,7 @@ async fn prepare<E: Endpoint>(
 /// its own, so the future boxed for a request holds only what its kind
 /// needs (a future holds room for all its branches, and the box is
 /// allocated and filled for every request: docs/storage.md, S.37).
-async fn serve_plain<E: Endpoint>(
+async fn serve_plain<E: Handle>(
     state: &State,
     route: &Route,
     ids: PathIds,
@@ -128,7 +128,7 @@ async fn serve_plain<E: Endpoint>(
 }
 
 /// Serves an endpoint with a JSON body.
-async fn serve_json<E: Endpoint>(
+async fn serve_json<E: Handle>(
     state: &State,
     route: &Route,
     ids: PathIds,
@@ -170,7 +170,7 @@ async fn serve_json<E: Endpoint>(
 }
 
 /// Serves an endpoint with a multipart upload.
-async fn serve_multipart<E: Endpoint>(
+async fn serve_multipart<E: Handle>(
     state: &State,
     route: &Route,
     ids: PathIds,
@@ -233,7 +233,7 @@ const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-repl
 /// else 422) as each kind of body makes the key with the request's
 /// fingerprint; bytes that are not text reach it as text that fails
 /// that check.
-fn idempotency_key_text<E: Endpoint>(headers: &HeaderMap, caller: &Caller) -> Option<String> {
+fn idempotency_key_text<E: Handle>(headers: &HeaderMap, caller: &Caller) -> Option<String> {
     if !IdempotencyKey::applies(E::INFO.method.as_str(), caller.actor.is_some()) {
         return None;
     }
@@ -334,7 +334,7 @@ fn next_link(uri: &hyper::Uri, cursor: &str) -> String {
 pub(crate) struct Endpoints;
 
 impl Serving for Endpoints {
-    fn serve<E: Endpoint>() -> ServeFn {
+    fn serve<E: Handle>() -> ServeFn {
         match E::Body::KIND {
             BodyKind::None => {
                 |state, route, ids, req, peer| Box::pin(serve_plain::<E>(state, route, ids, req, peer))

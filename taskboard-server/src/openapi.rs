@@ -8,10 +8,9 @@ use bytes::Bytes;
 use schemars::Schema;
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde_json::{Map, Value, json};
-use taskboard_core::api::{
-    self, BodyKind, Endpoint, Method, QueryParams, Reply, ReplyKind, RequestBody, Visitor,
-};
+use taskboard_core::api::{BodyKind, Endpoint, Method, QueryParams, Reply, ReplyKind, RequestBody};
 use taskboard_core::error::ErrorBody;
+use taskboard_core::wire::endpoint::{Visitor, visit_all};
 
 /// The interactive reference page: one self-contained file, no CDN.
 pub(crate) const DOCS_PAGE: &str = include_str!("docs.html");
@@ -319,7 +318,7 @@ pub fn openapi_document() -> Value {
             item[e.method.as_str().to_lowercase()] = op;
         }
     }
-    api::visit_all(&mut Operations { g: &mut g, error, paths: &mut paths });
+    visit_all(&mut Operations { g: &mut g, error, paths: &mut paths });
     add_links(&mut paths);
     let mut doc = json!({
         "openapi": "3.1.0",
@@ -357,7 +356,7 @@ fn path_names(path: &str) -> Vec<&str> {
 /// from the request.
 fn add_links(paths: &mut Map<String, Value>) {
     let mut links: Vec<(String, String, Value)> = Vec::new();
-    let infos = api::infos();
+    let infos = taskboard_core::api::infos();
     for e in &infos {
         if e.method != taskboard_core::api::Method::Post || e.path.ends_with('}') || e.status >= 300 {
             continue;
@@ -469,6 +468,6 @@ mod tests {
         }
         let doc = super::openapi_document();
         assert!(doc["components"]["schemas"]["Task"].is_object());
-        taskboard_core::api::visit_all(&mut Check(doc));
+        taskboard_core::wire::endpoint::visit_all(&mut Check(doc));
     }
 }

@@ -494,8 +494,11 @@ mod tests {
         for entry in std::fs::read_dir(repository().join("docs")).unwrap() {
             files.push(entry.unwrap().path());
         }
-        for dir in ["taskboard-core/src", "taskboard-server/src", "taskboard-cli/src"] {
-            rust_files(&repository().join(dir), &mut files);
+        for dir in std::fs::read_dir(repository()).unwrap().filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            name.starts_with("taskboard-").then(|| format!("{name}/src"))
+        }) {
+            rust_files(&repository().join(&dir), &mut files);
         }
         let mut found = Vec::new();
         for file in &files {

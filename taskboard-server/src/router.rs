@@ -10,7 +10,7 @@ use std::sync::Arc;
 use hyper::body::Incoming;
 use hyper::header::HeaderValue;
 use hyper::{Method, Request, Response};
-use taskboard_core::api::{self, Endpoint, Info, Method as ApiMethod, QueryParams, RequestBody, Visitor};
+use taskboard_core::api::{self, Handle, Info, Method as ApiMethod, QueryParams, RequestBody, Visitor};
 use taskboard_core::{Error, Result};
 use uuid::Uuid;
 
@@ -29,7 +29,7 @@ pub(crate) type ServeFn =
 /// How a request to an endpoint is served: given to the router by the
 /// layer above it, which reads requests into the endpoint's types.
 pub(crate) trait Serving {
-    fn serve<E: Endpoint>() -> ServeFn;
+    fn serve<E: Handle>() -> ServeFn;
 }
 
 /// What the router keeps of an endpoint.
@@ -45,7 +45,7 @@ pub(crate) struct Route {
 }
 
 impl Route {
-    fn of<E: Endpoint>(serve: ServeFn) -> Route {
+    fn of<E: Handle>(serve: ServeFn) -> Route {
         let mut generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
         let query = E::Query::schema(&mut generator).map(|s| parse::kinds_of(&s)).unwrap_or_default();
         let body = E::Body::root_schema().map(|s| s.to_value());
@@ -111,7 +111,7 @@ impl PathIds {
 struct Routes<S>(Vec<(&'static str, Method, Target)>, PhantomData<S>);
 
 impl<S: Serving> Visitor for Routes<S> {
-    fn visit<E: Endpoint>(&mut self) {
+    fn visit<E: Handle>(&mut self) {
         let route = Route::of::<E>(S::serve::<E>());
         self.0.push((E::INFO.path, method(E::INFO.method), Target::Api(Arc::new(route))));
     }

@@ -18,8 +18,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub mod access_tokens;
+pub mod api;
 mod backups;
 pub mod body;
+pub mod endpoint;
 pub mod error;
 mod etag;
 pub mod event;
@@ -32,6 +34,7 @@ pub mod json;
 pub mod landing;
 pub mod model;
 pub mod paged;
+pub mod perform;
 mod reply;
 mod requests;
 pub mod review;
@@ -43,7 +46,10 @@ pub mod validate;
 mod webhooks;
 mod work;
 
+pub use api::*;
 pub use backups::{ArchiveSummary, BackupRequest};
+pub use body::{BodyKind, Optional, QueryParams, RawBody, RequestBody};
+pub use endpoint::{Call, Endpoint, Info, ListEndpoint, Method, PathParams};
 pub use error::{Error, ErrorKind, Result};
 pub use etag::{etag, etag_listed, etag_of_wire};
 pub use events::*;
@@ -51,10 +57,11 @@ pub use imports::*;
 pub use paged::{
     CursorKind, JsonSink, JsonStream, Paged, StreamGauge, decode_cursor, encode_cursor, json_stream,
 };
+pub use perform::{Perform, Serve, ServeAll};
 pub use reply::{Answer, Download, Encoded, Redirect, Reply, ReplyKind, Upgrade};
 pub use requests::*;
 pub use runs::*;
-pub use sign_in::{CallbackQuery, LoginCodeRequest, LoginRequest, SignInQuery};
+pub use sign_in::{BROWSER_COOKIE, CallbackQuery, LoginCodeRequest, LoginRequest, SignInQuery};
 pub use upload::{LateFields, Upload};
 pub use webhooks::*;
 pub use work::*;

@@ -111,3 +111,7 @@ pub struct SsoMethod {
     /// The path that starts a sign-in (`?return_to=` to add).
     pub start: String,
 }
+
+/// The cookie binding a sign-in to the browser that started it
+/// (docs/decisions.md 20.r): set by the start, sent to the callback only.
+pub const BROWSER_COOKIE: &str = "taskboard_sso";

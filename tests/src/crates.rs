@@ -1,8 +1,8 @@
 //! What each bottom crate may build: Cargo holds the layers between
 //! crates (a crate can name only what its manifest lists), and these
 //! tests hold what each manifest lists, all the way down, so the words on
-//! the wire never bring storage or passwords and the store never brings
-//! HTTP.
+//! the wire never bring storage or passwords, the store never brings
+//! HTTP, and the client and the MCP tools never bring the board.
 //!
 //! The workspace hack (`taskboard-hack`, docs/decisions.md H.8) is a
 //! dependency of every member but the wire's: it names third-party crates
@@ -60,5 +60,30 @@ mod tests {
         assert!(tree.iter().any(|n| n == "redb") && tree.iter().any(|n| n == "tokio-postgres"), "{tree:?}");
         let found = named(&tree, &["hyper", "reqwest", "http", "h2", "argon2", "password", "jsonwebtoken"]);
         assert!(found.is_empty(), "taskboard-store builds {found:?}");
+    }
+
+    /// What talks to a board from outside it (the typed HTTP client, and
+    /// the MCP tools, written against `Perform`) builds on the wire's
+    /// declarations, not on the board: no core, store, storage engine or
+    /// password hashing in their trees.
+    #[test]
+    fn the_client_and_the_mcp_crate_build_on_the_wire_alone() {
+        for krate in ["taskboard-client", "taskboard-mcp"] {
+            let tree = normal_tree(krate, true);
+            assert!(tree.iter().any(|n| n == "taskboard-wire"), "{krate}: {tree:?}");
+            let found = named(
+                &tree,
+                &[
+                    "taskboard-core",
+                    "taskboard-store",
+                    "redb",
+                    "postgres",
+                    "argon2",
+                    "password",
+                    "jsonwebtoken",
+                ],
+            );
+            assert!(found.is_empty(), "{krate} builds {found:?}");
+        }
     }
 }

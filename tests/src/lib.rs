@@ -37,7 +37,11 @@ pub const OWNER_PASSWORD: &str = "owner-password-1";
 pub fn taskboard_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        workspace_bin("taskboard-cli", "taskboard", &["taskboard-cli/src", "taskboard-runner/src"])
+        workspace_bin(
+            "taskboard-cli",
+            "taskboard",
+            &["taskboard-cli/src", "taskboard-client/src", "taskboard-runner/src"],
+        )
     })
 }
 

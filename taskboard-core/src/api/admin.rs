@@ -1,62 +1,19 @@
 //! Administration and the event stream.
 
-use super::endpoint::{Call, Caller, Endpoint, Info, Method, Upgrade};
-use crate::archive::{ArchiveSummary, BackupRequest};
+use super::endpoint::Handle;
+use super::endpoint::{Call, Caller, Upgrade};
+use crate::archive::ArchiveSummary;
 use crate::board::Board;
 use crate::error::Result;
-use crate::wire::StreamQuery;
+use crate::wire::api::{Backup, EventStream};
 
-/// `POST /admin/backup`.
-#[derive(Debug)]
-pub struct Backup;
-
-impl Endpoint for Backup {
-    const INFO: Info = Info {
-        name: "backup",
-        method: Method::Post,
-        path: "/api/v1/admin/backup",
-        auth: true,
-        status: 200,
-        summary: "Consistent backup of the board as an archive (owners only)",
-        description: "Writes an archive of the whole board, files included, into `path`: an absolute \
-            directory on the server's machine that does not exist yet or is empty. The board keeps \
-            serving while it is written. A path that cannot hold the archive is 422 or 409 with the \
-            reason.",
-        errors: &[403, 409],
-    };
-    type Path = ();
-    type Query = ();
-    type Body = BackupRequest;
-    type Response = ArchiveSummary;
-
+impl Handle for Backup {
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<ArchiveSummary> {
         board.backup_archive(caller.actor()?, call.body.path.into()).await
     }
 }
 
-/// `GET /ws`: the event stream over a WebSocket.
-#[derive(Debug)]
-pub struct EventStream;
-
-impl Endpoint for EventStream {
-    const INFO: Info = Info {
-        name: "websocket",
-        method: Method::Get,
-        path: "/api/v1/ws",
-        auth: true,
-        status: 101,
-        summary: "Event stream (WebSocket)",
-        description: "Upgrades to a WebSocket carrying one JSON frame per event (`type`, `seq`, `ts`, \
-            `data`), first a `hello` with the newest seq. `since` replays the retained events after that \
-            seq first, with no gap or duplicate; when they are no longer retained a `resync_required` \
-            frame comes first. A request without the upgrade headers is 400.",
-        errors: &[400],
-    };
-    type Path = ();
-    type Query = StreamQuery;
-    type Body = ();
-    type Response = Upgrade;
-
+impl Handle for EventStream {
     async fn handle(_: &Board, _: &Caller, call: Call<Self>) -> Result<Upgrade> {
         Ok(Upgrade { since: call.query.since })
     }

@@ -5,13 +5,13 @@
 
 use bytes::Bytes;
 
-use super::endpoint::{Call, Caller, Encoded, Endpoint};
+use super::endpoint::{Call, Caller, Encoded, Handle};
 use crate::board::{Board, Conditions, IdempotencyKey, Idempotent, IfMatch};
 use crate::error::Result;
 
 /// Performs `E` as `caller`: what the command line's local mode and an
 /// embedding program call.
-pub async fn call<E: Endpoint>(
+pub async fn call<E: Handle>(
     board: &Board,
     caller: &Caller,
     path: E::Path,
@@ -31,8 +31,8 @@ pub async fn call<E: Endpoint>(
 /// first successful answer is stored with the change it answers and
 /// replayed, unchanged, to a repeat; an `If-Match` list is checked by the
 /// change's own write against the resource the declaration names
-/// ([`Endpoint::resource`]). What the server does for each request.
-pub async fn perform<E: Endpoint>(
+/// ([`Handle::resource`]). What the server does for each request.
+pub async fn perform<E: Handle>(
     board: &Board,
     caller: &Caller,
     conditions: &Conditions,
@@ -54,7 +54,7 @@ pub async fn perform<E: Endpoint>(
 }
 
 /// Performs `E` as `caller` under an idempotency key (see [`perform`]).
-pub async fn call_idempotent<E: Endpoint>(
+pub async fn call_idempotent<E: Handle>(
     board: &Board,
     caller: &Caller,
     key: IdempotencyKey,
@@ -66,7 +66,7 @@ pub async fn call_idempotent<E: Endpoint>(
 
 /// Begins the request on the board, performs `E` as the actor that
 /// carries its conditions to the writes, and finishes it with the answer.
-async fn conditional<E: Endpoint>(
+async fn conditional<E: Handle>(
     board: &Board,
     caller: &Caller,
     if_match: Option<IfMatch>,

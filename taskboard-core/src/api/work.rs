@@ -1,118 +1,32 @@
 //! The agent work protocol: ready work, claims and leases.
 
-use super::endpoint::{Call, Caller, Endpoint, Info, Method, Optional};
+use super::endpoint::Handle;
+use super::endpoint::{Call, Caller};
 use crate::board::Board;
 use crate::error::Result;
 use crate::model::Task;
-use crate::wire::{ClaimRequest, LeaseRequest, ReadyQuery, ReleaseRequest};
-use uuid::Uuid;
+use crate::wire::api::{ClaimTask, HeartbeatTask, ReadyTasks, ReleaseTask};
 
-/// `GET /tasks/ready`.
-#[derive(Debug)]
-pub struct ReadyTasks;
-
-impl Endpoint for ReadyTasks {
-    const INFO: Info = Info {
-        name: "ready_tasks",
-        method: Method::Get,
-        path: "/api/v1/tasks/ready",
-        auth: true,
-        status: 200,
-        summary: "List the tasks ready to start",
-        description: "Tasks nobody holds, `todo` or `backlog`, not epics, in an active project, whose every \
-            dependency is done. Without `project_id`, from the active projects the caller is a member of. \
-            Ordered by priority (urgent first), then `todo` before `backlog`, then position and number.",
-        errors: &[404],
-    };
-    type Path = ();
-    type Query = ReadyQuery;
-    type Body = ();
-    type Response = Vec<Task>;
-
+impl Handle for ReadyTasks {
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Vec<Task>> {
         board.ready_tasks(caller.actor()?, call.query).await
     }
 }
 
-/// `POST /tasks/claim`.
-#[derive(Debug)]
-pub struct ClaimTask;
-
-impl Endpoint for ClaimTask {
-    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
-    const INFO: Info = Info {
-        name: "claim_task",
-        method: Method::Post,
-        path: "/api/v1/tasks/claim",
-        auth: true,
-        status: 200,
-        summary: "Claim the first ready task",
-        description: "Takes the first ready task (as listed by the ready endpoint) that carries one of \
-            `labels` (by default the caller's agent labels, when it has any), exactly as a take does, \
-            optionally under a lease. Answers the task, or 204 with no body when none is ready. Concurrent \
-            claims never return the same task.",
-        errors: &[404],
-    };
-    type Path = ();
-    type Query = ();
-    type Body = Optional<ClaimRequest>;
-    type Response = Option<Task>;
-
+impl Handle for ClaimTask {
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Option<Task>> {
         board.claim(caller.actor()?, call.body.0.unwrap_or_default()).await
     }
 }
 
-/// `POST /tasks/{id}/heartbeat`.
-#[derive(Debug)]
-pub struct HeartbeatTask;
-
-impl Endpoint for HeartbeatTask {
-    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
-    const INFO: Info = Info {
-        name: "heartbeat_task",
-        method: Method::Post,
-        path: "/api/v1/tasks/{task_id}/heartbeat",
-        auth: true,
-        status: 200,
-        summary: "Renew a lease",
-        description: "The holder of the lease extends it from now by `lease_seconds`, by default the \
-            duration it last asked for. 403 for anyone but the holder, 409 when the task has no lease.",
-        errors: &[403, 404, 409],
-    };
-    type Path = Uuid;
-    type Query = ();
-    type Body = Optional<LeaseRequest>;
-    type Response = Task;
-
+impl Handle for HeartbeatTask {
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Task> {
         let seconds = call.body.0.and_then(|b| b.lease_seconds);
         board.heartbeat(caller.actor()?, call.path, seconds).await
     }
 }
 
-/// `POST /tasks/{id}/release`.
-#[derive(Debug)]
-pub struct ReleaseTask;
-
-impl Endpoint for ReleaseTask {
-    const SCOPE: crate::model::Scope = crate::model::Scope::TasksWrite;
-    const INFO: Info = Info {
-        name: "release_task",
-        method: Method::Post,
-        path: "/api/v1/tasks/{task_id}/release",
-        auth: true,
-        status: 200,
-        summary: "Give a task back",
-        description: "The assignee (or an admin) gives the task back: assignee and lease cleared, status \
-            `todo`, a system message with the reason. 409 when nobody holds the task.",
-        errors: &[403, 404, 409],
-    };
-    type Path = Uuid;
-    type Query = ();
-    type Body = Optional<ReleaseRequest>;
-    type Response = Task;
-
+impl Handle for ReleaseTask {
     async fn handle(board: &Board, caller: &Caller, call: Call<Self>) -> Result<Task> {
         let reason = call.body.0.and_then(|b| b.reason);
         board.release(caller.actor()?, call.path, reason).await

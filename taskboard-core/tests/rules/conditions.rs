@@ -4,7 +4,7 @@
 
 use taskboard_core::api::Patch;
 use taskboard_core::api::{
-    self, Call, Caller, Encoded, Endpoint, RegenerateToken, SetMyStatus, StepPatch, TaskPatch, UpdateStep,
+    self, Call, Caller, Encoded, Handle, RegenerateToken, SetMyStatus, StepPatch, TaskPatch, UpdateStep,
     UpdateTask,
 };
 use taskboard_core::board::{IdempotencyKey, Idempotent, IfMatch};
@@ -17,7 +17,7 @@ use crate::support::*;
 /// condition that the resource's current entity tag is listed in `list`,
 /// begun and finished on the board as `api::perform` does: `call` is
 /// given the actor carrying the condition.
-async fn if_match<E: Endpoint, T, F>(
+async fn if_match<E: Handle, T, F>(
     board: &Board,
     actor: Actor,
     path: E::Path,
@@ -121,7 +121,7 @@ fn key(k: &str, method: &str, path: &str) -> IdempotencyKey {
     IdempotencyKey::new(k, method, path, b"").unwrap()
 }
 
-async fn idempotent<E: Endpoint>(
+async fn idempotent<E: Handle>(
     fx: &Fx,
     caller: &Caller,
     k: &IdempotencyKey,

@@ -5,7 +5,7 @@
 use std::fmt::Debug;
 
 use taskboard_core::api::{
-    self, Caller, Endpoint, ListActions, ListLinks, ListMessages, ListProjectMembers, ListReplies, ListSteps,
+    self, Caller, Handle, ListActions, ListLinks, ListMessages, ListProjectMembers, ListReplies, ListSteps,
     MessageFilter, NewLink, NewMessage, Page, Paged, Patch, TaskPatch,
 };
 use taskboard_core::model::*;
@@ -16,7 +16,7 @@ use crate::support::*;
 /// Walks `E`'s list at `path` in pages of `limit`, following cursors.
 async fn walk<E, T>(fx: &Fx, path: Uuid, limit: u32) -> Vec<T>
 where
-    E: Endpoint<Path = Uuid, Query = Page, Body = (), Response = Paged<T>>,
+    E: Handle<Path = Uuid, Query = Page, Body = (), Response = Paged<T>>,
 {
     let caller = Caller::member(fx.owner.clone());
     let (mut out, mut cursor) = (Vec::new(), None);
@@ -36,7 +36,7 @@ where
 
 async fn whole<E, T>(fx: &Fx, path: Uuid) -> Vec<T>
 where
-    E: Endpoint<Path = Uuid, Query = Page, Body = (), Response = Paged<T>>,
+    E: Handle<Path = Uuid, Query = Page, Body = (), Response = Paged<T>>,
 {
     let caller = Caller::member(fx.owner.clone());
     let got = api::call::<E>(&fx.board, &caller, path, Page::default(), ()).await.unwrap();
@@ -46,7 +46,7 @@ where
 
 async fn same_walk<E, T: PartialEq + Debug>(fx: &Fx, path: Uuid, expected_len: usize)
 where
-    E: Endpoint<Path = Uuid, Query = Page, Body = (), Response = Paged<T>>,
+    E: Handle<Path = Uuid, Query = Page, Body = (), Response = Paged<T>>,
 {
     let all = whole::<E, T>(fx, path).await;
     assert_eq!(all.len(), expected_len, "{}", E::INFO.name);

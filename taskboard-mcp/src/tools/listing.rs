@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
-use taskboard_core::api::{
+use taskboard_wire::model::Scope;
+use taskboard_wire::{
     ClaimTask, CreateReview, CreateStep, CreateTask, Endpoint, GetMe, GetTask, GetTaskChanges, HeartbeatTask,
     ListLinks, ListMembers, ListMessages, ListProjects, ListReviews, ListTasks, PollEvents, PostMessage,
     ReadyTasks, RejectTask, ReleaseTask, TakeTask, UpdateStep, UpdateTask,
 };
-use taskboard_core::model::Scope;
 
 use super::{LATEST_COMMENTS, Profile, WAIT_CAP_SECONDS};
 use crate::refs::{member_ref, project_ref, task_ref};

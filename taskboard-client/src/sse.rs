@@ -4,9 +4,9 @@
 
 use std::collections::VecDeque;
 
-use taskboard_core::{Error, ErrorKind, Result};
+use taskboard_wire::{Error, ErrorKind, Result};
 
-use crate::client::{Client, Reconnect};
+use crate::{Client, Reconnect};
 
 /// A Server-Sent Events follower of one server.
 pub struct SseEvents {
@@ -53,7 +53,7 @@ impl SseEvents {
         let status = res.status().as_u16();
         if status != 200 {
             let body = res.text().await.unwrap_or_default();
-            return Err(crate::client::error_of(status, &body));
+            return Err(crate::error_of(status, &body));
         }
         self.response = Some(res);
         self.buffer.clear();

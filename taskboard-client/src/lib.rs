@@ -1,20 +1,23 @@
 //! A typed HTTP client of the whole Taskboard API.
 //!
 //! One generic [`Perform::call`] serves every endpoint declared in
-//! [`taskboard_core::api`]: method, path and status come from the
-//! declaration, bodies and answers are the core's types, so the client
+//! [`taskboard_wire::api`]: method, path and status come from the
+//! declaration, bodies and answers are the wire's types, so the client
 //! cannot drift from the server. Error responses are turned back into
-//! [`taskboard_core::Error`] with the server's kind and `detail`.
+//! [`taskboard_wire::Error`] with the server's kind and `detail`.
+//!
+//! The crate depends on the wire alone, not on the board's core: no
+//! storage, password hashing or server code is built into a program that
+//! only calls a server.
 //!
 //! Uploads stream from a file and downloads stream out of the response;
 //! neither holds a whole file in memory. [`Events`] follows the WebSocket
 //! event stream and resumes with `since` after a disconnect.
 //!
 //! ```no_run
-//! # async fn demo() -> taskboard_core::Result<()> {
-//! use taskboard_cli::client::Client;
-//! use taskboard_core::Perform;
-//! use taskboard_core::api::{ListTasks, TaskFilter};
+//! # async fn demo() -> taskboard_wire::Result<()> {
+//! use taskboard_client::Client;
+//! use taskboard_wire::{ListTasks, Perform, TaskFilter};
 //!
 //! let client = Client::new("http://127.0.0.1:8080", Some("tbk-…".into()))?;
 //! for task in client.call::<ListTasks>((), TaskFilter::default(), ()).await? {
@@ -23,22 +26,38 @@
 //! # Ok(()) }
 //! ```
 
+mod sse;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::{StreamExt, TryStreamExt};
 use reqwest::multipart::{Form, Part};
-use taskboard_core::api::{
-    self, Download, Encoded, Endpoint, PathParams, QueryParams, RawBody, Reply, ReplyKind, RequestBody,
-    Upload,
+use taskboard_wire::error::ErrorBody;
+use taskboard_wire::{
+    Download, Encoded, Endpoint, Error, ErrorKind, PathParams, Perform, QueryParams, RawBody, Reply,
+    ReplyKind, RequestBody, Result, Serve, Upload,
 };
-use taskboard_core::error::ErrorBody;
-use taskboard_core::{Error, ErrorKind, Perform, Result};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_tungstenite::tungstenite;
 use tokio_util::io::{ReaderStream, StreamReader};
 use uuid::Uuid;
+
+pub use sse::SseEvents;
+
+/// Installs ring as the process's rustls provider, once, before the first
+/// client is made; a provider installed before (by the embedding program)
+/// is left as it is. reqwest is built without a provider of its own
+/// (`rustls-no-provider`), so a program must install one. The core has the
+/// same six lines (`taskboard_core::tls`): neither crate may depend on the
+/// other for them.
+pub fn install_provider() {
+    static DONE: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    DONE.get_or_init(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
 
 /// Reports transfer progress: (bytes done, bytes in all when known).
 pub type OnProgress = Arc<dyn Fn(u64, Option<u64>) + Send + Sync>;
@@ -135,14 +154,14 @@ impl Client {
         if !(base.starts_with("http://") || base.starts_with("https://")) {
             return Err(Error::invalid("server", format!("{base_url:?} is not an http:// or https:// URL")));
         }
-        taskboard_core::tls::install_provider();
+        install_provider();
         let http = reqwest::Client::builder()
-            .user_agent(concat!("taskboard-cli/", env!("CARGO_PKG_VERSION")))
+            .user_agent(concat!("taskboard-client/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(10))
             .build()
             .map_err(transport)?;
         let unfollowed = reqwest::Client::builder()
-            .user_agent(concat!("taskboard-cli/", env!("CARGO_PKG_VERSION")))
+            .user_agent(concat!("taskboard-client/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(10))
             .redirect(reqwest::redirect::Policy::none())
             .build()
@@ -169,7 +188,9 @@ impl Client {
         self.lease
     }
 
-    pub(crate) fn http(&self) -> &reqwest::Client {
+    /// The HTTP client underneath, for requests outside the API's
+    /// declarations (the command line's Server-Sent Events reader).
+    pub fn http(&self) -> &reqwest::Client {
         &self.http
     }
 
@@ -198,7 +219,7 @@ impl Client {
         } else {
             format!("ws://{}", self.base.trim_start_matches("http://"))
         };
-        let mut url = format!("{ws_base}{}", api::EventStream::INFO.path);
+        let mut url = format!("{ws_base}{}", taskboard_wire::EventStream::INFO.path);
         if let Some(since) = since {
             url.push_str(&format!("?since={since}"));
         }
@@ -221,19 +242,22 @@ impl Client {
 }
 
 /// The server performs the endpoints: one generic call for all of them.
-impl Perform for Client {
-    async fn call<E: Endpoint>(&self, path: E::Path, query: E::Query, body: E::Body) -> Result<E::Response> {
+impl<E: Endpoint> Serve<E> for Client {
+    async fn serve(&self, path: E::Path, query: E::Query, body: E::Body) -> Result<E::Response> {
         let info = &E::INFO;
         let method = match info.method {
-            api::Method::Get => reqwest::Method::GET,
-            api::Method::Post => reqwest::Method::POST,
-            api::Method::Put => reqwest::Method::PUT,
-            api::Method::Patch => reqwest::Method::PATCH,
-            api::Method::Delete => reqwest::Method::DELETE,
+            taskboard_wire::Method::Get => reqwest::Method::GET,
+            taskboard_wire::Method::Post => reqwest::Method::POST,
+            taskboard_wire::Method::Put => reqwest::Method::PUT,
+            taskboard_wire::Method::Patch => reqwest::Method::PATCH,
+            taskboard_wire::Method::Delete => reqwest::Method::DELETE,
         };
         let url = format!("{}{}", self.base, fill_path(info.path, &path.ids()));
-        let mutating =
-            info.auth && matches!(info.method, api::Method::Post | api::Method::Patch | api::Method::Delete);
+        let mutating = info.auth
+            && matches!(
+                info.method,
+                taskboard_wire::Method::Post | taskboard_wire::Method::Patch | taskboard_wire::Method::Delete
+            );
         let key = mutating.then(|| {
             self.idempotency_key.clone().unwrap_or_else(|| format!("auto-{}", uuid::Uuid::new_v4()))
         });
@@ -283,8 +307,7 @@ impl Perform for Client {
         if E::Response::KIND == ReplyKind::Redirect && (300..400).contains(&status) {
             let location = response.headers().get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok());
             let location = location.ok_or_else(|| Error::internal("a redirect without a Location"))?;
-            let redirect =
-                taskboard_core::wire::Redirect { location: location.to_string(), set_cookie: None };
+            let redirect = taskboard_wire::Redirect { location: location.to_string(), set_cookie: None };
             return E::Response::decode(Encoded::Redirect(redirect));
         }
         if !(200..300).contains(&status) {
@@ -309,7 +332,9 @@ impl Perform for Client {
         };
         E::Response::decode(encoded)
     }
+}
 
+impl Perform for Client {
     /// `--lease-id` wins over the lease the connection remembers.
     fn presenting(&self, lease: Uuid) -> Client {
         match self.lease {
@@ -543,7 +568,7 @@ mod tests {
 
     #[test]
     fn every_endpoint_path_fills() {
-        for info in api::infos() {
+        for info in taskboard_wire::endpoint::infos() {
             let n = info.path.matches('{').count();
             let ids: Vec<Uuid> = (0..n).map(|_| Uuid::nil()).collect();
             let path = fill_path(info.path, &ids);
