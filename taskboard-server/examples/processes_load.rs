@@ -18,6 +18,11 @@
 //! long after the first stream delivered it another one did (the process
 //! that committed it delivers it first, at its commit): the wake-up of
 //! the others, their read of the events table below the mark, the send.
+//!
+//! Beside the creations, the machine's cores in use during them (from
+//! `/proc/stat`, everything that runs: the servers, PostgreSQL, this
+//! client): a configuration that already keeps every core busy cannot be
+//! made faster by more processes on the same machine.
 #![forbid(unsafe_code)]
 
 use std::io::{BufRead, BufReader};
@@ -103,6 +108,8 @@ struct Setup {
     project: String,
     ids: Vec<String>,
     creations: Vec<f64>,
+    /// The machine's cores in use during each round of creations.
+    cores: Vec<f64>,
     reads: Vec<f64>,
 }
 
@@ -128,7 +135,16 @@ impl Setup {
             .json()
             .await?;
         let project = project["id"].as_str().ok_or("project without an id")?.to_string();
-        Ok(Setup { name, procs, token, project, ids: Vec::new(), creations: Vec::new(), reads: Vec::new() })
+        Ok(Setup {
+            name,
+            procs,
+            token,
+            project,
+            ids: Vec::new(),
+            creations: Vec::new(),
+            cores: Vec::new(),
+            reads: Vec::new(),
+        })
     }
 
     fn bases(&self) -> Arc<Vec<String>> {
@@ -171,6 +187,7 @@ async fn create_round(
     round: usize,
 ) -> Result<(), Error> {
     let (bases, token, project, http) = (s.bases(), s.token.clone(), s.project.clone(), http.clone());
+    let before = cpu_times();
     let (rate, answers) = spread(n, concurrency, move |i| {
         let (http, token) = (http.clone(), token.clone());
         let url = format!("{}/api/v1/tasks?project_id={project}", bases[i % bases.len()]);
@@ -192,7 +209,38 @@ async fn create_round(
         s.ids.push(a["id"].as_str().ok_or("task without an id")?.to_string());
     }
     s.creations.push(rate);
+    if let (Some(before), Some(after)) = (before, cpu_times()) {
+        s.cores.push(after.cores_busy_since(before));
+    }
     Ok(())
+}
+
+/// The machine's processor time so far (`/proc/stat`, all cores): busy
+/// and in all, in clock ticks.
+#[derive(Clone, Copy)]
+struct CpuTimes {
+    busy: u64,
+    total: u64,
+}
+
+impl CpuTimes {
+    /// How many cores were busy on average since `before`: the server
+    /// processes, PostgreSQL, this client and whatever else runs.
+    fn cores_busy_since(self, before: CpuTimes) -> f64 {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from) as f64;
+        let total = self.total.saturating_sub(before.total).max(1) as f64;
+        self.busy.saturating_sub(before.busy) as f64 / total * cores
+    }
+}
+
+fn cpu_times() -> Option<CpuTimes> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let ticks: Vec<u64> = line.split_whitespace().skip(1).filter_map(|f| f.parse().ok()).collect();
+    // user nice system idle iowait irq softirq steal (guest time is in user).
+    let total: u64 = ticks.iter().take(8).sum();
+    let idle = ticks.get(3)? + ticks.get(4).copied().unwrap_or(0);
+    Some(CpuTimes { busy: total - idle, total })
 }
 
 /// Reads `n` tasks spread over the processes: task `i * stride` of the
@@ -349,11 +397,24 @@ async fn main() -> Result<(), Error> {
         "over HTTP: {} rounds of {} durable creations and {} task reads per server, {} connections; median round",
         args.rounds, args.per_round, args.reads_per_round, args.concurrency
     );
-    println!("{:<24} {:>12} {:>7} {:>12} {:>7}", "servers", "creations/s", "ratio", "reads/s", "ratio");
+    println!(
+        "{:<24} {:>12} {:>7} {:>11} {:>12} {:>7}",
+        "servers", "creations/s", "ratio", "cores busy", "reads/s", "ratio"
+    );
     let base = (median(&setups[0].creations), median(&setups[0].reads));
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
     for s in &setups {
         let (c, r) = (median(&s.creations), median(&s.reads));
-        println!("{:<24} {:>12.0} {:>7.2} {:>12.0} {:>7.2}", s.name, c, c / base.0, r, r / base.1);
+        let busy = if s.cores.is_empty() { f64::NAN } else { median(&s.cores) };
+        println!(
+            "{:<24} {:>12.0} {:>7.2} {:>7.2} of {cores} {:>12.0} {:>7.2}",
+            s.name,
+            c,
+            c / base.0,
+            busy,
+            r,
+            r / base.1
+        );
     }
     println!(
         "event lag between the 3 processes during the creations ({events} events, one SSE stream on each): \
