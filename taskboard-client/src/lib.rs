@@ -514,9 +514,10 @@ impl Events {
     }
 }
 
-/// The wait between attempts to reach the event stream again: 100 ms,
-/// doubling up to 5 s.
-pub(crate) struct Reconnect {
+/// The wait between attempts to reach a server again (the event stream
+/// here, the board for the runner): 100 ms, doubling up to 5 s.
+#[derive(Debug)]
+pub struct Reconnect {
     delay: Duration,
 }
 

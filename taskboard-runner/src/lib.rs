@@ -26,12 +26,11 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
-use backoff::Backoff;
+use taskboard_client::Reconnect;
 
 mod acp;
 mod agent;
 mod answer;
-mod backoff;
 mod changes;
 mod command;
 pub mod config;
@@ -242,7 +241,7 @@ async fn follow<C: Perform>(a: Arc<AgentCtx<C>>, tracker: tokio_util::task::Task
     let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
     let mut seq: Option<u64> = None;
     let mut look = true;
-    let mut reconnect = Backoff::default();
+    let mut reconnect = Reconnect::default();
     let mut lost = Lost::default();
     let mut looked = tokio::time::Instant::now();
     loop {
@@ -294,7 +293,7 @@ async fn follow<C: Perform>(a: Arc<AgentCtx<C>>, tracker: tokio_util::task::Task
             Some(()) = done_rx.recv() => look = true,
             page = a.client.call::<PollEvents>((), q, ()) => match page {
                 Ok(p) => {
-                    reconnect = Backoff::default();
+                    reconnect = Reconnect::default();
                     lost.reached(&a);
                     seq = Some(p.next);
                     look |= p.resync_required;
@@ -358,7 +357,7 @@ impl Lost {
 
 /// Waits before trying the server again; true when the runner stops
 /// meanwhile, or the error is one waiting cannot fix (said then).
-async fn wait_or_stop<C>(a: &AgentCtx<C>, reconnect: &mut Backoff, lost: &mut Lost, e: Error) -> bool {
+async fn wait_or_stop<C>(a: &AgentCtx<C>, reconnect: &mut Reconnect, lost: &mut Lost, e: Error) -> bool {
     lost.lost(a, &e);
     let detail = e.detail().to_string();
     let stop = tokio::select! {

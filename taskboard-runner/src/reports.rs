@@ -13,8 +13,8 @@ use taskboard_core::runs::{Run, RunState};
 use taskboard_core::{Error, ErrorKind, Perform, Result};
 use tokio::sync::mpsc;
 
-use super::backoff::Backoff;
 use super::{AgentCtx, Shared};
+use taskboard_client::Reconnect;
 
 /// Entries and bytes of one transcript append at most, and how long
 /// output waits to be sent with what follows.
@@ -116,7 +116,7 @@ where
     F: std::future::Future<Output = Result<T>>,
 {
     let until = tokio::time::Instant::now() + Duration::from_secs(u64::from(shared.lease_seconds));
-    let mut reconnect = Backoff::default();
+    let mut reconnect = Reconnect::default();
     loop {
         let answer = tokio::time::timeout(ATTEMPT, call()).await.unwrap_or_else(|_| {
             Err(Error::new(
