@@ -98,7 +98,7 @@ pub(super) async fn run<C: Perform>(a: &AgentCtx<C>, job: Job<'_>, live: &Live) 
     driver.abort();
     process::kill_group(pgid);
     let _ = child.wait().await;
-    output.finish().await;
+    output.finish(a, lease).await;
     let (end, summary) = end?;
     Ok(Outcome { end, summary, tail: String::new(), reply: None })
 }

@@ -97,12 +97,8 @@ pub(super) async fn run<C: Perform>(a: &AgentCtx<C>, job: Job<'_>, live: &Live) 
     };
     process::kill_group(pgid);
     let _ = child.wait().await;
-    let kept = tokio::time::timeout(Duration::from_secs(5), kept)
-        .await
-        .ok()
-        .and_then(|r| r.ok())
-        .unwrap_or_default();
-    output.finish().await;
+    let kept = output.while_flowing(a, lease, kept).await.and_then(|r| r.ok()).unwrap_or_default();
+    output.finish(a, lease).await;
     Ok(Outcome { end, summary: kept.summary, tail: kept.tail, reply: Some(kept.stdout) })
 }
 

@@ -95,7 +95,7 @@ pub(super) async fn land<C: Perform>(a: &AgentCtx<C>, run: Run, live: &Live) -> 
         log.say(reason.clone()).await;
     }
     drop(log);
-    output.finish().await;
+    output.finish(a, None).await;
     let done = match landing {
         Landing::Landed { commit } => RunPatch {
             state: Some(RunState::Succeeded),
@@ -413,7 +413,7 @@ pub(super) async fn discard<C: Perform>(a: &AgentCtx<C>, run: Run, _live: &Live)
         ),
     };
     drop(log);
-    output.finish().await;
+    output.finish(a, None).await;
     let done = match discarded {
         None => return Ok(()),
         Some(Ok(())) => {

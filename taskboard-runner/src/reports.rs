@@ -4,6 +4,7 @@
 //! and how the agent stopped.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use taskboard_core::api::{
@@ -183,23 +184,85 @@ pub(super) struct Output {
     pump: tokio::task::JoinHandle<()>,
     /// Notified when the output has ended (every sender dropped).
     ended: Arc<tokio::sync::Notify>,
+    flow: Arc<Flow>,
 }
+
+/// How far the output has come, for waiting on it only while it moves.
+#[derive(Default)]
+struct Flow {
+    /// Entries the pump has taken in so far.
+    taken: AtomicU64,
+    /// A batch is on its way to the server.
+    sending: AtomicBool,
+}
+
+/// How long output that stopped moving is waited for after the agent
+/// ended: what a process that left the agent's group still holds open.
+const QUIET: Duration = Duration::from_secs(5);
 
 impl Output {
     /// Sends what arrives on `rx` to the transcript of `run`, in batches.
     pub fn start<C: Perform>(a: &AgentCtx<C>, run: uuid::Uuid, rx: mpsc::Receiver<NewEntry>) -> Output {
         let ended = Arc::new(tokio::sync::Notify::new());
-        let pump = tokio::spawn(pump(a.client.clone(), a.shared.clone(), run, rx, ended.clone()));
-        Output { pump, ended }
+        let flow = Arc::new(Flow::default());
+        let pump =
+            tokio::spawn(pump(a.client.clone(), a.shared.clone(), run, rx, ended.clone(), flow.clone()));
+        Output { pump, ended, flow }
     }
 
-    /// Waits until the agent's output is in the transcript. The pipes
-    /// close once the agent's group is gone; output a process that left
-    /// the group keeps open is not waited for long. Sending what was read
-    /// is waited for (up to a lease, while the server is out of reach).
-    pub async fn finish(self) {
-        if tokio::time::timeout(Duration::from_secs(5), self.ended.notified()).await.is_ok() {
+    /// Waits for `work` (something the output's end brings: the pipes'
+    /// last lines read, the pump drained) while the output moves
+    /// ([`Flow::wait`]), renewing the task's lease (`lease`) meanwhile.
+    pub async fn while_flowing<C: Perform, T>(
+        &self,
+        a: &AgentCtx<C>,
+        lease: Option<uuid::Uuid>,
+        work: impl std::future::Future<Output = T>,
+    ) -> Option<T> {
+        self.flow.wait(a, lease, work).await
+    }
+
+    /// Waits until the agent's output is in the transcript, as long as
+    /// it moves ([`Flow::wait`]). Sending what was read is waited for (up
+    /// to a lease, while the server is out of reach).
+    pub async fn finish<C: Perform>(self, a: &AgentCtx<C>, lease: Option<uuid::Uuid>) {
+        if self.flow.wait(a, lease, self.ended.notified()).await.is_some() {
             let _ = self.pump.await;
+        }
+    }
+}
+
+impl Flow {
+    /// Waits for `work` while the output moves: it is given up once
+    /// nothing was taken in or sent for [`QUIET`], or after a lease in
+    /// all. A slow server thus never cuts a transcript (the output moves,
+    /// batch by batch), and a process that left the agent's group with
+    /// the pipes open holds the run up for seconds only.
+    async fn wait<C: Perform, T>(
+        &self,
+        a: &AgentCtx<C>,
+        lease: Option<uuid::Uuid>,
+        work: impl std::future::Future<Output = T>,
+    ) -> Option<T> {
+        let ceiling = tokio::time::Instant::now() + Duration::from_secs(u64::from(a.shared.lease_seconds));
+        let wait = async {
+            tokio::pin!(work);
+            let mut seen = self.taken.load(Ordering::Relaxed);
+            loop {
+                if let Ok(done) = tokio::time::timeout(QUIET, &mut work).await {
+                    return Some(done);
+                }
+                let taken = self.taken.load(Ordering::Relaxed);
+                let still = taken == seen && !self.sending.load(Ordering::Relaxed);
+                if still || tokio::time::Instant::now() >= ceiling {
+                    return None;
+                }
+                seen = taken;
+            }
+        };
+        match lease {
+            Some(task) => keeping_lease(a, task, wait).await,
+            None => wait.await,
         }
     }
 }
@@ -215,17 +278,20 @@ async fn pump<C: Perform>(
     run: uuid::Uuid,
     mut rx: mpsc::Receiver<NewEntry>,
     ended: Arc<tokio::sync::Notify>,
+    flow: Arc<Flow>,
 ) {
     let mut open = true;
     let mut over = false;
     while !over {
         let Some(first) = rx.recv().await else { break };
+        flow.taken.fetch_add(1, Ordering::Relaxed);
         let mut bytes = first.text.len();
         let mut batch = vec![first];
         let until = tokio::time::Instant::now() + BATCH_WAIT;
         while batch.len() < BATCH_ENTRIES && bytes < BATCH_BYTES {
             match tokio::time::timeout_at(until, rx.recv()).await {
                 Ok(Some(e)) => {
+                    flow.taken.fetch_add(1, Ordering::Relaxed);
                     bytes += e.text.len();
                     batch.push(e);
                 }
@@ -241,7 +307,10 @@ async fn pump<C: Perform>(
             continue;
         }
         let append = || c.call::<AppendTranscript>(run, (), NewEntries { entries: batch.clone() });
-        if let Err(e) = until_answered(&shared, append).await
+        flow.sending.store(true, Ordering::Relaxed);
+        let sent = until_answered(&shared, append).await;
+        flow.sending.store(false, Ordering::Relaxed);
+        if let Err(e) = sent
             && matches!(e.kind(), ErrorKind::Conflict | ErrorKind::Forbidden | ErrorKind::NotFound)
         {
             open = false;

@@ -52,6 +52,54 @@ fn a_server_restarting_under_a_running_agent_loses_nothing_of_its_run() {
     assert_eq!(runs(&env, "WEB-1").len(), 1);
 }
 
+/// Output that takes long to send is all sent before the run ends: the
+/// server is away for longer than the runner's quiet bound (and than the
+/// two waits of 5 s it once had, which cut the tail of every run whose
+/// output took over 10 s to send) while an agent that wrote three
+/// batches' worth of lines has ended.
+#[test]
+fn output_that_takes_long_to_send_is_all_in_the_transcript_before_the_run_ends() {
+    let mut env = Env::remote();
+    let token = board(&env, None);
+    task(&env, "Slow to send");
+    let go = env.dir.path().join("go");
+    let pid = env.dir.path().join("pid");
+    let script = format!(
+        "echo $$ > {pid:?}; echo started; while [ ! -f {go:?} ]; do sleep 0.05; done; \
+         seq 1 1500 | sed 's/^/line /'; exit 0"
+    );
+    let (path, _) = config(&env, "one", &token, &script, "");
+    let log = env.dir.path().join("runner.log");
+    let _runner = Runner::start_logged(&env, &path, &log);
+    let run = eventually("the run to be running", || {
+        runs(&env, "WEB-1").into_iter().find(|r| r["state"] == "running")
+    });
+    let id = run["id"].as_str().unwrap().to_string();
+    eventually("the agent's first line in the transcript", || {
+        transcript(&env, &id).contains("started").then_some(())
+    });
+    let agent = eventually("the agent's pid", || std::fs::read_to_string(&pid).ok()).trim().to_string();
+
+    let addr = env.server.as_ref().unwrap().addr;
+    env.server.as_mut().unwrap().stop();
+    std::fs::write(&go, "").unwrap();
+    eventually("the agent to end", || gone(&agent).then_some(()));
+    eventually("the runner to find the server away", || {
+        std::fs::read_to_string(&log).ok().filter(|l| l.contains("trying again")).map(|_| ())
+    });
+    // Away for longer than the bounds that once cut the output: the
+    // first batch is on its way all along, the rest waits behind it.
+    std::thread::sleep(Duration::from_secs(12));
+    env.server = Some(RunningServer::start(&env.data_dir, addr));
+
+    let run = ended(&env, "WEB-1");
+    assert_eq!(run["state"], "succeeded", "{run}");
+    let log = transcript(&env, &id);
+    let lines: Vec<&str> = log.lines().filter_map(|l| l.split("output: line ").nth(1)).collect();
+    let expected: Vec<String> = (1..=1500).map(|n| n.to_string()).collect();
+    assert_eq!(lines, expected, "every line once and in order");
+}
+
 /// The flood: 100 MB of output in lines of 1,000 bytes.
 const FLOOD: &str = "head -c 100000000 /dev/zero | tr '\\0' x | fold -w 999; echo done";
 const MB: u64 = 1024 * 1024;
