@@ -139,7 +139,7 @@ elif step == "check":
     # Every run's transcript, read through the process after its runner's.
     rs = runs(urls[0], token)
     tokens = [token] + [login(u, password) for u in urls[1:]]
-    stored = lost = repeated = reordered = foreign = other_processes = 0
+    stored = lost = repeated = reordered = foreign = other_processes = cut = 0
     bad_runs = []
     for r in rs:
         k = int(r["agent"]["slug"].split("-")[1])
@@ -162,12 +162,14 @@ elif step == "check":
         reordered += sum(1 for a, b in zip(mine, mine[1:]) if b <= a)
         if got != want:
             bad_runs.append(r["agent"]["slug"])
+            cut += got == want[:len(got)]
     print(f"runs {len(rs)}; entries stored {stored} of {agents * lines} written; lost {lost}, repeated {repeated}, "
           f"out of order {reordered}, not this agent's {foreign}; read back through another process: "
           f"{other_processes} of {len(rs)} runs")
     print(stored)
     if len(rs) != agents or bad_runs:
-        print(f"runs whose transcript is not what the agent wrote: {bad_runs[:10]} ({len(bad_runs)})", file=sys.stderr)
+        print(f"runs whose transcript is not what the agent wrote: {bad_runs[:10]} ({len(bad_runs)}), "
+              f"of which {cut} hold the first lines written and lack the rest", file=sys.stderr)
         sys.exit(1)
 PY
     local all
@@ -201,6 +203,7 @@ PY
     python3 - "$start" "$end" "$before" "$after" "$pg_before" "$pg_after" "$ticks" "$stored" <<'PY'
 import sys
 start, end, before, after, pg_before, pg_after, ticks, n = map(float, sys.argv[1:])
+n = max(n, 1)
 print(f"transcript entries/s: {n / (end - start):.0f} ({int(n)} entries in {end - start:.2f} s, "
       f"runners' start to the last run's end)")
 print(f"servers' CPU per entry: {(after - before) / ticks / n * 1e6:.1f} us "
