@@ -181,7 +181,13 @@ impl Acks {
     }
 }
 
-async fn write(api: Api, acks: PathBuf, writers: usize, max_seconds: u64, failover: bool) -> Result<(), Error> {
+async fn write(
+    api: Api,
+    acks: PathBuf,
+    writers: usize,
+    max_seconds: u64,
+    failover: bool,
+) -> Result<(), Error> {
     let project = api.project(true).await?;
     let acks = Arc::new(Acks::open(&acks)?);
     let api = Arc::new(api);
@@ -248,7 +254,8 @@ async fn write(api: Api, acks: PathBuf, writers: usize, max_seconds: u64, failov
             *failures.entry(reason).or_default() += n;
         }
     }
-    let join = |m: BTreeMap<String, usize>| m.into_iter().map(|(r, n)| format!("{n}x {r}")).collect::<Vec<_>>();
+    let join =
+        |m: BTreeMap<String, usize>| m.into_iter().map(|(r, n)| format!("{n}x {r}")).collect::<Vec<_>>();
     let failed: usize = failures.values().sum();
     let mut line = format!(
         "acknowledged={} failed={failed} (writers ended: {})",
@@ -256,7 +263,10 @@ async fn write(api: Api, acks: PathBuf, writers: usize, max_seconds: u64, failov
         join(reasons).join("; ")
     );
     if failed > 0 {
-        line.push_str(&format!(" (requests failed, then sent to the next process: {})", join(failures).join("; ")));
+        line.push_str(&format!(
+            " (requests failed, then sent to the next process: {})",
+            join(failures).join("; ")
+        ));
     }
     println!("{line}");
     Ok(())
