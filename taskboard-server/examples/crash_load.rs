@@ -5,6 +5,9 @@
 //! on the first run) until the server goes away or `--max-seconds` pass.
 //! Every creation the server acknowledged with 201 is appended to the
 //! acknowledgement file as `number id` the moment its answer arrives.
+//! With several `--url` (processes on one database) writer `w` writes to
+//! the `w mod n`th; with `--failover` a writer whose process fails a
+//! request goes on with the next process until the time is up.
 //!
 //! `check`: after a restart, reads every task of the project and compares
 //! with the acknowledgement file: acknowledged tasks missing (lost), task
@@ -13,6 +16,14 @@
 //! the acknowledgements from that line on are checked, each by its own
 //! `GET /tasks/{id}` (cheap enough for every round; gaps need the whole
 //! list). Prints one line of `name=value` figures.
+//!
+//! `follow`: follows the event stream by long-poll (`GET /events?since=`)
+//! on one process, and when a request to it fails resumes with the same
+//! `since` on the next process. Checks that every seq it receives is the
+//! one after the last (none skipped or repeated) and that it is never told
+//! to resync. Starts after the seq in `--since-file` (else from now),
+//! writes the last seq it received back there, and ends once
+//! `--stop-file` exists and it has caught up with the newest seq.
 #![forbid(unsafe_code)]
 
 use std::collections::{BTreeMap, HashMap};
@@ -29,9 +40,10 @@ use uuid::Uuid;
 
 #[derive(Debug, Parser)]
 struct Args {
-    /// Base URL of the server, e.g. http://127.0.0.1:8080.
-    #[arg(long)]
-    url: String,
+    /// Base URL of the server, e.g. http://127.0.0.1:8080; once per
+    /// process when several serve one database.
+    #[arg(long, required = true)]
+    url: Vec<String>,
     /// Login of the owner.
     #[arg(long, default_value = "owner")]
     login: String,
@@ -55,6 +67,10 @@ enum Step {
         /// Stop after this long even if the server is still up.
         #[arg(long, default_value_t = 30)]
         max_seconds: u64,
+        /// A writer whose request fails goes on with the next `--url`
+        /// instead of ending.
+        #[arg(long)]
+        failover: bool,
     },
     /// Compare the project's tasks with the acknowledgement file.
     Check {
@@ -62,6 +78,19 @@ enum Step {
         /// each by id, without the gap count.
         #[arg(long)]
         from: Option<usize>,
+    },
+    /// Follow the events by long-poll, resuming on the next process when
+    /// one fails.
+    Follow {
+        /// The `--url` (counting from 0) to follow first.
+        #[arg(long, default_value_t = 0)]
+        start: usize,
+        /// The seq to start after, and where the last one received is left.
+        #[arg(long)]
+        since_file: PathBuf,
+        /// Ends once this file exists and no event is left to read.
+        #[arg(long)]
+        stop_file: PathBuf,
     },
 }
 
@@ -79,15 +108,19 @@ struct Created {
 
 struct Api {
     http: reqwest::Client,
+    /// The first process's URL: where the project is looked up and checked.
     base: String,
+    /// Every process's URL.
+    bases: Vec<String>,
     token: String,
 }
 
 impl Api {
-    async fn login(base: &str, login: &str, password: &str) -> Result<Api, Error> {
+    async fn login(bases: &[String], login: &str, password: &str) -> Result<Api, Error> {
         taskboard_core::tls::install_provider();
         let http = reqwest::Client::builder().pool_max_idle_per_host(64).build()?;
-        let base = base.trim_end_matches('/').to_string();
+        let bases: Vec<String> = bases.iter().map(|b| b.trim_end_matches('/').to_string()).collect();
+        let base = bases[0].clone();
         let r: Value = http
             .post(format!("{base}/api/v1/auth/login"))
             .json(&json!({"login": login, "password": password}))
@@ -97,7 +130,7 @@ impl Api {
             .json()
             .await?;
         let token = r["token"].as_str().ok_or("login answered no token")?.to_string();
-        Ok(Api { http, base, token })
+        Ok(Api { http, base, bases, token })
     }
 
     async fn get(&self, path: &str) -> Result<Value, Error> {
@@ -148,7 +181,13 @@ impl Acks {
     }
 }
 
-async fn write(api: Api, acks: PathBuf, writers: usize, max_seconds: u64) -> Result<(), Error> {
+async fn write(
+    api: Api,
+    acks: PathBuf,
+    writers: usize,
+    max_seconds: u64,
+    failover: bool,
+) -> Result<(), Error> {
     let project = api.project(true).await?;
     let acks = Arc::new(Acks::open(&acks)?);
     let api = Arc::new(api);
@@ -161,47 +200,75 @@ async fn write(api: Api, acks: PathBuf, writers: usize, max_seconds: u64) -> Res
     for w in 0..writers {
         let (api, acks, acknowledged) = (api.clone(), acks.clone(), acknowledged.clone());
         handles.push(tokio::spawn(async move {
-            let url = format!("{}/api/v1/tasks?project_id={project}", api.base);
+            let mut process = w % api.bases.len();
             let mut n = 0u64;
-            // Ends at the first failure: once the server is killed, every
-            // request fails.
+            // What failed, by reason: a request whose answer did not come
+            // may or may not have been committed.
+            let mut failed: BTreeMap<String, usize> = BTreeMap::new();
+            // Without failover a writer ends at its first failure: once the
+            // server is killed, every request fails.
             let ended: String = loop {
                 if Instant::now() >= deadline {
                     break "time is up".into();
                 }
                 n += 1;
-                let sent = api
-                    .http
-                    .post(&url)
-                    .bearer_auth(&api.token)
-                    .json(&json!({"title": format!("writer {w}, task {n}")}))
-                    .send()
-                    .await;
-                let response = match sent {
-                    Ok(r) => r,
-                    Err(e) => break e.to_string(),
-                };
-                if response.status() != reqwest::StatusCode::CREATED {
-                    break format!("answered {}", response.status());
+                let url = format!("{}/api/v1/tasks?project_id={project}", api.bases[process]);
+                let outcome = async {
+                    let response = api
+                        .http
+                        .post(&url)
+                        .bearer_auth(&api.token)
+                        .json(&json!({"title": format!("writer {w}, task {n}")}))
+                        .send()
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    if response.status() != reqwest::StatusCode::CREATED {
+                        return Err(format!("answered {}", response.status()));
+                    }
+                    response.json::<Created>().await.map_err(|e| e.to_string())
                 }
-                let created: Created = match response.json().await {
+                .await;
+                let created = match outcome {
                     Ok(c) => c,
-                    Err(e) => break e.to_string(),
+                    Err(e) if failover => {
+                        *failed.entry(e).or_default() += 1;
+                        process = (process + 1) % api.bases.len();
+                        continue;
+                    }
+                    Err(e) => break e,
                 };
                 if let Err(e) = acks.record(&created) {
                     break format!("recording an acknowledgement: {e}");
                 }
                 acknowledged.fetch_add(1, Ordering::Relaxed);
             };
-            ended
+            (ended, failed)
         }));
     }
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    let mut failures: BTreeMap<String, usize> = BTreeMap::new();
     for h in handles {
-        *reasons.entry(h.await?).or_default() += 1;
+        let (ended, failed) = h.await?;
+        *reasons.entry(ended).or_default() += 1;
+        for (reason, n) in failed {
+            *failures.entry(reason).or_default() += n;
+        }
     }
-    let reasons: Vec<String> = reasons.into_iter().map(|(r, n)| format!("{n}x {r}")).collect();
-    println!("acknowledged={} (writers ended: {})", acknowledged.load(Ordering::Relaxed), reasons.join("; "));
+    let join =
+        |m: BTreeMap<String, usize>| m.into_iter().map(|(r, n)| format!("{n}x {r}")).collect::<Vec<_>>();
+    let failed: usize = failures.values().sum();
+    let mut line = format!(
+        "acknowledged={} failed={failed} (writers ended: {})",
+        acknowledged.load(Ordering::Relaxed),
+        join(reasons).join("; ")
+    );
+    if failed > 0 {
+        line.push_str(&format!(
+            " (requests failed, then sent to the next process: {})",
+            join(failures).join("; ")
+        ));
+    }
+    println!("{line}");
     Ok(())
 }
 
@@ -299,13 +366,110 @@ async fn check(api: Api, acks: PathBuf) -> Result<(), Error> {
     Ok(())
 }
 
+/// What a follower saw.
+#[derive(Default)]
+struct Followed {
+    received: u64,
+    /// Seqs missing between two received (or between the last received
+    /// and a page's `next`).
+    skipped: u64,
+    /// Seqs received at or below one received before.
+    repeated: u64,
+    resyncs: u64,
+    /// Requests that failed, after which it went on with the next process.
+    resumes: u64,
+}
+
+/// One long-poll: the events after `since`, waiting up to a second.
+async fn poll(api: &Api, base: &str, since: Option<u64>) -> Result<Value, Error> {
+    let since = since.map_or(String::new(), |s| format!("&since={s}"));
+    let request = api
+        .http
+        .get(format!("{base}/api/v1/events?limit=1000&wait=1{since}"))
+        .bearer_auth(&api.token)
+        .timeout(Duration::from_secs(10));
+    Ok(request.send().await?.error_for_status()?.json().await?)
+}
+
+async fn follow(api: Api, start: usize, since_file: PathBuf, stop_file: PathBuf) -> Result<(), Error> {
+    let mut process = start % api.bases.len();
+    let mut since: Option<u64> = match std::fs::read_to_string(&since_file) {
+        Ok(text) => Some(text.trim().parse()?),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e.into()),
+    };
+    let mut seen = Followed::default();
+    let mut failures_in_a_row = 0;
+    loop {
+        let stopping = stop_file.exists();
+        let page = match poll(&api, &api.bases[process], since).await {
+            Ok(page) => page,
+            Err(_) => {
+                seen.resumes += 1;
+                failures_in_a_row += 1;
+                if failures_in_a_row > 100 {
+                    return Err("no process answered 100 long-polls in a row".into());
+                }
+                process = (process + 1) % api.bases.len();
+                if failures_in_a_row % api.bases.len() == 0 {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                continue;
+            }
+        };
+        failures_in_a_row = 0;
+        let next = page["next"].as_u64().ok_or("an event page without next")?;
+        if page["resync_required"].as_bool() == Some(true) {
+            seen.resyncs += 1;
+            since = Some(next);
+            continue;
+        }
+        let events = page["events"].as_array().ok_or("an event page without events")?;
+        for event in events {
+            let seq = event["seq"].as_u64().ok_or("an event without seq")?;
+            seen.received += 1;
+            match since {
+                Some(last) if seq <= last => seen.repeated += 1,
+                Some(last) => {
+                    seen.skipped += seq - last - 1;
+                    since = Some(seq);
+                }
+                None => since = Some(seq),
+            }
+        }
+        match since {
+            Some(last) if next > last => {
+                seen.skipped += next - last;
+                since = Some(next);
+            }
+            None => since = Some(next),
+            Some(_) => {}
+        }
+        // The stop file was there before this poll, which waited a second
+        // and found nothing new: the writers are done and it is caught up.
+        if stopping && events.is_empty() {
+            break;
+        }
+    }
+    let last = since.unwrap_or(0);
+    std::fs::write(&since_file, format!("{last}\n"))?;
+    println!(
+        "received={} skipped={} repeated={} resyncs={} resumes={} last={last}",
+        seen.received, seen.skipped, seen.repeated, seen.resyncs, seen.resumes
+    );
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     let args = Args::parse();
     let api = Api::login(&args.url, &args.login, &args.password).await?;
     match args.step {
-        Step::Write { writers, max_seconds } => write(api, args.acks, writers, max_seconds).await,
+        Step::Write { writers, max_seconds, failover } => {
+            write(api, args.acks, writers, max_seconds, failover).await
+        }
         Step::Check { from: None } => check(api, args.acks).await,
         Step::Check { from: Some(from) } => check_by_id(api, args.acks, from).await,
+        Step::Follow { start, since_file, stop_file } => follow(api, start, since_file, stop_file).await,
     }
 }
