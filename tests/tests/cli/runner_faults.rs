@@ -1,5 +1,6 @@
 //! The runner under faults: the server restarting under a running
-//! agent, and an agent flooding its output.
+//! agent, or away while its output waits to be sent, and an agent
+//! flooding its output.
 
 use std::time::{Duration, Instant};
 
@@ -8,48 +9,68 @@ use taskboard_tests::{Env, RunningServer};
 
 use super::runner::{Runner, board, config, ended, eventually, gone, runs, task, transcript};
 
+/// A run whose agent said `started`, then, once the server had gone
+/// away, ran `then` and ended: the server is still away, and the runner
+/// has found it so.
+struct Away {
+    env: Env,
+    addr: std::net::SocketAddr,
+    run: String,
+    _runner: Runner,
+}
+
+impl Away {
+    fn start(title: &str, then: &str) -> Away {
+        let mut env = Env::remote();
+        let token = board(&env, None);
+        task(&env, title);
+        let go = env.dir.path().join("go");
+        let pid = env.dir.path().join("pid");
+        // Says it started, waits for the go, goes on and ends.
+        let script = format!(
+            "echo $$ > {pid:?}; echo started; while [ ! -f {go:?} ]; do sleep 0.05; done; {then}; exit 0"
+        );
+        let (path, _) = config(&env, "one", &token, &script, "");
+        let log = env.dir.path().join("runner.log");
+        let runner = Runner::start_logged(&env, &path, &log);
+        let run = eventually("the run to be running", || {
+            runs(&env, "WEB-1").into_iter().find(|r| r["state"] == "running")
+        });
+        let id = run["id"].as_str().unwrap().to_string();
+        eventually("the agent's first line in the transcript", || {
+            transcript(&env, &id).contains("started").then_some(())
+        });
+        let agent = eventually("the agent's pid", || std::fs::read_to_string(&pid).ok()).trim().to_string();
+
+        let addr = env.server.as_ref().unwrap().addr;
+        env.server.as_mut().unwrap().stop();
+        // The agent writes and ends while the server is away: the runner
+        // can neither send its output nor report its end yet.
+        std::fs::write(&go, "").unwrap();
+        eventually("the agent to end", || gone(&agent).then_some(()));
+        eventually("the runner to find the server away", || {
+            std::fs::read_to_string(&log).ok().filter(|l| l.contains("trying again")).map(|_| ())
+        });
+        Away { env, addr, run: id, _runner: runner }
+    }
+
+    /// The server back; the run, once it ended, and its transcript.
+    fn back(&mut self) -> (serde_json::Value, String) {
+        self.env.server = Some(RunningServer::start(&self.env.data_dir, self.addr));
+        let run = ended(&self.env, "WEB-1");
+        assert_eq!(run["id"], self.run.as_str());
+        (run, transcript(&self.env, &self.run))
+    }
+}
+
 #[test]
 fn a_server_restarting_under_a_running_agent_loses_nothing_of_its_run() {
-    let mut env = Env::remote();
-    let token = board(&env, None);
-    task(&env, "Through a restart");
-    let go = env.dir.path().join("go");
-    let pid = env.dir.path().join("pid");
-    // Says it started, waits for the go, says it goes on and ends.
-    let script = format!(
-        "echo $$ > {pid:?}; echo started; while [ ! -f {go:?} ]; do sleep 0.05; done; \
-         echo 'after the restart'; exit 0"
-    );
-    let (path, _) = config(&env, "one", &token, &script, "");
-    let log = env.dir.path().join("runner.log");
-    let _runner = Runner::start_logged(&env, &path, &log);
-    let run = eventually("the run to be running", || {
-        runs(&env, "WEB-1").into_iter().find(|r| r["state"] == "running")
-    });
-    let id = run["id"].as_str().unwrap().to_string();
-    eventually("the agent's first line in the transcript", || {
-        transcript(&env, &id).contains("started").then_some(())
-    });
-    let agent = eventually("the agent's pid", || std::fs::read_to_string(&pid).ok()).trim().to_string();
-
-    let addr = env.server.as_ref().unwrap().addr;
-    env.server.as_mut().unwrap().stop();
-    // The agent writes and ends while the server is away: the runner can
-    // neither send its last line nor report its end yet.
-    std::fs::write(&go, "").unwrap();
-    eventually("the agent to end", || gone(&agent).then_some(()));
-    eventually("the runner to find the server away", || {
-        std::fs::read_to_string(&log).ok().filter(|l| l.contains("trying again")).map(|_| ())
-    });
-    env.server = Some(RunningServer::start(&env.data_dir, addr));
-
-    let run = ended(&env, "WEB-1");
-    assert_eq!(run["id"], id.as_str());
+    let mut away = Away::start("Through a restart", "echo 'after the restart'");
+    let (run, log) = away.back();
     assert_eq!(run["state"], "succeeded", "{run}");
-    let log = transcript(&env, &id);
     assert!(log.contains("output: started") && log.contains("output: after the restart"), "{log}");
-    assert_eq!(env.json(&["task", "show", "WEB-1"])["status"], "review");
-    assert_eq!(runs(&env, "WEB-1").len(), 1);
+    assert_eq!(away.env.json(&["task", "show", "WEB-1"])["status"], "review");
+    assert_eq!(runs(&away.env, "WEB-1").len(), 1);
 }
 
 /// Output that takes long to send is all sent before the run ends: the
@@ -59,42 +80,12 @@ fn a_server_restarting_under_a_running_agent_loses_nothing_of_its_run() {
 /// batches' worth of lines has ended.
 #[test]
 fn output_that_takes_long_to_send_is_all_in_the_transcript_before_the_run_ends() {
-    let mut env = Env::remote();
-    let token = board(&env, None);
-    task(&env, "Slow to send");
-    let go = env.dir.path().join("go");
-    let pid = env.dir.path().join("pid");
-    let script = format!(
-        "echo $$ > {pid:?}; echo started; while [ ! -f {go:?} ]; do sleep 0.05; done; \
-         seq 1 1500 | sed 's/^/line /'; exit 0"
-    );
-    let (path, _) = config(&env, "one", &token, &script, "");
-    let log = env.dir.path().join("runner.log");
-    let _runner = Runner::start_logged(&env, &path, &log);
-    let run = eventually("the run to be running", || {
-        runs(&env, "WEB-1").into_iter().find(|r| r["state"] == "running")
-    });
-    let id = run["id"].as_str().unwrap().to_string();
-    eventually("the agent's first line in the transcript", || {
-        transcript(&env, &id).contains("started").then_some(())
-    });
-    let agent = eventually("the agent's pid", || std::fs::read_to_string(&pid).ok()).trim().to_string();
-
-    let addr = env.server.as_ref().unwrap().addr;
-    env.server.as_mut().unwrap().stop();
-    std::fs::write(&go, "").unwrap();
-    eventually("the agent to end", || gone(&agent).then_some(()));
-    eventually("the runner to find the server away", || {
-        std::fs::read_to_string(&log).ok().filter(|l| l.contains("trying again")).map(|_| ())
-    });
+    let mut away = Away::start("Slow to send", "seq 1 1500 | sed 's/^/line /'");
     // Away for longer than the bounds that once cut the output: the
     // first batch is on its way all along, the rest waits behind it.
     std::thread::sleep(Duration::from_secs(12));
-    env.server = Some(RunningServer::start(&env.data_dir, addr));
-
-    let run = ended(&env, "WEB-1");
+    let (run, log) = away.back();
     assert_eq!(run["state"], "succeeded", "{run}");
-    let log = transcript(&env, &id);
     let lines: Vec<&str> = log.lines().filter_map(|l| l.split("output: line ").nth(1)).collect();
     let expected: Vec<String> = (1..=1500).map(|n| n.to_string()).collect();
     assert_eq!(lines, expected, "every line once and in order");
