@@ -80,6 +80,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# shellcheck source=bench/lib/server.sh
+. bench/lib/server.sh
+
 # Starts the server on a free port and waits until it listens; its URL is
 # left in $URL. Returns 1 when it exits instead (the database did not open).
 start_server() {
@@ -89,22 +92,11 @@ start_server() {
     SERVER_PID="$!"
     # The first start of a big board after a crash may repair the file: up
     # to 60 s.
-    for _ in $(seq 1 1200); do
-        if grep -q "listening on http://" "$log.out" 2>/dev/null; then
-            URL="$(grep -o "http://[0-9.:]*" "$log.out" | tail -1)"
-            return 0
-        fi
-        if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-            wait "$SERVER_PID" 2>/dev/null || true
-            SERVER_PID=""
-            echo "the server did not start:" >&2
-            cat "$log.err" >&2
-            return 1
-        fi
-        sleep 0.05
-    done
-    echo "the server did not listen within 60 s:" >&2
-    cat "$log.err" >&2
+    if wait_listening "$log"; then
+        URL="$SERVER_URL"
+        return 0
+    fi
+    SERVER_PID=""
     return 1
 }
 
@@ -126,6 +118,31 @@ load_on() {
 # Value of name=… in a line of the load client's figures.
 field() {
     echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+# From the check of the whole project ($1): TOTAL acknowledged, GAPS,
+# DUPLICATES and RENUMBERED task numbers, and LOST raised to what it
+# found lost; then the lines both modes print.
+totals() {
+    local full_lost
+    TOTAL="$(wc -l < "$ACKS" | tr -d ' ')"
+    GAPS="$(field gaps "$1")"
+    DUPLICATES="$(field duplicates "$1")"
+    full_lost="$(field lost "$1")"
+    RENUMBERED="$(field renumbered "$1")"
+    LOST=$((LOST > ${full_lost:-0} ? LOST : ${full_lost:-0}))
+}
+
+# Whether the numbers of `totals` and the starts meet the bar.
+totals_hold() {
+    [ "$LOST" -eq 0 ] && [ "${GAPS:-1}" -eq 0 ] && [ "${DUPLICATES:-1}" -eq 0 ] && [ "${RENUMBERED:-1}" -eq 0 ] \
+        && [ "$OPENS" -eq "$STARTS" ]
+}
+
+print_totals() {
+    echo "lost (acked, absent):   $LOST"
+    echo "$1 $OPENS of $STARTS starts"
+    echo "gaps in task numbers:   ${GAPS:-?} (numbers present twice: ${DUPLICATES:-?}; acknowledged with another number: ${RENUMBERED:-?})"
 }
 
 OPENS=0
@@ -226,26 +243,18 @@ $(sed -n 's/^acknowledged=[0-9]* failed=\([0-9]*\).*/\1/p' "$WORK/load-$round.ou
 by id through it: $figures; reader: $follow"
     done
 
-    local full gaps duplicates full_lost renumbered total
+    local full
     full="$(load_on 0 check)"
     echo "whole project: $full"
-    total="$(wc -l < "$ACKS" | tr -d ' ')"
-    gaps="$(field gaps "$full")"
-    duplicates="$(field duplicates "$full")"
-    full_lost="$(field lost "$full")"
-    renumbered="$(field renumbered "$full")"
-    LOST=$((LOST > ${full_lost:-0} ? LOST : ${full_lost:-0}))
+    totals "$full"
     echo
     echo "rounds:                 $ROUNDS (kill -9 of one of $processes processes under $WRITERS writers, seed $SEED)"
-    echo "acknowledged writes:    $total ($failed_writes requests failed and went to another process)"
-    echo "lost (acked, absent):   $LOST"
-    echo "servers started:        $OPENS of $STARTS starts"
-    echo "gaps in task numbers:   ${gaps:-?} (numbers present twice: ${duplicates:-?}; acknowledged with another number: ${renumbered:-?})"
+    echo "acknowledged writes:    $TOTAL ($failed_writes requests failed and went to another process)"
+    print_totals "servers started:       "
     echo "reader:                 $received events; $skipped seqs skipped, $repeated repeated, $resyncs resyncs; \
 $resumes resumes on another process ($unresumed rounds without one)"
     echo "load average:           $(cut -d' ' -f1-3 /proc/loadavg)"
-    if [ "$LOST" -ne 0 ] || [ "${gaps:-1}" -ne 0 ] || [ "${duplicates:-1}" -ne 0 ] || [ "${renumbered:-1}" -ne 0 ] \
-        || [ "$OPENS" -ne "$STARTS" ] || [ "$skipped" -ne 0 ] || [ "$repeated" -ne 0 ] || [ "$resyncs" -ne 0 ] \
+    if ! totals_hold || [ "$skipped" -ne 0 ] || [ "$repeated" -ne 0 ] || [ "$resyncs" -ne 0 ] \
         || [ "$unresumed" -ne 0 ]; then
         echo "FAILED: the bar is 0 lost, 0 gaps, 0 seqs skipped or repeated, 0 resyncs, a resume every round and every start" >&2
         return 1
@@ -305,20 +314,12 @@ if start_server final; then
     SERVER_PID=""
 fi
 
-TOTAL="$(wc -l < "$ACKS" | tr -d ' ')"
-GAPS="$(field gaps "$FULL")"
-DUPLICATES="$(field duplicates "$FULL")"
-FULL_LOST="$(field lost "$FULL")"
-RENUMBERED="$(field renumbered "$FULL")"
-LOST=$((LOST > ${FULL_LOST:-0} ? LOST : ${FULL_LOST:-0}))
+totals "$FULL"
 echo
 echo "rounds:                 $ROUNDS (kill -9 under $WRITERS writers, seed $SEED)"
 echo "acknowledged writes:    $TOTAL"
-echo "lost (acked, absent):   $LOST"
-echo "database opened:        $OPENS of $STARTS starts"
-echo "gaps in task numbers:   ${GAPS:-?} (numbers present twice: ${DUPLICATES:-?}; acknowledged with another number: ${RENUMBERED:-?})"
-if [ "$LOST" -ne 0 ] || [ "${GAPS:-1}" -ne 0 ] || [ "${DUPLICATES:-1}" -ne 0 ] || [ "${RENUMBERED:-1}" -ne 0 ] \
-    || [ "$OPENS" -ne "$STARTS" ]; then
+print_totals "database opened:       "
+if ! totals_hold; then
     echo "FAILED: the bar is 0 lost, 0 gaps and every open" >&2
     exit 1
 fi

@@ -12,6 +12,9 @@
 # Sets PG_URL (the board in the schema `bench`) after pg_start; the caller
 # calls pg_stop from its exit trap, which also removes the directory.
 
+# shellcheck source=bench/lib/server.sh
+. bench/lib/server.sh
+
 PG_BIN="${TASKBOARD_PG_BIN:-/usr/lib/postgresql/15/bin}"
 PG_DIR=""
 PG_AS=()
@@ -66,19 +69,5 @@ db_server_start() {
     TASKBOARD_LOG_LEVEL=warn "$bin" --listen 127.0.0.1:0 --data-dir "$data" --database "$PG_URL" \
         >"$log.out" 2>"$log.err" &
     SERVER_PID="$!"
-    SERVER_URL=""
-    for _ in $(seq 1 1200); do
-        SERVER_URL="$(grep -o 'listening on http://[0-9.:]*' "$log.out" 2>/dev/null | head -1 | sed 's/listening on //')" || true
-        [ -n "$SERVER_URL" ] && return 0
-        if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-            wait "$SERVER_PID" 2>/dev/null || true
-            echo "the server did not start:" >&2
-            cat "$log.err" >&2
-            return 1
-        fi
-        sleep 0.05
-    done
-    echo "the server did not listen within 60 s:" >&2
-    cat "$log.err" >&2
-    return 1
+    wait_listening "$log"
 }
