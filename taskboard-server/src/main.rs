@@ -380,31 +380,44 @@ async fn run(args: Args) -> Result<(), taskboard_server::StartError> {
         println!("development mode: API reference at {scheme}://{addr}/docs");
     }
     // The listener is bound and accepting into its backlog; serving starts
-    // with the next await.
+    // with the next await. The stop signals are caught from here on.
+    let stop = shutdown_signal();
     println!("listening on {scheme}://{addr}");
-    server.run(shutdown_signal()).await?;
+    server.run(stop).await?;
     tracing::info!("stopped");
     Ok(())
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Completes at the first SIGINT or SIGTERM. The handlers are installed
+/// when this is called, not when the future is first polled: called before
+/// the address is announced, a stop sent right after it (a supervisor, a
+/// script) shuts the server down gracefully instead of killing it.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    let wait = {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (interrupt, terminate) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()));
+        async move {
+            let recv = |s: std::io::Result<tokio::signal::unix::Signal>| async move {
+                match s {
+                    Ok(mut s) => {
+                        s.recv().await;
+                    }
+                    Err(_) => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                _ = recv(interrupt) => {}
+                _ = recv(terminate) => {}
             }
-            Err(_) => std::future::pending::<()>().await,
         }
     };
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {}
-        _ = term => {}
+    let wait = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    async move {
+        wait.await;
+        tracing::info!("shutting down");
     }
-    tracing::info!("shutting down");
 }
