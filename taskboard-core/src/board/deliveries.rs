@@ -490,7 +490,11 @@ fn read_batch(
             });
         }
     }
-    let latest = r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0);
+    // The newest event this snapshot can read, not the counter: with
+    // PostgreSQL the counter may already count events of transactions the
+    // snapshot's mark still hides (docs/storage.md S.49), and a cursor
+    // moved past them would never deliver them.
+    let latest = log::newest(r)?.unwrap_or(0);
     let mut to = cursor;
     let room = policy.max_pending.saturating_sub(state.retries.len()).min(policy.batch);
     if room > 0 && cursor < latest {
