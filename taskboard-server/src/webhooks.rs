@@ -135,6 +135,10 @@ async fn follow(sender: Arc<Sender>, shutdown: CancellationToken) {
             _ = board.webhooks_woken() => {}
             Some(id) = done_rx.recv() => {
                 running.remove(&id);
+                // Its work may look due and yet be unreadable for a moment
+                // (events another process committed, still above the
+                // mark): the next look is paced, not at once.
+                paced = true;
             }
             _ = tokio::time::sleep(wake) => {}
         }

@@ -490,31 +490,36 @@ fn read_batch(
             });
         }
     }
-    // The newest event this snapshot can read, not the counter: with
-    // PostgreSQL the counter may already count events of transactions the
-    // snapshot's mark still hides (docs/storage.md S.49), and a cursor
-    // moved past them would never deliver them.
-    let latest = log::newest(r)?.unwrap_or(0);
+    // Events up to the counter have committed as this snapshot sees it.
+    // With PostgreSQL the snapshot reads the events table only below the
+    // mark (docs/storage.md S.49), so the log is read only up to the
+    // newest event it shows: a cursor moved to the counter past events
+    // still hidden would never deliver them.
+    let counted = r.record::<u64>(META, SEQ_KEY)?.unwrap_or(0);
     let mut to = cursor;
     let room = policy.max_pending.saturating_sub(state.retries.len()).min(policy.batch);
-    if room > 0 && cursor < latest {
+    if room > 0 && cursor < counted {
         // The events from the hub's memory when it still holds them
-        // (already rendered, shared by every webhook), else from the log.
+        // (already rendered, shared by every webhook; published, so every
+        // lower seq has committed), else from the log.
         let held: Vec<Arc<Event>> = hub
             .held(cursor + 1, SCAN_EVENTS)
             .unwrap_or_default()
             .into_iter()
-            .take_while(|e| e.seq <= latest)
+            .take_while(|e| e.seq <= counted)
             .collect();
-        let events = match held.is_empty() {
-            false => held,
-            true => {
-                log::load(r, cursor + 1, latest, SCAN_EVENTS, SCAN_BYTES)?.into_iter().map(Arc::new).collect()
+        let events: Vec<Arc<Event>> = if held.is_empty() {
+            let readable = log::newest(r)?.unwrap_or(0);
+            let loaded = log::load(r, cursor + 1, readable, SCAN_EVENTS, SCAN_BYTES)?;
+            if loaded.is_empty() {
+                // None readable after the cursor: it moves to the newest
+                // readable event, never past the mark.
+                to = readable.max(cursor);
             }
+            loaded.into_iter().map(Arc::new).collect()
+        } else {
+            held
         };
-        if events.is_empty() {
-            to = latest;
-        }
         let mut taken = 0;
         for e in events {
             let take = match &viewer {
