@@ -89,7 +89,7 @@ const SSO_WAIT: std::time::Duration = std::time::Duration::from_secs(10 * 60);
 /// for the browser to come back with its login code and exchanges it for
 /// a login. The browser itself starts the sign-in, as the board binds a
 /// sign-in to the browser that started it (docs/decisions.md 20.r).
-pub async fn sso(client: &crate::client::Client) -> Result<taskboard_core::model::LoginResponse> {
+pub async fn sso(client: &crate::client::Client) -> Result<taskboard_core::wire::LoginResponse> {
     use taskboard_core::api::{ExchangeLoginCode, GetAuthMethods, LoginCodeRequest};
     let methods = client.call::<GetAuthMethods>((), (), ()).await?;
     let sso =

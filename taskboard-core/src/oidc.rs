@@ -69,7 +69,7 @@ pub trait IdentityProvider: fmt::Debug + Send + Sync + 'static {
     fn sign_in<'a>(&'a self, exchange: &'a CodeExchange) -> ProviderFuture<'a, Identity>;
 }
 
-pub use crate::model::PasswordLogin;
+pub use crate::wire::PasswordLogin;
 
 /// Single sign-on as configured.
 #[derive(Debug, Clone)]

@@ -61,15 +61,17 @@ pub use perform::{Perform, Serve, ServeAll};
 pub use reply::{Answer, Download, Encoded, Redirect, Reply, ReplyKind, Upgrade};
 pub use requests::*;
 pub use runs::*;
-pub use sign_in::{BROWSER_COOKIE, CallbackQuery, LoginCodeRequest, LoginRequest, SignInQuery};
+pub use sign_in::{
+    AuthMethods, BROWSER_COOKIE, CallbackQuery, LoginCodeRequest, LoginRequest, LoginResponse, PasswordLogin,
+    SignInQuery, SsoMethod,
+};
 pub use upload::{LateFields, Upload};
 pub use webhooks::*;
 pub use work::*;
 
 use model::{
-    AuthMethods, CreatedMember, Health, Label, LoginResponse, Member, Message, Ok, Project, ProjectFile,
-    ProjectMember, Rejected, StatusResponse, Step, Task, TaskAction, TaskLink, TokenResponse, UploadedFile,
-    Watchers,
+    CreatedMember, Health, Label, Member, Message, Ok, Project, ProjectFile, ProjectMember, Rejected,
+    StatusResponse, Step, Task, TaskAction, TaskLink, TokenResponse, UploadedFile, Watchers,
 };
 
 /// A type carried as JSON in bodies, queries and answers. A marker, so the

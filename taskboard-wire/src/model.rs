@@ -476,8 +476,6 @@ pub struct TaskAction {
     pub created_at: Timestamp,
 }
 
-pub use crate::sign_in::{AuthMethods, LoginResponse, PasswordLogin, SsoMethod};
-
 /// `{"ok": true}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Ok {

@@ -4,7 +4,8 @@ use super::endpoint::{Call, Caller};
 use super::endpoint::{Handle, ListHandler};
 use crate::board::{Board, List, Resource};
 use crate::error::Result;
-use crate::model::{CreatedMember, Health, LoginResponse, Member, Ok, StatusResponse, TokenResponse};
+use crate::model::{CreatedMember, Health, Member, Ok, StatusResponse, TokenResponse};
+use crate::wire::LoginResponse;
 use crate::wire::MemberListQuery;
 use crate::wire::api::{
     CreateMember, DeleteMember, GetHealth, GetMe, GetMember, GetReady, ListMembers, Login, RegenerateToken,

@@ -4,8 +4,8 @@ use super::endpoint::Handle;
 use super::endpoint::{Call, Caller, Endpoint, Redirect};
 use crate::board::Board;
 use crate::error::Result;
-use crate::model::{AuthMethods, LoginResponse};
 use crate::wire::api::{ExchangeLoginCode, GetAuthMethods, SignInCallback, StartSignIn};
+use crate::wire::{AuthMethods, LoginResponse};
 
 impl Handle for GetAuthMethods {
     async fn handle(board: &Board, _: &Caller, _: Call<Self>) -> Result<AuthMethods> {

@@ -19,12 +19,13 @@ use super::{Actor, Board};
 use crate::credentials::{self, AGENT_TOKEN_PREFIX, HashPool, JwtKeys};
 use crate::error::{Error, Result};
 use crate::events::{Audience, EventKind};
-use crate::model::{LoginResponse, MemberType};
+use crate::model::MemberType;
 use crate::records::{MemberRecord, RecordWrites, Records};
 use crate::storage::codec::uuid_value;
 use crate::storage::tables::TOKEN_MEMBER;
 use crate::tokens::ACCESS_TOKEN_PREFIX;
 use crate::validate::Password;
+use crate::wire::LoginResponse;
 
 /// What checking who calls keeps between calls, in one place: the keys
 /// tokens are signed with, the login throttle, the password hashers, the

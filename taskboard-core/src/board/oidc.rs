@@ -42,7 +42,7 @@ use super::{Board, Tx};
 use crate::credentials;
 use crate::error::{Error, ErrorKind, Result};
 use crate::events::EventKind;
-use crate::model::{AgentConfig, LoginResponse, MemberStatus, MemberType, Role};
+use crate::model::{AgentConfig, MemberStatus, MemberType, Role};
 use crate::oidc::{
     AuthorizationRequest, CodeExchange, Identity, OidcOptions, PasswordLogin, ReturnTo, email_key,
 };
@@ -52,6 +52,7 @@ use crate::storage::tables::{LOGIN_CODES, OIDC_EXPIRY, OIDC_STATES, OIDC_SUBJECT
 use crate::storage::{Direction, KeyRange, Scan, WriteTxn};
 use crate::validate::Slug;
 use crate::wire::CallbackQuery;
+use crate::wire::LoginResponse;
 use crate::wire::Redirect;
 
 /// How long a started sign-in may take at the provider.
@@ -323,11 +324,11 @@ impl Board {
 
     /// What the sign-in page offers (`GET /auth/methods`), with `start`
     /// the path that begins a single sign-on.
-    pub fn auth_methods(&self, start: &str) -> crate::model::AuthMethods {
+    pub fn auth_methods(&self, start: &str) -> crate::wire::AuthMethods {
         let oidc = self.inner.options.oidc.as_ref();
-        crate::model::AuthMethods {
+        crate::wire::AuthMethods {
             password: self.inner.options.password_login,
-            sso: oidc.map(|o| crate::model::SsoMethod {
+            sso: oidc.map(|o| crate::wire::SsoMethod {
                 name: o.display_name(),
                 issuer: o.issuer.clone(),
                 start: start.to_string(),

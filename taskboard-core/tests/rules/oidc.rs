@@ -11,11 +11,12 @@ use std::sync::{Arc, Mutex};
 
 use taskboard_core::api::{CallbackQuery, MemberPatch, Patch};
 use taskboard_core::board::Clock;
-use taskboard_core::model::{LoginResponse, Role};
+use taskboard_core::model::Role;
 use taskboard_core::oidc::{
     AuthorizationRequest, CodeExchange, Identity, IdentityProvider, OidcOptions, ProviderFuture, SignInLimits,
 };
 use taskboard_core::validate::Email;
+use taskboard_core::wire::LoginResponse;
 use taskboard_core::{BoardOptions, ErrorKind, Result};
 
 use crate::support::*;

@@ -1,6 +1,7 @@
 use reqwest::Method;
 use serde_json::json;
-use taskboard_core::model::{LoginResponse, Member, Role};
+use taskboard_core::model::{Member, Role};
+use taskboard_core::wire::LoginResponse;
 
 use crate::support::{OWNER_PASSWORD, spawn};
 

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use taskboard_core::model::LoginResponse;
+use taskboard_core::wire::LoginResponse;
 use taskboard_server::Config;
 use taskboard_server::oidc::OidcConfig;
 

@@ -145,7 +145,7 @@ async fn two_servers_deliver_each_event_once_per_webhook_in_order() {
 #[tokio::test]
 async fn a_single_sign_on_started_on_one_server_finishes_on_the_other() {
     use crate::oidc::harness::{Browser, CLIENT_ID, CLIENT_SECRET, Provider};
-    use taskboard_core::model::LoginResponse;
+    use taskboard_core::wire::LoginResponse;
     let provider = Provider::start().await;
     let url = Scratch::shared().fresh_url();
     let configure = |c: &mut taskboard_server::Config| {

@@ -1,7 +1,8 @@
 //! Service status, login and members.
 
+use crate::LoginResponse;
 use crate::endpoint::{Endpoint, Info, ListEndpoint, Method};
-use crate::model::{CreatedMember, Health, LoginResponse, Member, Ok, StatusResponse, TokenResponse};
+use crate::model::{CreatedMember, Health, Member, Ok, StatusResponse, TokenResponse};
 use crate::{LoginRequest, MemberListQuery, MemberPatch, NewMember, NewPassword, StatusQuery};
 use uuid::Uuid;
 

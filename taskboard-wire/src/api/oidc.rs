@@ -2,7 +2,7 @@
 
 use crate::Redirect;
 use crate::endpoint::{Endpoint, Info, Method};
-use crate::model::{AuthMethods, LoginResponse};
+use crate::{AuthMethods, LoginResponse};
 use crate::{CallbackQuery, LoginCodeRequest, SignInQuery};
 
 /// `GET /auth/methods`.
