@@ -1,9 +1,7 @@
-//! One way to call an endpoint, whoever performs it: the board in this
-//! process, a server through the HTTP client, or the server's own board
-//! for an MCP session. The command line and the MCP tools are written
-//! once against [`Perform`], and so are the references they accept (ids,
-//! slugs, task keys), which resolve through the endpoints' indexed
-//! lookups rather than through whole lists.
+//! The board of this process as a performer of endpoints
+//! ([`BoardCaller`]): it serves every endpoint the core handles, so the
+//! command line's local mode and the server's MCP sessions call the board
+//! through the wire's [`Perform`], as a client calls a server.
 
 use std::future::Future;
 
@@ -12,7 +10,6 @@ use uuid::Uuid;
 use crate::api::{self, Caller, Handle};
 use crate::board::Board;
 use crate::error::Result;
-
 use crate::wire::perform::{Perform, Serve};
 
 /// The board of this process performing endpoints as one caller: the
